@@ -1,0 +1,18 @@
+# cursor-byok task runner (https://github.com/casey/just)
+
+# Start the proxy with the addon (regular proxy mode on 127.0.0.1:8080)
+run *ARGS:
+    uv run mitmdump -s addon/main.py --listen-host 127.0.0.1 --set connection_strategy=lazy {{ARGS}}
+
+# Run the test suite (the same command CI runs)
+test *ARGS:
+    uv run pytest {{ARGS}}
+
+# Regenerate addon/cursor_byok/pb from proto/*.proto
+proto:
+    uv run python proto/generate.py
+
+# Lint and format check
+lint:
+    uv run ruff check .
+    uv run ruff format --check .
