@@ -285,13 +285,16 @@ def decode_envelopes(data: bytes, **kwargs: object) -> list[Frame]:
     return frames
 
 
+def encode_frame_raw(flags: int, payload: bytes) -> bytes:
+    """An envelope around an already prepared payload."""
+    return struct.pack(">BI", flags, len(payload)) + payload
+
+
 def encode_frame(payload: bytes, *, encoding: str | None = None) -> bytes:
     """One data envelope; compressed (flag 0x01) when an encoding is given."""
-    flags = 0
-    if normalise_encoding(encoding) is not None:
-        payload = compress(payload, encoding)
-        flags = FLAG_COMPRESSED
-    return struct.pack(">BI", flags, len(payload)) + payload
+    if normalise_encoding(encoding) is None:
+        return encode_frame_raw(0, payload)
+    return encode_frame_raw(FLAG_COMPRESSED, compress(payload, encoding))
 
 
 # --- end-stream --------------------------------------------------------------------------------
@@ -345,7 +348,7 @@ def encode_end_stream(
     if metadata:
         body["metadata"] = {k: list(v) for k, v in metadata.items()}
     payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-    return struct.pack(">BI", FLAG_END_STREAM, len(payload)) + payload
+    return encode_frame_raw(FLAG_END_STREAM, payload)
 
 
 def parse_end_stream(payload: bytes) -> EndStream:

@@ -1,0 +1,275 @@
+"""The mitmproxy addon: recognise Cursor's Agent RPCs, answer BidiAppend, stream RunSSE.
+
+Everything that is not one of our paths passes through untouched. The two Agent paths never go
+upstream: BidiAppend is answered in the `request` hook, RunSSE is pointed at the in-process
+loopback streamer and streamed back (mitmproxy.md §3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from mitmproxy import ctx
+from mitmproxy import exceptions
+from mitmproxy import http
+
+from cursor_byok import connect
+from cursor_byok.bidi import BidiDecodeError
+from cursor_byok.bidi import decode_bidi_append
+from cursor_byok.bidi import decode_run_sse_request
+from cursor_byok.blobs import BlobStore
+from cursor_byok.session import SessionConfig
+from cursor_byok.sessions import LiveSession
+from cursor_byok.sessions import SessionRegistry
+from cursor_byok.sessions import TurnCancelled
+from cursor_byok.streamer import ENCODING_HEADER
+from cursor_byok.streamer import STREAM_HEADER
+from cursor_byok.streamer import Streamer
+from cursor_byok.turn import Agent
+from cursor_byok.turn import run_turn
+
+log = logging.getLogger(__name__)
+
+BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
+RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
+DEFAULT_HOSTS = ("cursor.sh", "*.cursor.sh")
+METADATA_KEY = "cursor_byok"
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "cursor-byok"
+
+
+def host_matches(host: str, patterns: Sequence[str]) -> bool:
+    host = host.lower().rstrip(".")
+    return any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns)
+
+
+def connect_error_response(code: str, message: str) -> http.Response:
+    status, body = connect.unary_error(code, message)
+    return http.Response.make(status, body, {"content-type": "application/json"})
+
+
+class CursorByok:
+    """Options, flow classification and the hooks; the work happens in sessions and turns."""
+
+    def __init__(self, agent: Agent | None = None) -> None:
+        self._agent = agent
+        self.registry: SessionRegistry | None = None
+        self.streamer: Streamer | None = None
+        self.blobs: BlobStore | None = None
+        self._ready: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self.stats = {"bidi_append": 0, "run_sse": 0}
+
+    # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
+
+    def load(self, loader) -> None:
+        loader.add_option(
+            "cursor_byok_hosts",
+            Sequence[str],
+            list(DEFAULT_HOSTS),
+            "Host patterns (fnmatch) of Cursor's API; in reverse mode every host is served.",
+        )
+        loader.add_option(
+            "cursor_byok_data_dir",
+            str,
+            str(default_data_dir()),
+            "Where cursor-byok keeps conversation blobs (content-addressed files).",
+        )
+        loader.add_option(
+            "cursor_byok_heartbeat_ms", int, 5000, "Server heartbeat after this much silence."
+        )
+        loader.add_option(
+            "cursor_byok_grace_ms",
+            int,
+            180_000,
+            "Cancel a running turn when its RunSSE stream has been gone this long.",
+        )
+        loader.add_option(
+            "cursor_byok_run_request_timeout_ms",
+            int,
+            60_000,
+            "End a RunSSE stream with not_found when no run request arrives in this time.",
+        )
+        loader.add_option(
+            "cursor_byok_agent",
+            str,
+            "scripted",
+            "Which agent runs turns: 'scripted' (no model; reads a file and answers).",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        opts = ctx.options
+        if "connection_strategy" in updated and opts.connection_strategy != "lazy":
+            log.warning(
+                "connection_strategy is %r: set it to 'lazy' (--set connection_strategy=lazy) so "
+                "Agent requests never need a connection to Cursor's servers",
+                opts.connection_strategy,
+            )
+        for name in ("cursor_byok_heartbeat_ms", "cursor_byok_grace_ms"):
+            if getattr(opts, name) <= 0:
+                raise exceptions.OptionsError(f"{name} must be positive")
+        if opts.cursor_byok_agent not in ("scripted",) and self._agent is None:
+            raise exceptions.OptionsError(
+                f"cursor_byok_agent: unknown agent {opts.cursor_byok_agent!r} (known: scripted)"
+            )
+        config = SessionConfig(
+            heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
+            grace_period=opts.cursor_byok_grace_ms / 1000,
+            run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,
+        )
+        if self.registry is None:
+            self.registry = SessionRegistry(self._run_turn, config=config)
+        else:
+            self.registry.config = config
+        if "cursor_byok_data_dir" in updated or self.blobs is None:
+            try:
+                self.blobs = BlobStore(Path(opts.cursor_byok_data_dir).expanduser() / "blobs")
+            except OSError as exc:
+                raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
+
+    def running(self) -> None:
+        if self._ready is not None:
+            return
+        self._ready = asyncio.Event()
+        self._spawn(self._start())
+
+    async def _start(self) -> None:
+        assert self.registry is not None
+        self.streamer = Streamer(self.registry)
+        await self.streamer.start()
+        self.registry.start()
+        assert self._ready is not None
+        self._ready.set()
+        log.info("cursor-byok ready (RunSSE streamer on 127.0.0.1:%d)", self.streamer.port)
+
+    def done(self) -> None:
+        self._spawn(self._stop())
+
+    async def _stop(self) -> None:
+        if self.registry is not None:
+            await self.registry.stop()
+        if self.streamer is not None:
+            await self.streamer.stop()
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- the agent ------------------------------------------------------------------------
+
+    def agent(self) -> Agent:
+        if self._agent is not None:
+            return self._agent
+        from cursor_byok.agent.scripted import ScriptedAgent
+
+        return ScriptedAgent()
+
+    async def _run_turn(self, live: LiveSession, run_request) -> None:
+        assert self.registry is not None and self.blobs is not None
+        if run_request.conversation_id:
+            for other in self.registry.running_for(run_request.conversation_id):
+                if other is not live:
+                    other.interrupt(TurnCancelled("superseded by a newer message"))
+        await run_turn(live, run_request, blobs=self.blobs, agent=self.agent())
+
+    # --- flows ----------------------------------------------------------------------------
+
+    def _ours(self, flow: http.HTTPFlow) -> str | None:
+        """Which of our RPCs this flow is, if any."""
+        request = flow.request
+        if request.method != "POST" or request.path.split("?")[0] not in (
+            BIDI_APPEND_PATH,
+            RUN_SSE_PATH,
+        ):
+            return None
+        reverse = any(str(m).startswith("reverse:") for m in ctx.options.mode)
+        if not reverse and not host_matches(request.pretty_host, ctx.options.cursor_byok_hosts):
+            return None
+        return request.path.split("?")[0]
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error or not flow.live:
+            return
+        path = self._ours(flow)
+        if path is None:
+            return
+        if self._ready is not None:
+            await self._ready.wait()
+        try:
+            if path == BIDI_APPEND_PATH:
+                self._bidi_append(flow)
+            else:
+                self._run_sse(flow)
+        except Exception:
+            # Never let an Agent RPC fall through to Cursor's servers because we failed.
+            log.exception("cursor-byok failed on %s", path)
+            flow.response = connect_error_response("internal", "cursor-byok internal error")
+
+    def _bidi_append(self, flow: http.HTTPFlow) -> None:
+        assert self.registry is not None
+        self.stats["bidi_append"] += 1
+        request = flow.request
+        try:
+            append = decode_bidi_append(
+                request.get_content(strict=False) or b"",
+                request.headers.get("content-type"),
+            )
+        except BidiDecodeError as exc:
+            log.warning("BidiAppend rejected: %s", exc)
+            flow.response = connect_error_response(exc.code, str(exc))
+            return
+        flow.metadata[METADATA_KEY] = append.request_id
+        live = self.registry.get_or_create(append.request_id)
+        kind = append.message.WhichOneof("message") if append.message else None
+        log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
+        live.receive(append.seqno, append.message, size=len(append.raw))
+        flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
+
+    def _run_sse(self, flow: http.HTTPFlow) -> None:
+        assert self.registry is not None and self.streamer is not None
+        self.stats["run_sse"] += 1
+        request = flow.request
+        try:
+            request_id = decode_run_sse_request(
+                request.get_content(strict=False) or b"",
+                request.headers.get("content-type") or "application/connect+proto",
+            )
+        except BidiDecodeError as exc:
+            log.warning("RunSSE rejected: %s", exc)
+            flow.response = connect_error_response(exc.code, str(exc))
+            return
+        self.registry.get_or_create(request_id)
+        flow.metadata[METADATA_KEY] = request_id
+        encoding = connect.pick_encoding(request.headers.get("connect-accept-encoding"))
+        request.headers[STREAM_HEADER] = self.streamer.header_value(request_id)
+        request.headers[ENCODING_HEADER] = encoding or ""
+        for name in ("transfer-encoding", "authorization", "cookie"):
+            request.headers.pop(name, None)
+        request.headers["content-length"] = str(len(request.raw_content or b""))
+        request.scheme = "http"
+        request.host = "127.0.0.1"
+        request.port = self.streamer.port
+        log.info("RunSSE %s opened", request_id)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if METADATA_KEY not in flow.metadata or flow.request.path != RUN_SSE_PATH:
+            return
+        if flow.response is None:
+            return
+        flow.response.stream = True
+        for name in ("server", "date"):
+            flow.response.headers.pop(name, None)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        request_id = flow.metadata.get(METADATA_KEY)
+        if request_id and flow.request.path == RUN_SSE_PATH:
+            log.info("RunSSE %s: client went away (%s)", request_id, flow.error)

@@ -1,0 +1,1 @@
+"""Agents: what runs inside a turn (the scripted stand-in, and the real provider loop)."""

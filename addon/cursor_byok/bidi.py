@@ -1,0 +1,124 @@
+"""Decoding the two Agent request bodies: BidiAppend uploads and the RunSSE open request.
+
+Sans-IO. Every failure is a `BidiDecodeError` subclass, which the addon answers with a Connect
+`invalid_argument` error instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import binascii
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from cursor_byok.connect import ConnectError
+from cursor_byok.connect import decode_unary_body
+from cursor_byok.pb import agent_v1_pb2
+from cursor_byok.pb import aiserver_v1_pb2
+
+
+class BidiDecodeError(ValueError):
+    """A request body we cannot use; `code` is the Connect code to answer with."""
+
+    code = "invalid_argument"
+
+
+class InvalidHex(BidiDecodeError):
+    """`BidiAppendRequest.data` is not an even-length hex string."""
+
+
+class TruncatedMessage(BidiDecodeError):
+    """The protobuf bytes end early or are otherwise not parseable."""
+
+
+class MissingRequestId(BidiDecodeError):
+    """No `request_id`: the upload cannot be routed to a session."""
+
+
+class BadFraming(BidiDecodeError):
+    """Compression or envelope problems (too large, corrupt, bomb)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BidiAppend:
+    """One decoded upload. `message` is None for an append that carries no data (a no-op)."""
+
+    request_id: str
+    seqno: int
+    message: agent_v1_pb2.AgentClientMessage | None
+    raw: bytes  # serialised AgentClientMessage as sent, for recording and replay
+
+
+def _unwrap(body: bytes, content_type: str | None, content_encoding: str | None) -> bytes:
+    try:
+        return decode_unary_body(body, content_type=content_type, content_encoding=content_encoding)
+    except ConnectError as exc:
+        raise BadFraming(str(exc)) from None
+
+
+def parse_client_message(raw: bytes) -> agent_v1_pb2.AgentClientMessage:
+    message = agent_v1_pb2.AgentClientMessage()
+    try:
+        message.ParseFromString(raw)
+    except DecodeError as exc:
+        raise TruncatedMessage(f"AgentClientMessage does not parse: {exc}") from None
+    return message
+
+
+def decode_bidi_append(
+    body: bytes, content_type: str | None = None, content_encoding: str | None = None
+) -> BidiAppend:
+    """BidiAppendRequest bytes → (request_id, append_seqno, AgentClientMessage)."""
+    request = aiserver_v1_pb2.BidiAppendRequest()
+    try:
+        request.ParseFromString(_unwrap(body, content_type, content_encoding))
+    except DecodeError as exc:
+        raise TruncatedMessage(f"BidiAppendRequest does not parse: {exc}") from None
+    request_id = request.request_id.request_id
+    if not request_id:
+        raise MissingRequestId("BidiAppendRequest has no request_id")
+    if request.append_seqno < 0:
+        raise BidiDecodeError(f"negative append_seqno {request.append_seqno}")
+    if request.data:
+        try:
+            raw = binascii.unhexlify(request.data)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidHex(f"BidiAppendRequest.data is not hex: {exc}") from None
+    else:
+        raw = request.data_binary
+    message = parse_client_message(raw) if raw else None
+    return BidiAppend(request_id, request.append_seqno, message, raw)
+
+
+def decode_run_sse_request(
+    body: bytes,
+    content_type: str | None = "application/connect+proto",
+    content_encoding: str | None = None,
+) -> str:
+    """The RunSSE request (one envelope around BidiRequestId) → its request_id."""
+    request = aiserver_v1_pb2.BidiRequestId()
+    try:
+        request.ParseFromString(_unwrap(body, content_type, content_encoding))
+    except DecodeError as exc:
+        raise TruncatedMessage(f"BidiRequestId does not parse: {exc}") from None
+    if not request.request_id:
+        raise MissingRequestId("RunSSE request has no request_id")
+    return request.request_id
+
+
+def encode_bidi_append(
+    request_id: str, seqno: int, message_bytes: bytes, *, binary: bool = False
+) -> bytes:
+    """Build a BidiAppendRequest body the way Cursor does (hex in field 1, or bytes in field 4)."""
+    request = aiserver_v1_pb2.BidiAppendRequest(append_seqno=seqno)
+    request.request_id.request_id = request_id
+    if binary:
+        request.data_binary = message_bytes
+    else:
+        request.data = message_bytes.hex()
+    return request.SerializeToString()
+
+
+def encode_run_sse_request(request_id: str) -> bytes:
+    """The protobuf payload of a RunSSE request (the caller envelopes it)."""
+    return aiserver_v1_pb2.BidiRequestId(request_id=request_id).SerializeToString()

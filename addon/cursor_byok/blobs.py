@@ -1,0 +1,82 @@
+"""Content-addressed blob store on disk: blob id = SHA-256 of the bytes (protocol.md §9).
+
+Blobs are conversation state (history messages, user messages, steps, context parts). Keeping them
+as files under the data directory means a proxy restart loses nothing: the next turn's checkpoint
+refers to them by id. Writes are atomic (temp file + rename), so a crash never leaves a blob whose
+content does not match its name; reads verify the hash anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+BLOB_ID_SIZE = 32
+
+
+class BlobMismatch(ValueError):
+    """Bytes offered under an id they do not hash to."""
+
+
+def blob_id(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def verify(expected_id: bytes, data: bytes) -> None:
+    if len(expected_id) != BLOB_ID_SIZE:
+        raise BlobMismatch(f"blob id must be {BLOB_ID_SIZE} bytes, got {len(expected_id)}")
+    actual = blob_id(data)
+    if actual != expected_id:
+        raise BlobMismatch(f"blob {expected_id.hex()} has content hashing to {actual.hex()}")
+
+
+class BlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, ident: bytes) -> Path:
+        name = ident.hex()
+        return self.root / name[:2] / name
+
+    def put(self, data: bytes) -> bytes:
+        """Store bytes; return their id. Storing the same bytes twice is a no-op."""
+        ident = blob_id(data)
+        path = self._path(ident)
+        if path.exists():
+            return ident
+        path.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return ident
+
+    def put_verified(self, ident: bytes, data: bytes) -> None:
+        """Store bytes that arrived under a claimed id (KV GET result, pre-fetched blob)."""
+        verify(ident, data)
+        self.put(data)
+
+    def get(self, ident: bytes) -> bytes | None:
+        if len(ident) != BLOB_ID_SIZE:
+            return None
+        try:
+            data = self._path(ident).read_bytes()
+        except FileNotFoundError:
+            return None
+        if blob_id(data) != ident:
+            log.warning("blob %s is corrupt on disk; ignoring it", ident.hex())
+            return None
+        return data
+
+    def __contains__(self, ident: bytes) -> bool:
+        return len(ident) == BLOB_ID_SIZE and self._path(ident).exists()

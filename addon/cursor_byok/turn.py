@@ -1,0 +1,303 @@
+"""One agent turn from the transport's point of view: what an agent may do, and how a turn closes.
+
+`Turn` is the seam between transport and agent. An agent (the scripted stand-in, or the real loop
+over a provider) only calls `Turn` methods: emit UI updates, run execs on the client, read blobs,
+append to the transcript. `run_turn` owns everything around it: loading history from the
+checkpoint, context parts by KV GET, the close sequence (blob SETs acknowledged, `turn_ended`,
+staged and settled checkpoints, end-stream), cancellation and errors Cursor can show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Protocol
+
+from cursor_byok.blobs import BlobMismatch
+from cursor_byok.blobs import BlobStore
+from cursor_byok.blobs import verify
+from cursor_byok.checkpoint import Transcript
+from cursor_byok.checkpoint import decode_message
+from cursor_byok.checkpoint import referenced_blobs
+from cursor_byok.connect import EndStreamError
+from cursor_byok.connect import ErrorDetail
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.sessions import LiveSession
+from cursor_byok.sessions import TurnCancelled
+from cursor_byok.sessions import TurnFailed
+
+log = logging.getLogger(__name__)
+
+BLOB_ACK_TIMEOUT = 15.0
+
+
+class TurnError(Exception):
+    """A failure Cursor should show: becomes the end-stream error (never assistant text)."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        title: str | None = None,
+        error: int | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.title = title
+        self.error = error
+        self.retryable = retryable
+
+    def end_stream(self) -> EndStreamError:
+        details: tuple[ErrorDetail, ...] = ()
+        if self.error is not None:
+            detail = aipb.ErrorDetails(
+                error=self.error,
+                details=aipb.CustomErrorDetails(
+                    title=self.title or "Error",
+                    detail=str(self),
+                    is_retryable=self.retryable,
+                    show_request_id=True,
+                ),
+                is_expected=False,
+            )
+            details = (ErrorDetail("aiserver.v1.ErrorDetails", detail.SerializeToString()),)
+        return EndStreamError(self.code, str(self), details)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    reported: set[str] = field(default_factory=set)
+
+    def add(self, **counts: int | None) -> None:
+        for name, value in counts.items():
+            if value is not None:
+                setattr(self, name, getattr(self, name) + value)
+                self.reported.add(name)
+
+    def turn_ended(self) -> pb.TurnEndedUpdate:
+        update = pb.TurnEndedUpdate()
+        for name in sorted(self.reported):
+            if hasattr(update, name):
+                setattr(update, name, getattr(self, name))
+        return update
+
+
+class Turn:
+    """What an agent may do during one turn."""
+
+    def __init__(
+        self,
+        live: LiveSession,
+        run_request: pb.AgentRunRequest,
+        blobs: BlobStore,
+        transcript: Transcript,
+        client_blobs: set[bytes],
+    ) -> None:
+        self.live = live
+        self.run_request = run_request
+        self.blobs = blobs
+        self.transcript = transcript
+        self.client_blobs = client_blobs  # ids the client is known to hold
+        self.usage = Usage()
+        self.started = time.monotonic()
+        self._step_id = 0
+        self._step_started: float | None = None
+
+    @property
+    def request_id(self) -> str:
+        return self.live.request_id
+
+    @property
+    def user_message(self) -> pb.UserMessage:
+        return self.run_request.action.user_message_action.user_message
+
+    # --- UI updates --------------------------------------------------------------------------
+
+    def emit(self, message: pb.AgentServerMessage) -> None:
+        self.live.emit(message)
+
+    def update(self, **variant) -> None:
+        """Emit one `interaction_update` variant: `update(text_delta=pb.TextDeltaUpdate(...))`."""
+        self.emit(pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(**variant)))
+
+    def text(self, text: str) -> None:
+        self.update(text_delta=pb.TextDeltaUpdate(text=text))
+
+    def thinking(self, text: str) -> None:
+        self.update(thinking_delta=pb.ThinkingDeltaUpdate(text=text, thinking_style=1))
+
+    def step_started(self) -> int:
+        self._step_id += 1
+        self._step_started = time.monotonic()
+        self.update(step_started=pb.StepStartedUpdate(step_id=self._step_id))
+        return self._step_id
+
+    def step_completed(self) -> None:
+        if self._step_started is None:
+            return
+        ms = int((time.monotonic() - self._step_started) * 1000)
+        self.update(
+            step_completed=pb.StepCompletedUpdate(step_id=self._step_id, step_duration_ms=ms)
+        )
+        self._step_started = None
+
+    # --- client round trips ------------------------------------------------------------------
+
+    async def exec(
+        self,
+        message: pb.ExecServerMessage,
+        on_event: Callable[[pb.ExecClientMessage], None] | None = None,
+    ) -> pb.ExecClientMessage:
+        return await self.live.exec(message, on_event)
+
+    async def interact(self, query: pb.InteractionQuery) -> pb.InteractionResponse:
+        return await self.live.interact(query)
+
+    async def blob(self, ident: bytes) -> bytes:
+        """A blob by id: our store, the run request's pre-fetched blobs, else a KV GET."""
+        data = self.blobs.get(ident)
+        if data is not None:
+            return data
+        for pre in self.run_request.pre_fetched_blobs:
+            if pre.id == ident:
+                return self._accept(ident, pre.value)
+        reply = await self.live.kv(pb.KvServerMessage(get_blob_args=pb.GetBlobArgs(blob_id=ident)))
+        result = reply.get_blob_result
+        if not result.HasField("blob_data"):
+            raise TurnError("not_found", f"protocol error: the client has no blob {ident.hex()}")
+        return self._accept(ident, result.blob_data)
+
+    def _accept(self, ident: bytes, data: bytes) -> bytes:
+        try:
+            verify(ident, data)
+        except BlobMismatch as exc:
+            raise TurnError("invalid_argument", f"protocol error: {exc}") from None
+        self.blobs.put(data)
+        self.client_blobs.add(ident)
+        return data
+
+    async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
+        """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
+        missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
+        for data in blobs.values():
+            self.blobs.put(data)
+        if not missing:
+            return
+
+        async def set_one(ident: bytes, data: bytes) -> None:
+            args = pb.SetBlobArgs(blob_id=ident, blob_data=data)
+            reply = await self.live.kv(pb.KvServerMessage(set_blob_args=args))
+            if reply.set_blob_result.HasField("error"):
+                message = reply.set_blob_result.error.message
+                raise TurnError("internal", f"the client could not store a blob: {message}")
+            self.client_blobs.add(ident)
+
+        try:
+            async with asyncio.timeout(BLOB_ACK_TIMEOUT):
+                await asyncio.gather(*(set_one(i, d) for i, d in missing.items()))
+        except TimeoutError:
+            raise TurnError("internal", "the client did not acknowledge stored blobs") from None
+
+    async def publish_checkpoint(self, *, pending: dict | None = None) -> None:
+        state, blobs = self.transcript.checkpoint(pending=pending, mode=self.mode)
+        await self.store_on_client(blobs)
+        self.emit(pb.AgentServerMessage(conversation_checkpoint_update=state))
+
+    @property
+    def mode(self) -> int:
+        return self.user_message.mode or self.run_request.conversation_state.mode
+
+
+class Agent(Protocol):
+    async def run(self, turn: Turn) -> None: ...
+
+
+async def load_transcript(
+    turn_blob, run_request: pb.AgentRunRequest, request_id: str
+) -> Transcript:
+    """The conversation so far, from the checkpoint the client sent back."""
+    state = run_request.conversation_state
+    history = []
+    for ident in state.root_prompt_messages_json:
+        try:
+            message = decode_message(await turn_blob(ident))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise TurnError(
+                "invalid_argument", f"protocol error: bad history blob: {exc}"
+            ) from None
+        if message.get("role") != "system":  # the system prompt is rebuilt every turn
+            history.append(message)
+    return Transcript(base=state, history=history, request_id=request_id)
+
+
+async def run_turn(
+    live: LiveSession, run_request: pb.AgentRunRequest, *, blobs: BlobStore, agent: Agent
+) -> None:
+    """Run one turn end to end and always leave the stream ended."""
+    started = time.monotonic()
+    client_blobs = referenced_blobs(run_request.conversation_state)
+    turn = Turn(
+        live, run_request, blobs, Transcript(run_request.conversation_state, [], ""), client_blobs
+    )
+    outcome = "ok"
+    try:
+        turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
+        turn.transcript.user_message = turn.user_message
+        await agent.run(turn)
+        await turn.store_on_client(turn.transcript.checkpoint(mode=turn.mode)[1])
+        turn.update(turn_ended=turn.usage.turn_ended())
+        last = turn.transcript.new_messages[-1] if turn.transcript.new_messages else None
+        if last is not None and last.get("role") == "assistant":
+            await turn.publish_checkpoint(pending=last)
+        await turn.publish_checkpoint()
+        await turn.publish_checkpoint()
+        live.finish()
+    except asyncio.CancelledError:
+        reason = live.take_interrupt()
+        if reason is None:
+            raise
+        outcome = await _close_interrupted(turn, reason)
+    except TurnError as exc:
+        outcome = f"error {exc.code}: {exc}"
+        live.abort_pending()
+        live.finish(exc.end_stream())
+    finally:
+        if live.core.state.value != "finished":
+            live.finish(EndStreamError("internal", "the turn ended without closing"))
+        log.info(
+            "turn %s conversation %s: %s in %.1fs (in %d, out %d tokens)",
+            live.request_id,
+            run_request.conversation_id,
+            outcome,
+            time.monotonic() - started,
+            turn.usage.input_tokens,
+            turn.usage.output_tokens,
+        )
+
+
+async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
+    live = turn.live
+    live.abort_pending()
+    if isinstance(reason, TurnFailed):
+        live.finish(EndStreamError(reason.code, str(reason)))
+        return f"failed: {reason}"
+    message = reason.reason if isinstance(reason, TurnCancelled) else str(reason)
+    if live.core.subscribers:
+        try:  # keep what completed, so the user can continue the conversation
+            await turn.publish_checkpoint()
+        except (TurnError, asyncio.CancelledError) as exc:
+            log.info("request %s: no checkpoint after cancel: %s", live.request_id, exc)
+    live.finish(EndStreamError("canceled", message))
+    return f"cancelled ({message})"

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mitm import start_mitmdump
+
+
+@pytest.fixture
+def mitm(tmp_path):
+    proxy = start_mitmdump(tmp_path, "--set", "cursor_byok_heartbeat_ms=300")
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "README.md").write_text("# Demo project\nline two\nline three\n")
+    (root / "notes.txt").write_text("alpha\nbeta\n")
+    return root

@@ -1,0 +1,402 @@
+"""A Cursor-like client: speaks the Agent protocol the way Cursor's desktop client does.
+
+It opens RunSSE first, then uploads the run request and heartbeats over concurrent BidiAppends,
+executes exec requests in a temporary workspace, acknowledges KV SETs, answers KV GETs from its
+own blob store, answers interaction queries from a script, and collects every frame. It talks
+through the proxy with the proxy's CA, over HTTP/1.1 or HTTP/2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import random
+import ssl
+import subprocess
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import httpx
+
+from cursor_byok import connect
+from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.bidi import encode_run_sse_request
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+RUN_SSE = "/agent.v1.AgentService/RunSSE"
+BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
+FAKE_TOKEN = "Bearer eyJfake.cursor.token"
+
+
+@dataclass
+class TurnResult:
+    messages: list[pb.AgentServerMessage]
+    end: connect.EndStream
+    frames: list[bytes]
+    reconnects: int = 0
+
+    def updates(self, kind: str) -> list:
+        return [
+            getattr(m.interaction_update, kind)
+            for m in self.messages
+            if m.WhichOneof("message") == "interaction_update"
+            and m.interaction_update.WhichOneof("message") == kind
+        ]
+
+    @property
+    def text(self) -> str:
+        return "".join(u.text for u in self.updates("text_delta"))
+
+    @property
+    def checkpoints(self) -> list[pb.ConversationStateStructure]:
+        return [
+            m.conversation_checkpoint_update
+            for m in self.messages
+            if m.WhichOneof("message") == "conversation_checkpoint_update"
+        ]
+
+    def kinds(self) -> list[str]:
+        """A readable sequence of message kinds (interaction updates by variant)."""
+        out = []
+        for m in self.messages:
+            kind = m.WhichOneof("message")
+            if kind == "interaction_update":
+                kind = m.interaction_update.WhichOneof("message")
+            elif kind == "exec_server_message":
+                kind = "exec:" + (m.exec_server_message.WhichOneof("message") or "?")
+            elif kind == "kv_server_message":
+                kind = "kv:" + (m.kv_server_message.WhichOneof("message") or "?")
+            out.append(kind)
+        return out
+
+
+def ssl_context(ca_file: Path, http2: bool) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
+    return context
+
+
+@dataclass
+class CursorLikeClient:
+    base_url: str  # e.g. https://api2.cursor.test
+    workspace: Path
+    proxy: str | None = None
+    ca_file: Path | None = None
+    http2: bool = False
+    heartbeat_interval: float = 0.5
+    shuffle_appends: bool = False
+    duplicate_appends: bool = False
+    answers: dict[str, Callable[[pb.InteractionQuery], pb.InteractionResponse]] = field(
+        default_factory=dict
+    )
+    drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
+    seed: int = 0
+    blobs: dict[bytes, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        verify: ssl.SSLContext | bool = True
+        if self.ca_file is not None:
+            verify = ssl_context(self.ca_file, self.http2)
+        self.http = httpx.AsyncClient(
+            proxy=self.proxy,
+            verify=verify,
+            http2=self.http2,
+            http1=True,
+            timeout=httpx.Timeout(30.0),
+            trust_env=False,
+        )
+        self.rng = random.Random(self.seed)
+        self.append_log: list[tuple[int, str]] = []
+        self.exec_log: list[pb.ExecServerMessage] = []
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    # --- building requests ---------------------------------------------------------------
+
+    @staticmethod
+    def run_request(
+        text: str,
+        *,
+        conversation_id: str,
+        state: pb.ConversationStateStructure | None = None,
+        mode: int = 1,
+        model: str = "test-model",
+    ) -> pb.AgentClientMessage:
+        request = pb.AgentRunRequest(conversation_id=conversation_id)
+        if state is not None:
+            request.conversation_state.CopyFrom(state)
+        else:
+            request.conversation_state.SetInParent()
+        action = request.action.user_message_action
+        action.user_message.text = text
+        action.user_message.message_id = str(uuid.uuid4())
+        action.user_message.mode = mode
+        request.requested_model.model_id = model
+        request.model_details.model_id = model
+        return pb.AgentClientMessage(run_request=request)
+
+    # --- one turn ------------------------------------------------------------------------
+
+    async def turn(
+        self,
+        first: pb.AgentClientMessage,
+        *,
+        request_id: str | None = None,
+        during: Callable[[CursorTurn], None] | None = None,
+    ) -> TurnResult:
+        request_id = request_id or str(uuid.uuid4())
+        run = CursorTurn(self, request_id)
+        if during is not None:
+            during(run)
+        return await run.run(first)
+
+
+class CursorTurn:
+    def __init__(self, client: CursorLikeClient, request_id: str) -> None:
+        self.client = client
+        self.request_id = request_id
+        self.seqno = 0
+        self.messages: list[pb.AgentServerMessage] = []
+        self.frames: list[bytes] = []  # data frames in stream order (heartbeats excluded)
+        self.tasks: set[asyncio.Task] = set()
+        self.end: connect.EndStream | None = None
+        self.pending_appends: list[tuple[int, bytes]] = []
+        self.reconnects = 0
+        self.on_message: Callable[[pb.AgentServerMessage], None] | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        return self.client.http
+
+    def headers(self, content_type: str) -> dict[str, str]:
+        return {
+            "content-type": content_type,
+            "connect-protocol-version": "1",
+            "user-agent": "connect-es/1.6.1",
+            "x-request-id": self.request_id,
+            "authorization": FAKE_TOKEN,
+        }
+
+    async def append(self, message: pb.AgentClientMessage) -> None:
+        """One BidiAppend with the next seqno (possibly shuffled / duplicated in flight)."""
+        seqno = self.seqno
+        self.seqno += 1
+        body = encode_bidi_append(
+            self.request_id, seqno, message.SerializeToString(), binary=seqno % 2 == 1
+        )
+        self.client.append_log.append((seqno, message.WhichOneof("message")))
+        if self.client.shuffle_appends:
+            await asyncio.sleep(self.client.rng.random() * 0.05)
+        copies = 2 if self.client.duplicate_appends and self.client.rng.random() < 0.5 else 1
+        await asyncio.gather(*(self._post_append(body) for _ in range(copies)))
+
+    async def _post_append(self, body: bytes) -> None:
+        response = await self.http.post(
+            self.client.base_url + BIDI_APPEND,
+            content=body,
+            headers=self.headers("application/proto"),
+        )
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"] == "application/proto"
+
+    def spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def run(self, first: pb.AgentClientMessage) -> TurnResult:
+        heartbeat = asyncio.ensure_future(self._heartbeats())
+        try:
+            drops = list(self.client.drop_after)
+            sent_first = False
+            while self.end is None:
+                limit = drops.pop(0) if drops else None
+                seen_before = len(self.frames)
+                async with self.http.stream(
+                    "POST",
+                    self.client.base_url + RUN_SSE,
+                    content=connect.encode_frame(encode_run_sse_request(self.request_id)),
+                    headers={
+                        **self.headers("application/connect+proto"),
+                        "connect-accept-encoding": "gzip",
+                        "connect-content-encoding": "gzip",
+                    },
+                ) as response:
+                    assert response.status_code == 200, await response.aread()
+                    assert response.headers["content-type"] == "text/event-stream"
+                    if not sent_first:
+                        sent_first = True
+                        self.spawn(self.append(first))
+                    await self._read(response, seen_before, limit)
+                if self.end is None:
+                    self.reconnects += 1
+            await asyncio.gather(*list(self.tasks))
+        finally:
+            heartbeat.cancel()
+            for task in list(self.tasks):
+                task.cancel()
+        return TurnResult(self.messages, self.end, self.frames, self.reconnects)
+
+    async def _read(self, response: httpx.Response, seen_before: int, limit: int | None) -> None:
+        """Read one RunSSE response. The server replays from the start; skip what we have."""
+        encoding = response.headers.get("connect-content-encoding")
+        decoder = connect.EnvelopeDecoder(encoding=encoding)
+        index = 0  # data frames of this connection (heartbeats excluded)
+        async for chunk in response.aiter_raw():
+            for frame in decoder.feed(chunk):
+                if frame.is_end_stream:
+                    self.end = connect.parse_end_stream(frame.payload)
+                    return
+                message = pb.AgentServerMessage.FromString(frame.payload)
+                if _is_heartbeat(message):
+                    continue
+                if index < seen_before:
+                    assert self.frames[index] == frame.payload, "replayed prefix differs"
+                    index += 1
+                    continue
+                index += 1
+                self.frames.append(frame.payload)
+                self.messages.append(message)
+                self._handle(message)
+                if limit is not None and index >= limit:
+                    return  # simulate a dropped connection
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self.client.heartbeat_interval)
+            self.spawn(self.append(pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())))
+
+    # --- answering the server -------------------------------------------------------------
+
+    def _handle(self, message: pb.AgentServerMessage) -> None:
+        if self.on_message is not None:
+            self.on_message(message)
+        kind = message.WhichOneof("message")
+        if kind == "kv_server_message":
+            self.spawn(self._kv(message.kv_server_message))
+        elif kind == "exec_server_message":
+            self.client.exec_log.append(message.exec_server_message)
+            self.spawn(self._exec(message.exec_server_message))
+        elif kind == "interaction_query":
+            self.spawn(self._interact(message.interaction_query))
+
+    async def _kv(self, kv: pb.KvServerMessage) -> None:
+        reply = pb.KvClientMessage(id=kv.id)
+        if kv.WhichOneof("message") == "set_blob_args":
+            data = kv.set_blob_args.blob_data
+            assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
+            self.client.blobs[kv.set_blob_args.blob_id] = data
+            reply.set_blob_result.SetInParent()
+        else:
+            data = self.client.blobs.get(kv.get_blob_args.blob_id)
+            reply.get_blob_result.SetInParent()
+            if data is not None:
+                reply.get_blob_result.blob_data = data
+        await self.append(pb.AgentClientMessage(kv_client_message=reply))
+
+    async def _interact(self, query: pb.InteractionQuery) -> None:
+        kind = query.WhichOneof("query")
+        answer = self.client.answers.get(kind)
+        response = answer(query) if answer else pb.InteractionResponse()
+        response.id = query.id
+        await self.append(pb.AgentClientMessage(interaction_response=response))
+
+    async def _exec(self, request: pb.ExecServerMessage) -> None:
+        kind = request.WhichOneof("message")
+        results = await asyncio.to_thread(execute, self.client.workspace, request)
+        for result in results:
+            result.id = request.id
+            await self.append(pb.AgentClientMessage(exec_client_message=result))
+        if kind in ("shell_stream_args",):
+            close = pb.ExecClientControlMessage(
+                stream_close=pb.ExecClientStreamClose(id=request.id)
+            )
+            await self.append(pb.AgentClientMessage(exec_client_control_message=close))
+
+
+def _is_heartbeat(message: pb.AgentServerMessage) -> bool:
+    return (
+        message.WhichOneof("message") == "interaction_update"
+        and message.interaction_update.WhichOneof("message") == "heartbeat"
+    )
+
+
+def _resolve(workspace: Path, path: str) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else workspace / candidate
+
+
+def execute(workspace: Path, request: pb.ExecServerMessage) -> list[pb.ExecClientMessage]:
+    """Run one exec request locally, as Cursor's client would (the subset tests use)."""
+    kind = request.WhichOneof("message")
+    args = getattr(request, kind)
+    out = pb.ExecClientMessage()
+    if kind == "read_args":
+        target = _resolve(workspace, args.path)
+        if not target.exists():
+            out.read_result.file_not_found.path = args.path
+        else:
+            text = target.read_text()
+            out.read_result.success.path = args.path
+            out.read_result.success.content = text
+            out.read_result.success.total_lines = len(text.splitlines())
+            out.read_result.success.file_size = len(text.encode())
+        return [out]
+    if kind == "write_args":
+        target = _resolve(workspace, args.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        content = args.file_text
+        target.write_text(content)
+        out.write_result.success.path = args.path
+        out.write_result.success.lines_created = len(content.splitlines())
+        out.write_result.success.file_size = len(content.encode())
+        return [out]
+    if kind == "delete_args":
+        target = _resolve(workspace, args.path)
+        if target.exists():
+            target.unlink()
+            out.delete_result.success.path = args.path
+        else:
+            out.delete_result.file_not_found.path = args.path
+        return [out]
+    if kind == "ls_args":
+        target = _resolve(workspace, args.path or ".")
+        root = out.ls_result.success.directory_tree_root
+        root.abs_path = str(target)
+        for child in sorted(target.iterdir()):
+            if child.is_dir():
+                root.children_dirs.add(abs_path=str(child))
+            else:
+                root.children_files.add(name=child.name)
+        return [out]
+    if kind == "shell_stream_args":
+        events = []
+        start = pb.ExecClientMessage()
+        start.shell_stream.start.SetInParent()
+        events.append(start)
+        proc = subprocess.run(
+            args.command, shell=True, cwd=workspace, capture_output=True, text=True, timeout=30
+        )
+        if proc.stdout:
+            ev = pb.ExecClientMessage()
+            ev.shell_stream.stdout.data = proc.stdout
+            events.append(ev)
+        if proc.stderr:
+            ev = pb.ExecClientMessage()
+            ev.shell_stream.stderr.data = proc.stderr
+            events.append(ev)
+        ev = pb.ExecClientMessage()
+        ev.shell_stream.exit.code = proc.returncode
+        events.append(ev)
+        return events
+    if kind == "diagnostics_args":
+        out.diagnostics_result.success.SetInParent()
+        return [out]
+    with contextlib.suppress(AttributeError):
+        out.read_result.error.error = f"unsupported exec {kind}"
+    return [out]

@@ -1,0 +1,108 @@
+"""Start a real `mitmdump` with our addon on 127.0.0.1, port 0, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_HOST = "api2.cursor.test"  # reserved TLD: resolves nowhere, proves no upstream is used
+_LISTENING = re.compile(r"proxy listening at (?:\*|[\d.]+|\[[^\]]+\]):(\d+)")
+
+
+@dataclass
+class Mitm:
+    process: subprocess.Popen
+    port: int
+    confdir: Path
+    data_dir: Path
+    log_lines: list[str]
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    def log(self) -> str:
+        return "".join(self.log_lines)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def mitmdump_path() -> str:
+    candidate = Path(sys.executable).parent / "mitmdump"
+    return str(candidate) if candidate.exists() else "mitmdump"
+
+
+def start_mitmdump(tmp: Path, *extra: str, mode: str | None = None, timeout: float = 30) -> Mitm:
+    confdir = tmp / "mitmconf"
+    data_dir = tmp / "data"
+    confdir.mkdir(parents=True, exist_ok=True)
+    args = [
+        mitmdump_path(),
+        "--listen-host",
+        "127.0.0.1",
+        "-p",
+        "0",
+        "--set",
+        f"confdir={confdir}",
+        "--set",
+        "connection_strategy=lazy",
+        "--set",
+        f"cursor_byok_data_dir={data_dir}",
+        "--set",
+        f"cursor_byok_hosts={TEST_HOST}",
+        "-s",
+        str(REPO / "addon" / "main.py"),
+        *extra,
+    ]
+    if mode:
+        args += ["--mode", mode]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
+        env.pop(name, None)
+    process = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp
+    )
+    lines: list[str] = []
+    port_box: list[int] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            match = _LISTENING.search(line)
+            if match and not port_box:
+                port_box.append(int(match.group(1)))
+            if "cursor-byok ready" in line:
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (port_box and ready.is_set()):
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    if not port_box or process.poll() is not None:
+        process.kill()
+        raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
+    return Mitm(process, port_box[0], confdir, data_dir, lines)

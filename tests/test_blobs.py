@@ -1,0 +1,38 @@
+"""The blob store survives a restart and never returns content that does not match its id."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from cursor_byok.blobs import BlobMismatch
+from cursor_byok.blobs import BlobStore
+
+
+def test_put_get_and_restart(tmp_path) -> None:
+    store = BlobStore(tmp_path)
+    ident = store.put(b"hello")
+    assert ident == hashlib.sha256(b"hello").digest()
+    assert store.put(b"hello") == ident
+    assert BlobStore(tmp_path).get(ident) == b"hello"  # a new process sees it
+    assert ident in store
+    assert store.get(hashlib.sha256(b"other").digest()) is None
+    assert store.get(b"short") is None
+
+
+def test_verified_put_rejects_mismatch(tmp_path) -> None:
+    store = BlobStore(tmp_path)
+    with pytest.raises(BlobMismatch):
+        store.put_verified(hashlib.sha256(b"a").digest(), b"b")
+    with pytest.raises(BlobMismatch):
+        store.put_verified(b"\x00" * 5, b"b")
+    store.put_verified(hashlib.sha256(b"a").digest(), b"a")
+
+
+def test_corrupt_file_is_not_returned(tmp_path) -> None:
+    store = BlobStore(tmp_path)
+    ident = store.put(b"data")
+    path = tmp_path / ident.hex()[:2] / ident.hex()
+    path.write_bytes(b"tampered")
+    assert store.get(ident) is None
