@@ -292,10 +292,6 @@ class Session:
         self._next_exec_id += 1
         return ident
 
-    def forget(self, key: PendingKey) -> None:
-        """Stop waiting for one request (its waiter gave up)."""
-        self.pending.pop(key, None)
-
     def abort_pending(self, *, now: float) -> list[PendingKey]:
         """Abort every pending exec on the client and forget every other pending request."""
         keys = list(self.pending)

@@ -177,8 +177,9 @@ class LiveSession:
         try:
             return await waiter
         finally:
+            # A resolved request already left `pending`; an interrupted one stays there so
+            # `abort_pending` can abort it on the client.
             self._waiters.pop(key, None)
-            self.core.forget(key)
 
     async def exec(
         self,

@@ -93,6 +93,8 @@ class CursorLikeClient:
         default_factory=dict
     )
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
+    reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
+    answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
@@ -234,6 +236,7 @@ class CursorTurn:
                     await self._read(response, seen_before, limit)
                 if self.end is None:
                     self.reconnects += 1
+                    await asyncio.sleep(self.client.reconnect_delay)
             await asyncio.gather(*list(self.tasks))
         finally:
             heartbeat.cancel()
@@ -280,7 +283,8 @@ class CursorTurn:
             self.spawn(self._kv(message.kv_server_message))
         elif kind == "exec_server_message":
             self.client.exec_log.append(message.exec_server_message)
-            self.spawn(self._exec(message.exec_server_message))
+            if self.client.answer_execs:
+                self.spawn(self._exec(message.exec_server_message))
         elif kind == "interaction_query":
             self.spawn(self._interact(message.interaction_query))
 

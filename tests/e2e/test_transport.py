@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
 from cursor_client import CursorLikeClient
 from mitm import TEST_HOST
+
+from cursor_byok.pb import agent_v1_pb2 as pb
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -65,3 +68,111 @@ async def test_second_turn_restores_history_from_checkpoint(mitm, workspace) -> 
     roots_two = list(two.checkpoints[-1].root_prompt_messages_json)
     assert roots_two[: len(roots_one)] == roots_one  # append-only history
     assert len(two.checkpoints[-1].turns) == 2
+
+
+async def test_out_of_order_and_duplicated_appends(mitm, workspace) -> None:
+    for seed in range(4):
+        client = client_for(
+            mitm, workspace, shuffle_appends=True, duplicate_appends=True, seed=seed
+        )
+        try:
+            conversation = str(uuid.uuid4())
+            one = await client.turn(
+                client.run_request("read notes.txt", conversation_id=conversation)
+            )
+            two = await client.turn(
+                client.run_request(
+                    "README.md", conversation_id=conversation, state=one.checkpoints[-1]
+                )
+            )
+        finally:
+            await client.aclose()
+        assert one.end.ok and two.end.ok, (one.end, two.end)
+        assert "alpha" in one.text and "Demo project" in two.text
+    assert "ignored" not in mitm.log()  # no result was dropped as unknown
+
+
+@pytest.mark.parametrize("drops", [[1], [3, 4], [2, 6, 9, 12]], ids=["early", "mid", "many"])
+async def test_runsse_dropped_and_reopened_mid_turn(mitm, workspace, drops) -> None:
+    baseline_client = client_for(mitm, workspace)
+    dropping = client_for(mitm, workspace, drop_after=drops, reconnect_delay=0.1)
+    try:
+        baseline = await baseline_client.turn(
+            baseline_client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+        result = await dropping.turn(
+            dropping.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+    finally:
+        await baseline_client.aclose()
+        await dropping.aclose()
+    assert result.end.ok
+    assert result.reconnects == len(drops)
+    # No gaps, no duplicates: the client's view is exactly an undisturbed turn's sequence.
+    assert result.kinds() == baseline.kinds()
+    assert result.text == baseline.text
+
+
+async def test_two_conversations_at_once_stay_apart(mitm, workspace) -> None:
+    a = client_for(mitm, workspace)
+    b = client_for(mitm, workspace, http2=True)
+    try:
+        ra, rb = await asyncio.gather(
+            a.turn(a.run_request("read notes.txt", conversation_id="conv-a"), request_id="req-a"),
+            b.turn(b.run_request("read README.md", conversation_id="conv-b"), request_id="req-b"),
+        )
+    finally:
+        await a.aclose()
+        await b.aclose()
+    assert ra.end.ok and rb.end.ok
+    assert "alpha" in ra.text and "Demo" not in ra.text
+    assert "Demo project" in rb.text and "alpha" not in rb.text
+    assert all(b"req-b" not in f for f in ra.frames)
+    assert all(b"req-a" not in f for f in rb.frames)
+
+
+async def test_cancel_action_ends_the_turn_cleanly(mitm, workspace) -> None:
+    client = client_for(mitm, workspace, answer_execs=False)
+
+    def cancel_on_exec(run) -> None:
+        def on_message(message: pb.AgentServerMessage) -> None:
+            if message.WhichOneof("message") == "exec_server_message":
+                action = pb.AgentClientMessage()
+                action.conversation_action.cancel_action.reason = "user pressed stop"
+                run.spawn(run.append(action))
+
+        run.on_message = on_message
+
+    try:
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4())),
+            during=cancel_on_exec,
+        )
+    finally:
+        await client.aclose()
+    assert result.end.error is not None and result.end.error.code == "canceled"
+    exec_id = client.exec_log[0].id
+    aborts = [
+        m.exec_server_control_message.abort.id
+        for m in result.messages
+        if m.WhichOneof("message") == "exec_server_control_message"
+    ]
+    assert aborts == [exec_id]
+    assert "turn_ended" not in result.kinds()
+
+
+async def test_stream_gone_past_grace_period_cancels_and_keeps_state(tmp_path, workspace) -> None:
+    from mitm import start_mitmdump
+
+    proxy = start_mitmdump(tmp_path / "p", "--set", "cursor_byok_grace_ms=400")
+    client = client_for(proxy, workspace, answer_execs=False, drop_after=[5], reconnect_delay=1.5)
+    try:
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+    finally:
+        await client.aclose()
+        proxy.stop()
+    assert result.end.error is not None and result.end.error.code == "canceled"
+    assert "went away" in result.end.error.message
+    assert result.reconnects == 1
