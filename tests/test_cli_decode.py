@@ -1,0 +1,219 @@
+"""`cursor-byok decode`: captures render, JSON lines parse, bad input gives one line + exit 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from cursor_byok import capture_view
+from cursor_byok import cli
+from cursor_byok import connect
+from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.pb import agent_v1_pb2
+from cursor_byok.pb import aiserver_v1_pb2
+
+CAPTURES = Path(__file__).parents[1].parent / "shared" / "captures"
+GLIDER = CAPTURES / "glider_testdata"
+JSON_CAPTURES = [
+    "run_request_agent.bidi.json",
+    "run_request_ask.bidi.json",
+    "run_request_plan.bidi.json",
+]
+
+
+def _capture(path: Path) -> Path:
+    if not path.is_file():
+        pytest.skip(f"capture {path} not present (the shared captures live outside the repo)")
+    return path
+
+
+def _decode(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["decode", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json_lines(out: str) -> list[dict]:
+    lines = out.splitlines()
+    assert lines, "no JSON output"
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("name", JSON_CAPTURES)
+def test_run_request_summary(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    path = _capture(CAPTURES / name)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    run = doc["agent_client_message"]["run_request"]
+    user = run["action"]["user_message_action"]["user_message"]
+    code, out, err = _decode(capsys, str(path))
+    assert (code, err) == (0, "")
+    header = out[: out.index("agent.v1.AgentClientMessage")]  # the summary precedes the tree
+    assert f"mode: {user['mode']} (message)" in header
+    assert f"model: {run['requested_model']['model_id']} " in header
+    assert f"conversation id: {run['conversation_id']}" in header
+    assert f"user text: {json.dumps(user['text'], ensure_ascii=False)}" in header
+    assert f"request id: {doc['bidi_append_request']['request_id']['request_id']}" in header
+    assert "root prompt blobs" in header and "turns" in header
+    assert "#27 varint = 1" in out and "#28 varint = 1" in out  # unknown fields are shown
+    assert "blob 3f784b31ca7e238c0a8f59718d49860c83cd75de09357bd97bfc457ee543c6c7" in out
+
+
+@pytest.mark.parametrize("name", JSON_CAPTURES)
+def test_run_request_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    path = _capture(CAPTURES / name)
+    code, out, _ = _decode(capsys, str(path), "--json")
+    assert code == 0
+    (record,) = _json_lines(out)
+    assert record["_type"] == "agent.v1.AgentClientMessage"
+    assert record["message"]["run_request"]["conversation_id"]
+    unknown = {(u["path"], u["field"]) for u in record["_unknown"]}
+    assert unknown == {("run_request", 27), ("run_request", 28)}
+
+
+def test_glider_captures(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _decode(capsys, str(_capture(GLIDER / "bidi_append_ack_empty.bin")))
+    assert code == 0 and "seqno=1" in out and "client_heartbeat" in out
+
+    code, out, _ = _decode(capsys, str(_capture(GLIDER / "run_sse_request.bin")))
+    assert code == 0 and "runsse-request" in out and "00000000-1111-2222-3333-444444444444" in out
+
+    path = str(_capture(GLIDER / "runsse_resp_text_synth.bin"))
+    code, out, _ = _decode(capsys, path)
+    assert code == 0 and 'text: "fixture-hello"' in out and "end-stream {}" in out
+    code, out, _ = _decode(capsys, path, "--json")
+    records = _json_lines(out)
+    assert [r["_kind"] for r in records] == ["server_message"] * 6 + ["end_stream"]
+
+
+@pytest.mark.parametrize("name", ["bidi_append_content_path.bin", "bidi_append_control_f5.bin"])
+def test_glider_synthetic_appends_fail_cleanly(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    code, out, err = _decode(capsys, str(_capture(GLIDER / name)))
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "AgentClientMessage does not parse" in err
+
+
+# --- synthetic inputs (no shared captures needed) -------------------------------------------------
+
+
+def _client_message() -> agent_v1_pb2.AgentClientMessage:
+    message = agent_v1_pb2.AgentClientMessage()
+    message.kv_client_message.id = 4
+    message.kv_client_message.set_blob_result.SetInParent()
+    return message
+
+
+def test_garbage_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(b"\xff\xfe not a capture \x00\x01")
+    code, out, err = _decode(capsys, str(path))
+    assert (code, out) == (2, "")
+    assert err.startswith("cursor-byok: error: ") and len(err.splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_missing_and_empty_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _decode(capsys, str(tmp_path / "nope.bin"))
+    assert code == 2 and len(err.splitlines()) == 1
+    (tmp_path / "empty").write_bytes(b"")
+    code, _, err = _decode(capsys, str(tmp_path / "empty"))
+    assert code == 2 and "empty" in err
+
+
+def test_usage_errors_return_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+    assert cli.main(["decode"]) == 2
+    assert cli.main(["decode", "x", "--kind", "nonsense"]) == 2
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("wrap", ["plain", "gzip", "envelope"])
+def test_bidi_append_variants(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, wrap: str
+) -> None:
+    body = encode_bidi_append(
+        "req-1", 3, _client_message().SerializeToString(), binary=wrap == "plain"
+    )
+    if wrap == "gzip":
+        body = gzip.compress(body)
+    elif wrap == "envelope":
+        body = connect.encode_frame(body)
+    path = tmp_path / "append.bin"
+    path.write_bytes(body)
+    code, out, _ = _decode(capsys, str(path))
+    assert code == 0 and "request_id=req-1 seqno=3" in out and "set_blob_result" in out
+    code, out, _ = _decode(capsys, str(path), "--json")
+    (record,) = _json_lines(out)
+    assert record["seqno"] == 3 and record["message"]["kv_client_message"]["id"] == 4
+
+
+def test_error_trailer_details(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    details = aiserver_v1_pb2.ErrorDetails(error=aiserver_v1_pb2.ErrorDetails.ERROR_PROVIDER_ERROR)
+    details.details.title = "Server Error"
+    text = agent_v1_pb2.AgentServerMessage()
+    text.interaction_update.text_delta.text = "Hi"
+    error = connect.EndStreamError(
+        "unavailable",
+        "provider 429",
+        (connect.ErrorDetail("aiserver.v1.ErrorDetails", details.SerializeToString()),),
+    )
+    body = connect.encode_frame(
+        text.SerializeToString(), encoding="gzip"
+    ) + connect.encode_end_stream(error)
+    path = tmp_path / "runsse.bin"
+    path.write_bytes(body)
+    code, out, _ = _decode(capsys, str(path))
+    assert code == 0
+    assert "flags=0x01" in out and '"code": "unavailable"' in out and "ERROR_PROVIDER_ERROR" in out
+    code, out, _ = _decode(capsys, str(path), "--json")
+    kinds = [r["_kind"] for r in _json_lines(out)]
+    assert kinds == ["server_message", "end_stream", "error_detail"]
+
+
+def test_forced_kinds(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "raw.bin"
+    path.write_bytes(_client_message().SerializeToString())
+    code, out, _ = _decode(capsys, str(path), "--kind", "client")
+    assert code == 0 and "kv_client_message" in out
+    code, _, err = _decode(capsys, str(path), "--kind", "json")
+    assert code == 2 and len(err.splitlines()) == 1
+
+
+def test_long_strings_are_elided(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    message = agent_v1_pb2.AgentClientMessage()
+    message.run_request.action.user_message_action.user_message.text = "x" * 500
+    path = tmp_path / "run.bin"
+    path.write_bytes(encode_bidi_append("r", 0, message.SerializeToString()))
+    code, out, _ = _decode(capsys, str(path))
+    assert code == 0 and "(+400 chars)" in out and "(+300 chars)" in out  # tree; summary
+    assert "x" * 201 not in out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        st.builds(lambda b: b"\x00" + len(b).to_bytes(4, "big") + b, st.binary(max_size=60)),
+        st.builds(lambda b: b"{" + b, st.binary(max_size=60)),
+        st.builds(gzip.compress, st.binary(max_size=60)),
+    ),
+    st.sampled_from(capture_view.KINDS),
+)
+def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
+    """Whatever the input, decoding ends in a Capture or a CaptureError, and rendering works."""
+    try:
+        capture = capture_view.load_capture(data, kind)
+    except capture_view.CaptureError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    console = Console(file=open("/dev/null", "w"), width=200)  # noqa: SIM115
+    capture_view.render_human(capture, console)
+    capture_view.render_json(capture, lambda _s: None)
