@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_HOST = "api2.cursor.test"  # reserved TLD: resolves nowhere, proves no upstream is used
-_LISTENING = re.compile(r"proxy listening at (?:\*|[\d.]+|\[[^\]]+\]):(\d+)")
+_LISTENING = re.compile(r"listening at (?:\*|[\d.]+|\[[^\]]+\]):(\d+)")
 
 
 @dataclass
@@ -51,9 +51,17 @@ def mitmdump_path() -> str:
     return str(candidate) if candidate.exists() else "mitmdump"
 
 
-def start_mitmdump(tmp: Path, *extra: str, mode: str | None = None, timeout: float = 30) -> Mitm:
+def start_mitmdump(
+    tmp: Path,
+    *extra: str,
+    mode: str | None = None,
+    data_dir: Path | None = None,
+    timeout: float = 30,
+) -> Mitm:
+    """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
+    mitmproxy 12 skip loading the script without a word."""
     confdir = tmp / "mitmconf"
-    data_dir = tmp / "data"
+    data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)
     args = [
         mitmdump_path(),
@@ -102,7 +110,7 @@ def start_mitmdump(tmp: Path, *extra: str, mode: str | None = None, timeout: flo
         if process.poll() is not None:
             break
         time.sleep(0.05)
-    if not port_box or process.poll() is not None:
+    if not port_box or not ready.is_set() or process.poll() is not None:
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
     return Mitm(process, port_box[0], confdir, data_dir, lines)
