@@ -1,0 +1,204 @@
+"""What the three adapters share: POST, check the status, feed SSE events to a state machine.
+
+Each wire format is a sans-IO `StreamState`: it takes parsed `SseEvent`s and returns
+normalised events (raising `ProviderError` for in-band errors), and is told about EOF. This
+module is the thin IO loop around it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
+from collections.abc import Iterable
+from typing import Any
+from typing import Protocol
+
+from .base import ModelRequest
+from .base import ProviderError
+from .base import ProviderEvent
+from .base import ProviderSettings
+from .errors import error_from_payload
+from .errors import error_from_response
+from .errors import scrub
+from .http import HttpClient
+from .http import HttpResponse
+from .sse import SseEvent
+from .sse import SseParser
+
+log = logging.getLogger(__name__)
+
+
+class StreamState(Protocol):
+    """A wire format's stream decoder; `done` turns true at the format's terminator."""
+
+    done: bool
+
+    def on_event(self, event: SseEvent) -> list[ProviderEvent]: ...
+
+    def on_eof(self) -> list[ProviderEvent]: ...
+
+
+async def decode_stream(
+    chunks: AsyncIterable[bytes], state: StreamState, *, provider: str = ""
+) -> AsyncIterator[ProviderEvent]:
+    """Bytes → SSE events → normalised events. Stops reading at the terminator (the server
+    may keep the connection open); raises for an empty body or a premature EOF."""
+    parser = SseParser()
+    received = False
+    async for chunk in chunks:
+        if not chunk:
+            continue
+        received = True
+        for sse in parser.feed(chunk):
+            for event in state.on_event(sse):
+                yield event
+            if state.done:
+                return
+    for sse in parser.close():
+        for event in state.on_event(sse):
+            yield event
+        if state.done:
+            return
+    if not received:
+        raise ProviderError(
+            "protocol",
+            "empty response body (HTTP 200 without events)",
+            provider=provider,
+            retryable=False,
+        )
+    for event in state.on_eof():
+        yield event
+
+
+def decode_all(
+    state: StreamState, chunks: Iterable[bytes]
+) -> tuple[list[ProviderEvent], ProviderError | None]:
+    """Synchronous `decode_stream` for tests and tools: all events, and the error if any."""
+    parser = SseParser()
+    events: list[ProviderEvent] = []
+    try:
+        received = False
+        for chunk in chunks:
+            received = received or bool(chunk)
+            for sse in parser.feed(chunk):
+                events.extend(state.on_event(sse))
+                if state.done:
+                    return events, None
+        for sse in parser.close():
+            events.extend(state.on_event(sse))
+            if state.done:
+                return events, None
+        if not received:
+            raise ProviderError(
+                "protocol", "empty response body (HTTP 200 without events)", retryable=False
+            )
+        events.extend(state.on_eof())
+    except ProviderError as error:
+        return events, error
+    return events, None
+
+
+def parse_json_event(event: SseEvent, provider: str) -> dict[str, Any]:
+    """The JSON object in an event's data; anything else is a protocol error."""
+    try:
+        obj = json.loads(event.data)
+    except ValueError:
+        raise ProviderError(
+            "protocol",
+            f"invalid JSON in stream: {event.data[:200]!r}",
+            provider=provider,
+            retryable=False,
+        ) from None
+    if not isinstance(obj, dict):
+        raise ProviderError(
+            "protocol",
+            f"unexpected stream data: {event.data[:200]!r}",
+            provider=provider,
+            retryable=False,
+        )
+    return obj
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class SseProvider:
+    """Base of the adapters: subclasses build the request and the stream state."""
+
+    kind = ""
+
+    def __init__(self, settings: ProviderSettings, *, transport: object | None = None) -> None:
+        if settings.kind != self.kind:
+            raise ValueError(
+                f"{type(self).__name__} needs kind {self.kind!r}, got {settings.kind!r}"
+            )
+        self.settings = settings
+        self.label = settings.label
+        self._http = HttpClient(
+            provider=self.label,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            proxy=settings.proxy,
+            transport=transport,
+        )
+
+    def build(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """(url, headers, JSON body) for a request."""
+        raise NotImplementedError
+
+    def new_state(self, request: ModelRequest) -> StreamState:
+        raise NotImplementedError
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        url, headers, body = self.build(request)
+        secrets = self.settings.secrets()
+        log.debug(
+            "%s: POST %s model=%s messages=%d tools=%d",
+            self.label,
+            scrub(url, secrets),
+            request.model,
+            len(request.messages),
+            len(request.tools),
+        )
+        try:
+            async with self._http.post_stream(url, headers, body) as response:
+                await self._check_response(response, secrets)
+                state = self.new_state(request)
+                async with contextlib.aclosing(response.iter_bytes()) as chunks:
+                    async for event in decode_stream(chunks, state, provider=self.label):
+                        yield event
+        except ProviderError as error:
+            error.provider = error.provider or self.label
+            raise error.redact(secrets) from error.__cause__
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _check_response(self, response: HttpResponse, secrets: list[str]) -> None:
+        if not 200 <= response.status < 300:
+            body = await response.read_capped()
+            raise error_from_response(
+                response.status, response.headers, body, provider=self.label, secrets=secrets
+            )
+        ctype = response.headers.get("content-type", "")
+        if "json" in ctype and "event-stream" not in ctype:
+            # A gateway answering a streaming request with one JSON document: usually an error.
+            body = await response.read_capped()
+            try:
+                payload = json.loads(body) if body.strip() else None
+            except ValueError:
+                payload = None
+            if isinstance(payload, dict) and (
+                "error" in payload or payload.get("object") == "error"
+            ):
+                raise error_from_payload(payload, provider=self.label)
+            raise ProviderError(
+                "protocol",
+                f"expected an event stream, got {ctype}: {body[:200].decode('utf-8', 'replace')!r}",
+                provider=self.label,
+                retryable=False,
+            )

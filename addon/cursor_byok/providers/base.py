@@ -1,0 +1,392 @@
+"""The provider interface: requests, normalised stream events, errors, settings, retries.
+
+Everything the agent loop needs to talk to an LLM provider is defined here; the adapters
+(`openai_chat`, `openai_responses`, `anthropic`) turn each wire format into the same events.
+Nothing in this module imports the HTTP client, so callers stay independent of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Literal
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+ProviderKind = Literal["openai-chat", "openai-responses", "anthropic"]
+PROVIDER_KINDS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic")
+
+
+# --------------------------------------------------------------------------- request
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool offered to the model; `parameters` is a JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """One model call.
+
+    `messages` are in the neutral history format (see `history.py`); the system prompt is
+    `system`, never a message. `params` are extra body parameters merged into the request
+    (e.g. `temperature`, `reasoning_effort`); a few keys are interpreted per adapter
+    (`thinking_budget` for Anthropic, `reasoning_effort` / `reasoning_summary` for Responses).
+    `cache_key` is a stable per-conversation key (OpenAI `prompt_cache_key`).
+    """
+
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_output_tokens: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    cache_key: str | None = None
+    reasoning: bool = False
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    call_id: str
+    fragment: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    """A complete tool call. `args` is None and `error` is set when the arguments are not a
+    JSON object (truncated by max tokens, model mistake); the loop returns `error` to the
+    model as the tool result instead of executing the call."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any] | None
+    raw_args: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model call, normalised across providers.
+
+    `input_tokens` is the whole prompt including cached tokens (Anthropic's three input
+    counters are summed); `output_tokens` includes reasoning tokens. None = not reported.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+FinishReason = Literal[
+    "stop", "tool_calls", "length", "content_filter", "refusal", "pause_turn", "context_length"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """End of a successful call. `message` is the assistant message in the neutral history
+    format, with provider replay data under `providerOptions.cursorByok`; append it to the
+    history unchanged. A call whose arguments were invalid appears with `args: {}` (its
+    `ToolCallEnd.error` is what the model should get back as the result).
+
+    `reason` is one of: stop, tool_calls, length, content_filter, refusal, pause_turn,
+    context_length (Anthropic `model_context_window_exceeded`)."""
+
+    reason: str
+    message: dict[str, Any]
+
+
+ProviderEvent = (
+    TextDelta | ReasoningDelta | ToolCallStart | ToolCallArgsDelta | ToolCallEnd | Usage | Finish
+)
+
+
+# --------------------------------------------------------------------------- errors
+
+ErrorKind = Literal[
+    "auth",
+    "rate_limit",
+    "quota",
+    "context_length",
+    "invalid_request",
+    "server",
+    "network",
+    "timeout",
+    "protocol",
+    "other",
+]
+_RETRYABLE_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
+
+
+class ProviderError(Exception):
+    """A failed model call, classified so the loop can decide: retry, compact, or show.
+
+    `message` is the provider's own message with secrets redacted; safe to show and log.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+        provider: str = "",
+        code: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retryable = kind in _RETRYABLE_KINDS if retryable is None else retryable
+        self.retry_after = retry_after
+        self.provider = provider
+        self.code = code
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f"{self.provider}: " if self.provider else ""
+        status = f" {self.status}" if self.status is not None else ""
+        return f"{where}{self.kind}{status}: {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderError(kind={self.kind!r}, status={self.status!r}, "
+            f"retryable={self.retryable!r}, message={self.message!r})"
+        )
+
+    def redact(self, secrets: list[str]) -> ProviderError:
+        """Remove secrets from the message in place (returns self for `raise e.redact(...)`)."""
+        from .errors import scrub
+
+        self.message = scrub(self.message, secrets)
+        self.args = (self.message,)
+        return self
+
+
+# --------------------------------------------------------------------------- settings
+
+ChatReasoningPassback = Literal["reasoning_content", "reasoning", "reasoning_details"]
+_SENSITIVE_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie")
+
+
+@dataclass(slots=True)
+class ProviderSettings:
+    """How to reach one provider. Built from the user's profile.
+
+    Chat knobs (`chat_*`): `chat_reasoning_passback` names the assistant-message field that
+    reasoning is sent back in (`reasoning_content` for DeepSeek/Kimi/Qwen, `reasoning` or
+    `reasoning_details` for OpenRouter, None = never); `chat_reasoning_passback_scope`
+    limits it to assistant messages that made tool calls (DeepSeek's requirement) or sends it
+    on all. `chat_reasoning_body` / `chat_no_reasoning_body` are merged into the body when
+    the request asks for reasoning or not (vendors spell the switch differently).
+    """
+
+    kind: str
+    base_url: str
+    api_key: str = field(default="", repr=False)
+    extra_headers: dict[str, str] = field(default_factory=dict, repr=False)
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+    max_retries: int = 2
+    name: str = ""  # label for errors, logs and replay matching; defaults to the host
+    proxy: str | None = None  # explicit upstream proxy; the environment is never consulted
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    send_cache_key: bool = True
+    # openai-chat
+    chat_reasoning_passback: str | None = None
+    chat_reasoning_passback_scope: Literal["tool_turns", "all"] = "tool_turns"
+    chat_reasoning_body: dict[str, Any] = field(default_factory=dict)
+    chat_no_reasoning_body: dict[str, Any] = field(default_factory=dict)
+    chat_max_tokens_field: str = "max_completion_tokens"
+    chat_include_usage: bool = True
+    chat_think_tags: bool = True
+    # anthropic
+    anthropic_version: str = "2023-06-01"
+    anthropic_beta: str | None = None
+    anthropic_max_tokens: int = 16384
+    anthropic_thinking: Literal["enabled", "adaptive"] = "enabled"
+    anthropic_thinking_budget: int = 8192
+    anthropic_cache: bool = True
+    # openai-responses (store is always false: we run stateless)
+    responses_reasoning_summary: str | None = "auto"
+    responses_include_encrypted: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in PROVIDER_KINDS:
+            raise ValueError(
+                f"unknown provider kind {self.kind!r}; expected one of {PROVIDER_KINDS}"
+            )
+        if self.chat_reasoning_passback not in (
+            None,
+            "reasoning_content",
+            "reasoning",
+            "reasoning_details",
+        ):
+            raise ValueError(f"unknown chat_reasoning_passback {self.chat_reasoning_passback!r}")
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "unset"
+        headers = sorted(self.extra_headers)
+        return (
+            f"ProviderSettings(kind={self.kind!r}, base_url={self.base_url!r}, "
+            f"name={self.label!r}, api_key=<{key}>, extra_headers={headers!r})"
+        )
+
+    @property
+    def label(self) -> str:
+        """Provider label used in errors and to decide whether replay data applies."""
+        if self.name:
+            return self.name
+        from urllib.parse import urlsplit
+
+        return urlsplit(self.base_url).hostname or self.kind
+
+    def secrets(self) -> list[str]:
+        """Strings that must never appear in messages or logs."""
+        out = [self.api_key] if self.api_key else []
+        for name, value in self.extra_headers.items():
+            if any(w in name.lower() for w in _SENSITIVE_HEADER_WORDS) and value:
+                out.append(value)
+                # "Bearer xyz": also the bare token
+                _, _, token = value.partition(" ")
+                if token:
+                    out.append(token)
+        return out
+
+
+# --------------------------------------------------------------------------- provider
+
+
+class Provider(Protocol):
+    """A model endpoint. `stream` yields events and ends with `Finish`, or raises
+    `ProviderError`. Closing the iterator early (aclose / cancellation) closes the HTTP
+    response."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def make_provider(settings: ProviderSettings, *, transport: object | None = None) -> Provider:
+    """Build the adapter for `settings.kind`. `transport` is an httpx transport (tests pass
+    `httpx.MockTransport`); typed as object so callers need not import httpx."""
+    if settings.kind == "openai-chat":
+        from .openai_chat import OpenAIChatProvider
+
+        return OpenAIChatProvider(settings, transport=transport)
+    if settings.kind == "openai-responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(settings, transport=transport)
+    if settings.kind == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(settings, transport=transport)
+    raise ValueError(f"unknown provider kind {settings.kind!r}")
+
+
+# --------------------------------------------------------------------------- retries
+
+MAX_BACKOFF = 8.0
+RetryCallback = Callable[[int, ProviderError, float], Awaitable[None] | None]
+
+
+def backoff_delay(
+    error: ProviderError,
+    attempt: int,
+    *,
+    jitter: Callable[[], float] = random.random,
+) -> float:
+    """Delay before retry number `attempt + 1`: the server's retry-after when given,
+    else min(0.5 * 2**attempt, 8) s reduced by up to 25 % jitter."""
+    if error.retry_after is not None:
+        return max(0.0, error.retry_after)
+    base = min(0.5 * 2**attempt, MAX_BACKOFF)
+    return base * (1.0 - 0.25 * jitter())
+
+
+async def stream_with_retries(
+    provider: Provider,
+    request: ModelRequest,
+    *,
+    max_retries: int,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    on_retry: RetryCallback | None = None,
+    jitter: Callable[[], float] = random.random,
+    max_retry_after: float = 60.0,
+) -> AsyncIterator[ProviderEvent]:
+    """`provider.stream(request)`, retried while nothing has been yielded yet.
+
+    Once an event has been forwarded, a retry would duplicate visible output, so a later
+    failure is raised as is. Non-retryable kinds are never retried, and neither is a
+    server-requested wait longer than `max_retry_after` seconds (the user should see it).
+    `on_retry(attempt, error, delay)` (sync or async) runs before each wait.
+    """
+    attempt = 0
+    while True:
+        forwarded = False
+        try:
+            async with contextlib.aclosing(provider.stream(request)) as events:
+                async for event in events:
+                    forwarded = True
+                    yield event
+            return
+        except ProviderError as error:
+            if forwarded or not error.retryable or attempt >= max_retries:
+                raise
+            if error.retry_after is not None and error.retry_after > max_retry_after:
+                raise
+            delay = backoff_delay(error, attempt, jitter=jitter)
+            attempt += 1
+            log.warning(
+                "provider %s: %s %s (%s); retry %d/%d in %.2fs",
+                error.provider,
+                error.kind,
+                error.status if error.status is not None else "",
+                error.message[:200],
+                attempt,
+                max_retries,
+                delay,
+            )
+            if on_retry is not None:
+                result = on_retry(attempt, error, delay)
+                if inspect.isawaitable(result):
+                    await result
+            await sleep(delay)

@@ -1,0 +1,128 @@
+"""The only module that imports httpx: a streaming JSON POST with our timeouts and errors.
+
+Why a wrapper: the rest of the provider layer deals in bytes and `ProviderError`s, so it can
+be tested without HTTP and the client library can be swapped (httpx2 is API-compatible).
+`trust_env=False` because the mitmproxy process's proxy environment may point back into
+mitmproxy itself; an upstream proxy must be configured explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from .base import ProviderError
+
+log = logging.getLogger(__name__)
+
+MAX_ERROR_BODY = 64 * 1024
+
+
+class HttpResponse:
+    """A streaming response: status, lower-cased headers, body as byte chunks."""
+
+    def __init__(self, response: httpx.Response, provider: str) -> None:
+        self._response = response
+        self._provider = provider
+        self.status = response.status_code
+        self.headers: dict[str, str] = {k.lower(): v for k, v in response.headers.items()}
+
+    async def iter_bytes(self) -> AsyncIterator[bytes]:
+        """Raw body chunks as they arrive (decompressed), transport errors classified."""
+        try:
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, self._provider) from exc
+
+    async def read_capped(self, limit: int = MAX_ERROR_BODY) -> bytes:
+        """Up to `limit` bytes of the body (error bodies are small; never trust that)."""
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in self._response.aiter_bytes():
+                parts.append(chunk)
+                size += len(chunk)
+                if size >= limit:
+                    break
+        except httpx.HTTPError as exc:
+            log.debug("reading error body failed: %s", type(exc).__name__)
+        return b"".join(parts)[:limit]
+
+
+def transport_error(exc: Exception, provider: str) -> ProviderError:
+    """Map an httpx exception to a ProviderError (timeouts and connection failures retry)."""
+    name = type(exc).__name__
+    detail = str(exc) or name
+    if isinstance(exc, httpx.TimeoutException):
+        what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
+        if isinstance(exc, httpx.ReadTimeout):
+            what = "read (no data from the provider)"
+        return ProviderError("timeout", f"{what} timeout: {detail}", provider=provider)
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return ProviderError(
+            "network", f"connection closed by the provider: {detail}", provider=provider
+        )
+    if isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.UnsupportedProtocol):
+        return ProviderError("network", f"{name}: {detail}", provider=provider)
+    if isinstance(exc, httpx.DecodingError):
+        return ProviderError(
+            "protocol", f"undecodable response body: {detail}", provider=provider, retryable=False
+        )
+    return ProviderError("other", f"{name}: {detail}", provider=provider, retryable=False)
+
+
+class HttpClient:
+    """One connection pool per provider; POSTs JSON and streams the response."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        connect_timeout: float,
+        read_timeout: float,
+        proxy: str | None = None,
+        transport: object | None = None,
+    ) -> None:
+        self._provider = provider
+        timeout = httpx.Timeout(
+            connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
+        )
+        kwargs: dict[str, Any] = {"timeout": timeout, "trust_env": False, "follow_redirects": False}
+        if transport is not None:
+            if not isinstance(transport, httpx.AsyncBaseTransport):
+                raise TypeError("transport must be an httpx.AsyncBaseTransport")
+            kwargs["transport"] = transport
+        elif proxy:
+            kwargs["proxy"] = proxy
+        self._client = httpx.AsyncClient(**kwargs)
+
+    @asynccontextmanager
+    async def post_stream(
+        self, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> AsyncIterator[HttpResponse]:
+        """POST `body` as JSON; the response is closed when the block exits, including on
+        cancellation or when the consumer stops early (that is how a stream is cancelled)."""
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        request_headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            **headers,
+        }
+        request = self._client.build_request("POST", url, headers=request_headers, content=content)
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, self._provider) from exc
+        try:
+            yield HttpResponse(response, self._provider)
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
