@@ -19,10 +19,17 @@ from mitmproxy import exceptions
 from mitmproxy import http
 
 from cursor_byok import connect
+from cursor_byok.agent.loop import CUSTOM_MESSAGE
+from cursor_byok.agent.loop import ProviderAgent
+from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.bidi import BidiDecodeError
 from cursor_byok.bidi import decode_bidi_append
 from cursor_byok.bidi import decode_run_sse_request
 from cursor_byok.blobs import BlobStore
+from cursor_byok.config import Config
+from cursor_byok.config import ConfigError
+from cursor_byok.config import default_config_path
+from cursor_byok.config import load_config
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import SessionRegistry
@@ -31,6 +38,8 @@ from cursor_byok.streamer import ENCODING_HEADER
 from cursor_byok.streamer import STREAM_HEADER
 from cursor_byok.streamer import Streamer
 from cursor_byok.turn import Agent
+from cursor_byok.turn import Turn
+from cursor_byok.turn import TurnError
 from cursor_byok.turn import run_turn
 
 log = logging.getLogger(__name__)
@@ -39,6 +48,17 @@ BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
 DEFAULT_HOSTS = ("cursor.sh", "*.cursor.sh")
 METADATA_KEY = "cursor_byok"
+AGENTS = ("provider", "scripted")
+
+
+class FailingAgent:
+    """Ends every turn with one error Cursor shows (e.g. a broken config)."""
+
+    def __init__(self, error: TurnError) -> None:
+        self.error = error
+
+    async def run(self, turn: Turn) -> None:
+        raise self.error
 
 
 def default_data_dir() -> Path:
@@ -66,6 +86,7 @@ class CursorByok:
         self.blobs: BlobStore | None = None
         self._ready: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._config: tuple[tuple[Path, int], Config] | None = None
         self.stats = {"bidi_append": 0, "run_sse": 0}
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
@@ -99,10 +120,17 @@ class CursorByok:
             "End a RunSSE stream with not_found when no run request arrives in this time.",
         )
         loader.add_option(
+            "cursor_byok_config",
+            str,
+            str(default_config_path()),
+            "The cursor-byok TOML config (providers and models); reloaded when it changes.",
+        )
+        loader.add_option(
             "cursor_byok_agent",
             str,
-            "scripted",
-            "Which agent runs turns: 'scripted' (no model; reads a file and answers).",
+            "provider",
+            "Which agent runs turns: 'provider' (your configured models) or 'scripted' "
+            "(no model: reads a file and answers; for checking a setup).",
         )
 
     def configure(self, updated: set[str]) -> None:
@@ -116,19 +144,26 @@ class CursorByok:
         for name in ("cursor_byok_heartbeat_ms", "cursor_byok_grace_ms"):
             if getattr(opts, name) <= 0:
                 raise exceptions.OptionsError(f"{name} must be positive")
-        if opts.cursor_byok_agent not in ("scripted",) and self._agent is None:
+        if opts.cursor_byok_agent not in AGENTS:
             raise exceptions.OptionsError(
-                f"cursor_byok_agent: unknown agent {opts.cursor_byok_agent!r} (known: scripted)"
+                f"cursor_byok_agent: unknown agent {opts.cursor_byok_agent!r} "
+                f"(known: {', '.join(AGENTS)})"
             )
-        config = SessionConfig(
+        if opts.cursor_byok_agent == "provider" and self._agent is None:
+            try:
+                config = self.config()
+                log.info("config %s: models %s", config.path, ", ".join(config.model_names()))
+            except ConfigError as exc:
+                log.error("%s", exc)
+        session_config = SessionConfig(
             heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
             grace_period=opts.cursor_byok_grace_ms / 1000,
             run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,
         )
         if self.registry is None:
-            self.registry = SessionRegistry(self._run_turn, config=config)
+            self.registry = SessionRegistry(self._run_turn, config=session_config)
         else:
-            self.registry.config = config
+            self.registry.config = session_config
         if "cursor_byok_data_dir" in updated or self.blobs is None:
             try:
                 self.blobs = BlobStore(Path(opts.cursor_byok_data_dir).expanduser() / "blobs")
@@ -166,12 +201,38 @@ class CursorByok:
 
     # --- the agent ------------------------------------------------------------------------
 
+    def config(self) -> Config:
+        """The current config, reloaded when the file changed. Running turns keep the config
+        object they started with, so a reload never disturbs them."""
+        path = Path(ctx.options.cursor_byok_config).expanduser()
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            raise ConfigError(
+                f"{path}: no such file. Create it from config.example.toml in the cursor-byok "
+                "repository, or pass --set cursor_byok_config=PATH"
+            ) from None
+        if self._config is None or self._config[0] != (path, stamp):
+            self._config = ((path, stamp), load_config(path))
+            log.info("loaded %s", path)
+        return self._config[1]
+
     def agent(self) -> Agent:
         if self._agent is not None:
             return self._agent
-        from cursor_byok.agent.scripted import ScriptedAgent
-
-        return ScriptedAgent()
+        if ctx.options.cursor_byok_agent == "scripted":
+            return ScriptedAgent()
+        try:
+            return ProviderAgent(self.config())
+        except ConfigError as exc:
+            return FailingAgent(
+                TurnError(
+                    "failed_precondition",
+                    str(exc),
+                    title="cursor-byok configuration",
+                    error=CUSTOM_MESSAGE,
+                )
+            )
 
     async def _run_turn(self, live: LiveSession, run_request) -> None:
         assert self.registry is not None and self.blobs is not None

@@ -47,6 +47,7 @@ class Transcript:
     new_messages: list[dict] = field(default_factory=list)
     steps: list[pb.ConversationStep] = field(default_factory=list)
     read_paths: list[str] = field(default_factory=list)
+    todos: list[dict] = field(default_factory=list)  # TodoWrite state, one blob per item
     context_window: int = DEFAULT_CONTEXT_WINDOW
     used_tokens: int = 0
 
@@ -92,6 +93,8 @@ class Transcript:
             state.turns.append(store(wrapper.SerializeToString()))
         if mode is not None:
             state.mode = mode
+        del state.todos[:]
+        state.todos.extend(store(encode_todo(t)) for t in self.todos)
         for path in self.read_paths:
             if path not in state.read_paths:
                 state.read_paths.append(path)
@@ -107,8 +110,13 @@ class Transcript:
         return sum(len(encode_message(m)) for m in self.messages()) // 4
 
 
+def encode_todo(todo: dict) -> bytes:
+    return json.dumps(todo, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def referenced_blobs(state: pb.ConversationStateStructure) -> set[bytes]:
     """Blob ids a client-sent checkpoint refers to directly (the client has these)."""
     ids = set(state.root_prompt_messages_json)
     ids.update(state.turns)
+    ids.update(state.todos)
     return ids

@@ -10,6 +10,7 @@ staged and settled checkpoints, end-stream), cancellation and errors Cursor can 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -239,7 +240,17 @@ async def load_transcript(
             ) from None
         if message.get("role") != "system":  # the system prompt is rebuilt every turn
             history.append(message)
-    return Transcript(base=state, history=history, request_id=request_id)
+    todos = []
+    for ident in state.todos:
+        try:
+            todo = json.loads(await turn_blob(ident))
+        except (ValueError, UnicodeDecodeError):
+            continue  # a todo format we do not know (written by Cursor's server): keep going
+        if isinstance(todo, dict):
+            todos.append(todo)
+    return Transcript(
+        base=state, history=history, request_id=request_id, read_paths=[], todos=todos
+    )
 
 
 async def run_turn(

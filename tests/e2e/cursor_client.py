@@ -127,6 +127,7 @@ class CursorLikeClient:
         state: pb.ConversationStateStructure | None = None,
         mode: int = 1,
         model: str = "test-model",
+        workspace: Path | None = None,
     ) -> pb.AgentClientMessage:
         request = pb.AgentRunRequest(conversation_id=conversation_id)
         if state is not None:
@@ -137,6 +138,11 @@ class CursorLikeClient:
         action.user_message.text = text
         action.user_message.message_id = str(uuid.uuid4())
         action.user_message.mode = mode
+        env = action.request_context.env
+        env.os_version = "linux 6.8"
+        env.shell = "bash"
+        if workspace is not None:
+            env.workspace_paths.append(str(workspace))
         request.requested_model.model_id = model
         request.model_details.model_id = model
         return pb.AgentClientMessage(run_request=request)

@@ -56,6 +56,9 @@ def start_mitmdump(
     *extra: str,
     mode: str | None = None,
     data_dir: Path | None = None,
+    agent: str = "scripted",
+    config: Path | None = None,
+    env: dict[str, str] | None = None,
     timeout: float = 30,
 ) -> Mitm:
     """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
@@ -77,13 +80,17 @@ def start_mitmdump(
         f"cursor_byok_data_dir={data_dir}",
         "--set",
         f"cursor_byok_hosts={TEST_HOST}",
+        "--set",
+        f"cursor_byok_agent={agent}",
+        "--set",
+        f"cursor_byok_config={config or tmp / 'no-config.toml'}",
         "-s",
         str(REPO / "addon" / "main.py"),
         *extra,
     ]
     if mode:
         args += ["--mode", mode]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(name, None)
     process = subprocess.Popen(

@@ -1,0 +1,159 @@
+"""What the model is told: the system prompt and the user message, built from the run request.
+
+The system prompt is rebuilt every turn from the mode and the request context (environment,
+workspace, rules, skills, MCP instructions, git) and kept byte-stable for a given context, so
+provider prompt caches stay warm. Later turns carry the large context parts as blob references
+(`request_context_parts`); they are resolved from our blob store or by KV GET.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable
+from collections.abc import Callable
+
+from google.protobuf.message import DecodeError
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+AGENT, ASK, PLAN, DEBUG = 1, 2, 3, 4
+MODE_NAMES = {AGENT: "agent", ASK: "ask", PLAN: "plan", DEBUG: "debug"}
+_EMPTY_BLOB = bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+MAX_RULE_CHARS = 20_000
+
+MODE_INSTRUCTIONS = {
+    AGENT: (
+        "You are in Agent mode: make the changes the user asks for. Read files before editing "
+        "them, prefer small precise edits (StrReplace) over rewriting files, and run commands "
+        "to check your work when it helps."
+    ),
+    ASK: (
+        "You are in Ask mode: answer questions and explain. You may read and search the "
+        "workspace, but you must not modify files or run commands that change anything. If the "
+        "user asks for changes, describe them and suggest switching to Agent mode."
+    ),
+    PLAN: (
+        "You are in Plan mode: research the codebase read-only, ask clarifying questions when "
+        "needed, then write a concrete implementation plan with the CreatePlan tool. Do not "
+        "modify files."
+    ),
+    DEBUG: (
+        "You are in Debug mode: find the root cause. Form hypotheses, add temporary "
+        "instrumentation if useful, reproduce, and fix the cause rather than the symptom."
+    ),
+}
+
+
+def mode_name(mode: int) -> str:
+    return MODE_NAMES.get(mode, "agent")
+
+
+BlobReader = Callable[[bytes], Awaitable[bytes]]
+
+
+async def request_context(
+    run_request: pb.AgentRunRequest, read_blob: BlobReader
+) -> pb.RequestContext:
+    """The full RequestContext: inline on a chat's first turn, blob parts plus a small inline
+    `dynamic_context` on later turns. Parts are assumed to be serialised RequestContext fragments
+    (inferred); a part that does not parse is skipped with a log line rather than failing the turn.
+    """
+    action = run_request.action
+    if action.user_message_action.HasField("request_context"):
+        return action.user_message_action.request_context
+    context = pb.RequestContext()
+    if not action.HasField("request_context_parts"):
+        return context
+    parts = action.request_context_parts
+    for name in ("rules", "skills", "subagents", "mcps"):
+        ident = getattr(parts, f"{name}_blob_id")
+        if not ident or ident == _EMPTY_BLOB:
+            continue
+        data = await read_blob(ident)
+        try:
+            context.MergeFromString(data)
+        except DecodeError:
+            log.info("context part %s (%d bytes) is not a RequestContext; skipped", name, len(data))
+    context.MergeFrom(parts.dynamic_context)
+    return context
+
+
+def system_prompt(mode: int, context: pb.RequestContext, tool_names: list[str]) -> str:
+    sections = [
+        "You are a coding agent working inside the user's editor (Cursor). You act through the "
+        "tools provided; every tool runs on the user's machine. Be concise, and cite file paths.",
+        MODE_INSTRUCTIONS.get(mode, MODE_INSTRUCTIONS[AGENT]),
+        "Available tools: " + ", ".join(tool_names) + ".",
+    ]
+    env = context.env
+    facts = []
+    if env.os_version:
+        facts.append(f"Operating system: {env.os_version}")
+    if env.shell:
+        facts.append(f"Shell: {env.shell}")
+    if env.workspace_paths:
+        facts.append("Workspace folders: " + ", ".join(env.workspace_paths))
+    if env.time_zone:
+        facts.append(f"Time zone: {env.time_zone}")
+    if facts:
+        sections.append("<environment>\n" + "\n".join(facts) + "\n</environment>")
+    for repo in context.git_repos:
+        details = [f"path: {repo.path}"] if repo.path else []
+        if repo.branch_name:
+            details.append(f"branch: {repo.branch_name}")
+        if details:
+            sections.append("<git_repo>\n" + "\n".join(details) + "\n</git_repo>")
+    rules = [r for r in list(context.rules) + list(context.non_file_rules) if r.content]
+    if rules:
+        body = "\n\n".join(f"Rule {r.full_path or '(inline)'}:\n{r.content}" for r in rules)
+        sections.append("<rules>\n" + body[:MAX_RULE_CHARS] + "\n</rules>")
+    skills = [s for s in context.agent_skills if s.full_path or s.description]
+    if skills:
+        lines = [f"- {s.full_path}: {s.description}" for s in skills]
+        sections.append(
+            "<skills>\nSkills you can read with the Read tool when relevant:\n"
+            + "\n".join(lines)
+            + "\n</skills>"
+        )
+    for instructions in context.mcp_instructions:
+        if instructions.instructions:
+            sections.append(
+                f"<mcp_server name={instructions.server_name!r}>\n"
+                f"{instructions.instructions}\n</mcp_server>"
+            )
+    return "\n\n".join(sections)
+
+
+def user_content(message: pb.UserMessage, *, images: bool) -> list[dict]:
+    """The user's message as neutral content parts: text, selected context, images."""
+    parts: list[dict] = [{"type": "text", "text": message.text}]
+    if not message.HasField("selected_context"):
+        return parts
+    selected = message.selected_context
+    attached = [
+        f'<file path="{f.relative_path or f.path}">\n{f.content}\n</file>'
+        for f in selected.files
+        if f.content
+    ]
+    attached += [
+        f'<selection path="{s.relative_path or s.path}">\n{s.content}\n</selection>'
+        for s in selected.code_selections
+        if s.content
+    ]
+    attached += [text for text in selected.extra_context if text]
+    if attached:
+        parts.append({"type": "text", "text": "\n\n".join(attached)})
+    for image in selected.selected_images:
+        data = image.data or image.blob_id_with_data.data
+        if images and data:
+            parts.append(
+                {
+                    "type": "image",
+                    "mediaType": image.mime_type or "image/png",
+                    "data": base64.b64encode(data).decode(),
+                }
+            )
+    return parts

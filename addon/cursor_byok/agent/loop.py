@@ -1,0 +1,389 @@
+"""The agent loop: the user's model, streaming, calling Cursor's own tools through the turn.
+
+One model call per step. Provider events become Cursor UI updates as they arrive; complete tool
+calls are executed on the client (read-only ones concurrently, mutating ones in call order) and
+all their results go back to the model in the next call. Checkpoints are published around each
+tool batch (staged while it runs, settled once every result is in), so the conversation survives
+a cancel or a crash at any point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from cursor_byok.agent import context as prompts
+from cursor_byok.config import Config
+from cursor_byok.config import ConfigError
+from cursor_byok.config import ModelConfig
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.providers.base import Finish
+from cursor_byok.providers.base import ModelRequest
+from cursor_byok.providers.base import Provider
+from cursor_byok.providers.base import ProviderError
+from cursor_byok.providers.base import ReasoningDelta
+from cursor_byok.providers.base import TextDelta
+from cursor_byok.providers.base import ToolCallArgsDelta
+from cursor_byok.providers.base import ToolCallEnd
+from cursor_byok.providers.base import ToolCallStart
+from cursor_byok.providers.base import ToolSpec
+from cursor_byok.providers.base import Usage
+from cursor_byok.providers.base import make_provider
+from cursor_byok.providers.base import stream_with_retries
+from cursor_byok.tools.base import Tool
+from cursor_byok.tools.base import ToolOutcome
+from cursor_byok.tools.registry import tools_for
+from cursor_byok.turn import Turn
+from cursor_byok.turn import TurnError
+
+log = logging.getLogger(__name__)
+
+PROVIDER_ERROR = 57  # aiserver.v1.ErrorDetails.Error.ERROR_PROVIDER_ERROR
+CUSTOM_MESSAGE = 29
+BAD_MODEL_NAME = 5
+_TITLES = {
+    "auth": "Provider rejected the API key",
+    "rate_limit": "Provider rate limit",
+    "quota": "Provider quota or billing limit",
+    "context_length": "Context too long for the model",
+    "invalid_request": "Provider rejected the request",
+    "server": "Provider server error",
+    "network": "Cannot reach the provider",
+    "timeout": "Provider timed out",
+    "protocol": "Provider stream broke off",
+}
+
+ProviderFactory = Callable[[ModelConfig], Provider]
+
+
+@dataclass
+class _Call:
+    """One tool call of the current model response, in the order the model made it."""
+
+    call_id: str
+    name: str
+    tool: Tool | None
+    args: dict[str, Any] | None = None
+    error: str | None = None
+    started: bool = False
+
+
+@dataclass
+class _StepOutput:
+    message: dict
+    calls: list[_Call] = field(default_factory=list)
+    reason: str = "stop"
+
+
+class _ToolContext:
+    """`ToolContext` for one call, backed by the live turn."""
+
+    def __init__(self, turn: Turn, call: _Call, model_call_id: str, mode: int, ctx) -> None:
+        self._turn = turn
+        self.call_id = call.call_id
+        self.model_call_id = model_call_id
+        self.mode = mode
+        self.request_context = ctx
+        self.todos = turn.transcript.todos
+
+    async def exec(self, message, on_event=None):
+        return await self._turn.exec(message, on_event)
+
+    async def interact(self, query):
+        return await self._turn.interact(query)
+
+    def delta(self, delta: pb.ToolCallDelta) -> None:
+        self._turn.update(
+            tool_call_delta=pb.ToolCallDeltaUpdate(
+                call_id=self.call_id, tool_call_delta=delta, model_call_id=self.model_call_id
+            )
+        )
+
+
+class ProviderAgent:
+    """Runs turns against the configured provider of the model Cursor asked for."""
+
+    name = "provider"
+
+    def __init__(self, config: Config, provider_factory: ProviderFactory | None = None) -> None:
+        self.config = config
+        self._factory = provider_factory or self._make_provider
+
+    def _make_provider(self, model: ModelConfig) -> Provider:
+        try:
+            settings = self.config.providers[model.provider].settings()
+        except ConfigError as exc:
+            raise TurnError(
+                "failed_precondition",
+                str(exc),
+                title="cursor-byok configuration",
+                error=CUSTOM_MESSAGE,
+            ) from None
+        return make_provider(settings)
+
+    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+        requested = run_request.requested_model.model_id or run_request.model_details.model_id
+        model = self.config.model(requested or None)
+        if model is None:
+            names = ", ".join(self.config.model_names())
+            raise TurnError(
+                "invalid_argument",
+                f"Model {requested!r} is not configured in cursor-byok. Configured models: {names}",
+                title="Unknown model",
+                error=BAD_MODEL_NAME,
+            )
+        return model
+
+    async def run(self, turn: Turn) -> None:
+        model = self.route(turn.run_request)
+        mode = turn.mode or prompts.AGENT
+        tools = list(tools_for(mode, turn.run_request))
+        by_name = {tool.name: tool for tool in tools}
+        context = await prompts.request_context(turn.run_request, turn.blob)
+        system = prompts.system_prompt(mode, context, [t.name for t in tools])
+        turn.transcript.context_window = model.context_window
+        turn.transcript.append(
+            {
+                "role": "user",
+                "content": prompts.user_content(turn.user_message, images=model.supports_images),
+            }
+        )
+        specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+        provider = self._factory(model)
+        try:
+            for _ in range(self.config.max_steps):
+                request = ModelRequest(
+                    model=model.model,
+                    system=system,
+                    messages=turn.transcript.messages(),
+                    tools=specs,
+                    max_output_tokens=model.max_output_tokens,
+                    params=dict(model.params),
+                    cache_key=turn.run_request.conversation_id or None,
+                    reasoning=model.thinking,
+                )
+                model_call_id = str(uuid.uuid4())
+                turn.step_started()
+                step = await self._model_call(turn, provider, request, by_name, model_call_id)
+                turn.transcript.append(step.message)
+                if not step.calls:
+                    turn.step_completed()
+                    if step.reason == "length":
+                        turn.text("\n\n_(The model stopped at its output token limit.)_")
+                    return
+                await turn.publish_checkpoint(pending=step.message)
+                results = await self._run_tools(turn, step.calls, model_call_id, mode, context)
+                turn.transcript.append({"role": "tool", "content": results})
+                await turn.publish_checkpoint()
+                turn.step_completed()
+            turn.text(
+                f"\n\n_Stopped after {self.config.max_steps} steps (the max_steps limit in the "
+                "cursor-byok config). Send a message to continue._"
+            )
+        finally:
+            await provider.aclose()
+
+    # --- one model call ------------------------------------------------------------------
+
+    async def _model_call(
+        self,
+        turn: Turn,
+        provider: Provider,
+        request: ModelRequest,
+        tools: dict[str, Tool],
+        model_call_id: str,
+    ) -> _StepOutput:
+        calls: dict[str, _Call] = {}
+        order: list[str] = []
+        thinking_since: float | None = None
+
+        def end_thinking() -> None:
+            nonlocal thinking_since
+            if thinking_since is not None:
+                ms = max(1, int((time.monotonic() - thinking_since) * 1000))
+                turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=ms))
+                thinking_since = None
+
+        async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
+            log.info("provider %s, retry %d in %.1fs: %s", error.kind, attempt, delay, error)
+
+        try:
+            async for event in stream_with_retries(
+                provider, request, max_retries=3, on_retry=on_retry
+            ):
+                match event:
+                    case ReasoningDelta(text):
+                        if thinking_since is None:
+                            thinking_since = time.monotonic()
+                        turn.thinking(text)
+                    case TextDelta(text):
+                        end_thinking()
+                        turn.text(text)
+                    case ToolCallStart(call_id, name):
+                        end_thinking()
+                        call = _Call(call_id, name, tools.get(name))
+                        calls[call_id] = call
+                        order.append(call_id)
+                        turn.update(
+                            partial_tool_call=pb.PartialToolCallUpdate(
+                                call_id=call_id,
+                                tool_call=self._ui(call, {}),
+                                model_call_id=model_call_id,
+                            )
+                        )
+                    case ToolCallArgsDelta(call_id, fragment):
+                        call = calls.get(call_id)
+                        if call is not None:
+                            turn.update(
+                                partial_tool_call=pb.PartialToolCallUpdate(
+                                    call_id=call_id,
+                                    tool_call=self._ui(call, {}),
+                                    args_text_delta=fragment,
+                                    model_call_id=model_call_id,
+                                )
+                            )
+                    case ToolCallEnd(call_id, name, args, _raw, error):
+                        end_thinking()
+                        call = calls.get(call_id)
+                        if call is None:
+                            call = _Call(call_id, name, tools.get(name))
+                            calls[call_id] = call
+                            order.append(call_id)
+                        call.args, call.error = args, error
+                        if call.tool is None:
+                            call.error = (
+                                f"Tool {name!r} is not available in this mode. "
+                                f"Available tools: {', '.join(tools)}"
+                            )
+                        if call.error is None:
+                            call.started = True
+                            turn.update(
+                                tool_call_started=pb.ToolCallStartedUpdate(
+                                    call_id=call_id,
+                                    tool_call=self._ui(call, args or {}),
+                                    model_call_id=model_call_id,
+                                )
+                            )
+                    case Usage() as usage:
+                        turn.usage.add(
+                            input_tokens=usage.input_tokens,
+                            output_tokens=usage.output_tokens,
+                            cache_read_tokens=usage.cache_read_tokens,
+                            cache_write_tokens=usage.cache_write_tokens,
+                            reasoning_tokens=usage.reasoning_tokens,
+                        )
+                        if usage.input_tokens is not None:
+                            turn.transcript.used_tokens = usage.input_tokens + (
+                                usage.output_tokens or 0
+                            )
+                        if usage.output_tokens:
+                            turn.update(token_delta=pb.TokenDeltaUpdate(tokens=usage.output_tokens))
+                    case Finish(reason, message):
+                        end_thinking()
+                        return _StepOutput(message, [calls[c] for c in order], reason)
+        except ProviderError as exc:
+            raise provider_turn_error(exc) from None
+        raise TurnError(
+            "unavailable",
+            "The provider stream ended without a final event.",
+            title=_TITLES["protocol"],
+            error=PROVIDER_ERROR,
+        )
+
+    @staticmethod
+    def _ui(call: _Call, args: dict) -> pb.ToolCall:
+        if call.tool is None:
+            return pb.ToolCall()
+        try:
+            return call.tool.ui_call(args)
+        except Exception:  # ui_call is best effort by contract; never let it break a turn
+            log.exception("ui_call of %s failed", call.name)
+            return pb.ToolCall()
+
+    # --- tools ---------------------------------------------------------------------------
+
+    async def _run_tools(
+        self, turn: Turn, calls: list[_Call], model_call_id: str, mode: int, context
+    ) -> list[dict]:
+        """Execute one batch: read-only calls concurrently, mutating calls one at a time in
+        call order (each waits for everything the model asked for before it)."""
+        outcomes: dict[str, ToolOutcome | str] = {}
+        running: list[asyncio.Task] = []
+
+        async def run_one(call: _Call) -> None:
+            outcomes[call.call_id] = await self._run_call(turn, call, model_call_id, mode, context)
+
+        for call in calls:
+            if call.error is not None or call.tool is None:
+                outcomes[call.call_id] = call.error or "invalid tool call"
+                continue
+            if call.tool.read_only:
+                running.append(asyncio.ensure_future(run_one(call)))
+            else:
+                if running:
+                    await asyncio.gather(*running)
+                    running.clear()
+                await run_one(call)
+        try:
+            if running:
+                await asyncio.gather(*running)
+        finally:
+            for task in running:
+                task.cancel()
+        results = []
+        for call in calls:
+            outcome = outcomes[call.call_id]
+            text, is_error = (
+                (outcome, True) if isinstance(outcome, str) else (outcome.text, outcome.is_error)
+            )
+            if isinstance(outcome, str) and not text.startswith("Error"):
+                text = f"Error: {text}"
+            results.append(
+                {
+                    "type": "tool-result",
+                    "toolCallId": call.call_id,
+                    "toolName": call.name,
+                    "result": text,
+                    "isError": is_error,
+                }
+            )
+        return results
+
+    async def _run_call(
+        self, turn: Turn, call: _Call, model_call_id: str, mode: int, context
+    ) -> ToolOutcome:
+        assert call.tool is not None
+        ctx = _ToolContext(turn, call, model_call_id, mode, context)
+        outcome = await call.tool.run(call.args or {}, ctx)
+        turn.update(
+            tool_call_completed=pb.ToolCallCompletedUpdate(
+                call_id=call.call_id, tool_call=outcome.tool_call, model_call_id=model_call_id
+            )
+        )
+        if call.name == "Read" and not outcome.is_error:
+            path = (call.args or {}).get("path") or (call.args or {}).get("target_file")
+            if isinstance(path, str) and path not in turn.transcript.read_paths:
+                turn.transcript.read_paths.append(path)
+        return outcome
+
+
+def provider_turn_error(exc: ProviderError) -> TurnError:
+    """A provider failure as the error Cursor shows: title, provider's message, retryable."""
+    title = _TITLES.get(exc.kind, "Provider error")
+    if exc.status:
+        title = f"{title} (HTTP {exc.status})"
+    if exc.kind == "context_length":
+        return TurnError("invalid_argument", exc.message, title=title, error=CUSTOM_MESSAGE)
+    return TurnError(
+        "unavailable",
+        f"{exc.provider}: {exc.message}" if exc.provider else exc.message,
+        title=title,
+        error=PROVIDER_ERROR,
+        retryable=exc.retryable,
+    )

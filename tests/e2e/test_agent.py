@@ -1,0 +1,237 @@
+"""The real agent loop end to end: mitmdump, the Cursor-like client, a fake provider."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import pytest
+from cursor_client import CursorLikeClient
+from fakes.fake_provider import FakeProvider
+from mitm import TEST_HOST
+from mitm import start_mitmdump
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
+
+pytestmark = pytest.mark.timeout(120)
+KINDS = ["openai-chat", "anthropic", "openai-responses"]
+MODEL = "Fake Model"
+
+
+def write_config(tmp_path: Path, fp: FakeProvider, kind: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f"""
+default_model = "{MODEL}"
+max_steps = 8
+
+[providers.fake]
+kind = "{kind}"
+base_url = "{fp.base_url}"
+api_key_env = "FAKE_PROVIDER_KEY"
+max_retries = 2
+
+[[models]]
+name = "{MODEL}"
+provider = "fake"
+model = "fake-upstream-1"
+context_window = 64000
+"""
+    )
+    return path
+
+
+class Setup:
+    def __init__(self, tmp_path: Path, workspace: Path, fp: FakeProvider, kind: str) -> None:
+        self.proxy = start_mitmdump(
+            tmp_path / "proxy",
+            agent="provider",
+            config=write_config(tmp_path, fp, kind),
+            env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
+        )
+        self.client = CursorLikeClient(
+            base_url=f"https://{TEST_HOST}",
+            workspace=workspace,
+            proxy=self.proxy.proxy_url,
+            ca_file=self.proxy.ca_file,
+        )
+        self.workspace = workspace
+
+    def request(self, text: str, conversation: str, **kwargs) -> pb.AgentClientMessage:
+        return self.client.run_request(
+            text, conversation_id=conversation, model=MODEL, workspace=self.workspace, **kwargs
+        )
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        self.proxy.stop()
+
+
+def error_details(end) -> aipb.ErrorDetails:
+    [detail] = end.error.details
+    assert detail.type == "aiserver.v1.ErrorDetails"
+    return aipb.ErrorDetails.FromString(detail.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind) -> None:
+    notes = str(workspace / "notes.txt")
+    async with FakeProvider() as fp:
+        fp.script.tool_calls([("call_read", "Read", {"path": notes})], reasoning="Look first.")
+        fp.script.tool_calls(
+            [
+                (
+                    "call_edit",
+                    "StrReplace",
+                    {"path": notes, "old_string": "beta", "new_string": "gamma"},
+                )
+            ]
+        )
+        fp.script.tool_calls([("call_sh", "Shell", {"command": "cat notes.txt"})])
+        fp.script.text("Done: beta is now gamma.")
+        setup = Setup(tmp_path, workspace, fp, kind)
+        try:
+            result = await setup.client.turn(setup.request("rename beta", str(uuid.uuid4())))
+        finally:
+            await setup.close()
+        requests = list(fp.requests)
+    assert result.end.ok, result.end.error
+    assert (workspace / "notes.txt").read_text() == "alpha\ngamma\n"
+    assert result.text.endswith("Done: beta is now gamma.")
+    assert "Look first." in "".join(u.text for u in result.updates("thinking_delta"))
+    completed = result.updates("tool_call_completed")
+    assert [c.tool_call.WhichOneof("tool") for c in completed] == [
+        "read_tool_call",
+        "edit_tool_call",
+        "shell_tool_call",
+    ]
+    shell = completed[2].tool_call.shell_tool_call
+    assert shell.result.WhichOneof("result") == "success"
+    assert len(requests) == 4
+    kinds = result.kinds()
+    assert kinds.index("exec:shell_stream_args") < kinds.index("turn_ended")
+    assert [u.step_id for u in result.updates("step_started")] == [1, 2, 3, 4]
+    ended = result.updates("turn_ended")[0]
+    assert ended.input_tokens == 400 and ended.output_tokens == 80
+    # staged (pending batch) then settled checkpoints around each tool batch
+    pending = [len(c.pending_tool_calls) for c in result.checkpoints]
+    assert pending[:2] == [1, 0]
+    last = requests[-1].json
+    assert "gamma" in str(last)  # the shell output went back to the model
+
+
+@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+async def test_second_turn_sends_first_turns_history(tmp_path, workspace, kind) -> None:
+    async with FakeProvider() as fp:
+        fp.script.text("The answer is 42.", reasoning="Think about it.")
+        fp.script.text("You asked about the answer.")
+        setup = Setup(tmp_path, workspace, fp, kind)
+        conversation = str(uuid.uuid4())
+        try:
+            one = await setup.client.turn(setup.request("what is the answer?", conversation))
+            two = await setup.client.turn(
+                setup.request("what did I ask?", conversation, state=one.checkpoints[-1])
+            )
+        finally:
+            await setup.close()
+        second = fp.requests[1].json
+    assert one.end.ok and two.end.ok
+    text = str(second)
+    assert "what is the answer?" in text and "The answer is 42." in text
+    assert "what did I ask?" in text
+    assert two.text == "You asked about the answer."
+
+
+async def test_ask_mode_refuses_to_write(tmp_path, workspace) -> None:
+    target = str(workspace / "new.txt")
+    async with FakeProvider() as fp:
+        fp.script.tool_calls([("call_w", "Write", {"path": target, "contents": "x"})])
+        fp.script.text("I cannot write in Ask mode.")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        try:
+            result = await setup.client.turn(
+                setup.request("create new.txt", str(uuid.uuid4()), mode=2)
+            )
+        finally:
+            await setup.close()
+        first, second = fp.requests[0].json, fp.requests[1].json
+    assert result.end.ok
+    assert not (workspace / "new.txt").exists()
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert "Write" not in offered and "StrReplace" not in offered and "Read" in offered
+    tool_message = next(m for m in second["messages"] if m["role"] == "tool")
+    assert "not available" in tool_message["content"]
+    assert not [e for e in setup.client.exec_log if e.WhichOneof("message") == "write_args"]
+
+
+async def test_rate_limit_is_retried_then_succeeds(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.error(429, retry_after=0, message="slow down")
+        fp.script.text("made it")
+        setup = Setup(tmp_path, workspace, fp, "anthropic")
+        try:
+            result = await setup.client.turn(setup.request("hi", str(uuid.uuid4())))
+        finally:
+            await setup.close()
+        assert len(fp.requests) == 2
+    assert result.end.ok
+    assert result.text == "made it"
+
+
+async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.error(401, message="Incorrect API key provided")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        try:
+            result = await setup.client.turn(setup.request("hi", str(uuid.uuid4())))
+        finally:
+            await setup.close()
+        assert len(fp.requests) == 1  # never retried
+    assert result.end.error.code == "unavailable"
+    details = error_details(result.end)
+    assert details.error == aipb.ErrorDetails.ERROR_PROVIDER_ERROR
+    assert "API key" in details.details.title and "401" in details.details.title
+    assert "Incorrect API key provided" in details.details.detail
+    assert "sk-test-not-a-real-key" not in result.end.error.message + details.details.detail
+    assert result.text == ""  # errors are never assistant text
+    assert "sk-test-not-a-real-key" not in setup.proxy.log()
+
+
+async def test_unknown_model_lists_the_configured_ones(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        try:
+            message = setup.client.run_request("hi", conversation_id="c", model="gpt-nope")
+            result = await setup.client.turn(message)
+        finally:
+            await setup.close()
+    assert result.end.error.code == "invalid_argument"
+    assert MODEL in error_details(result.end).details.detail
+
+
+async def test_cancel_mid_stream_aborts_the_provider_request(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.hang(text="thinking out loud")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+
+        def cancel_on_text(run) -> None:
+            def on_message(message: pb.AgentServerMessage) -> None:
+                update = message.interaction_update
+                if update.WhichOneof("message") == "text_delta":
+                    action = pb.AgentClientMessage()
+                    action.conversation_action.cancel_action.reason = "stop"
+                    run.spawn(run.append(action))
+
+            run.on_message = on_message
+
+        try:
+            result = await setup.client.turn(
+                setup.request("write a novel", str(uuid.uuid4())), during=cancel_on_text
+            )
+            await asyncio.wait_for(fp.wait_for_disconnect(0), 10)
+        finally:
+            await setup.close()
+    assert result.end.error.code == "canceled"
+    assert result.text.startswith("thinking")
