@@ -28,8 +28,8 @@ from cursor_byok.bidi import decode_run_sse_request
 from cursor_byok.blobs import BlobStore
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
+from cursor_byok.config import ConfigSource
 from cursor_byok.config import default_config_path
-from cursor_byok.config import load_config
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import SessionRegistry
@@ -86,7 +86,7 @@ class CursorByok:
         self.blobs: BlobStore | None = None
         self._ready: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
-        self._config: tuple[tuple[Path, int], Config] | None = None
+        self._config: ConfigSource | None = None
         self.stats = {"bidi_append": 0, "run_sse": 0}
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
@@ -202,20 +202,11 @@ class CursorByok:
     # --- the agent ------------------------------------------------------------------------
 
     def config(self) -> Config:
-        """The current config, reloaded when the file changed. Running turns keep the config
-        object they started with, so a reload never disturbs them."""
+        """The current config snapshot; running turns keep the one they started with."""
         path = Path(ctx.options.cursor_byok_config).expanduser()
-        try:
-            stamp = path.stat().st_mtime_ns
-        except OSError:
-            raise ConfigError(
-                f"{path}: no such file. Create it from config.example.toml in the cursor-byok "
-                "repository, or pass --set cursor_byok_config=PATH"
-            ) from None
-        if self._config is None or self._config[0] != (path, stamp):
-            self._config = ((path, stamp), load_config(path))
-            log.info("loaded %s", path)
-        return self._config[1]
+        if self._config is None or self._config.path != path:
+            self._config = ConfigSource(path)
+        return self._config.get()
 
     def agent(self) -> Agent:
         if self._agent is not None:

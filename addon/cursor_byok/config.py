@@ -274,3 +274,27 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         thinking=table.get("thinking", False),
         params=dict(table.get("params", {})),
     )
+
+
+class ConfigSource:
+    """The config file, reloaded when it changes (checked on each use, by mtime).
+
+    Callers take a `Config` snapshot and keep it for the work at hand, so a reload never
+    disturbs a running turn. A broken edit raises `ConfigError` until it is fixed.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path).expanduser()
+        self._cached: tuple[int, Config] | None = None
+
+    def get(self) -> Config:
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except OSError:
+            raise ConfigError(
+                f"{self.path}: no such file. Create it from config.example.toml in the "
+                "cursor-byok repository, or point cursor_byok_config at yours"
+            ) from None
+        if self._cached is None or self._cached[0] != stamp:
+            self._cached = (stamp, load_config(self.path))
+        return self._cached[1]
