@@ -1,4 +1,4 @@
-"""Entry point for `mitmdump -s addon/main.py`: loads the cursor-byok addon."""
+"""Entry point for `mitmdump -s addon/main.py` from a checkout: loads the cursor-byok addons."""
 
 import sys
 from pathlib import Path
@@ -6,6 +6,6 @@ from pathlib import Path
 # Let a plain checkout work even when the package is not installed into the interpreter.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cursor_byok.addon import CursorByok
+from cursor_byok.script import addons
 
-addons = [CursorByok()]
+__all__ = ["addons"]

@@ -85,9 +85,80 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- run ---------------------------------------------------------------------------------------
+
+
+def _add_run(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="start the proxy (mitmdump with the cursor-byok addon)",
+        description="Start mitmdump with cursor-byok and print what to set up in Cursor. "
+        "Arguments after `--` go to mitmdump unchanged.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    parser.add_argument("-p", "--port", type=int, default=None, help="listen port (default 8080)")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--reverse",
+        nargs="?",
+        const="https://api2.cursor.sh",
+        metavar="URL",
+        help="reverse-proxy mode in front of Cursor's API (no CA needed)",
+    )
+    modes.add_argument(
+        "--local",
+        nargs="?",
+        const="Cursor",
+        metavar="PROCESS",
+        help="capture one application's traffic at the OS level (needs root)",
+    )
+    modes.add_argument("--transparent", action="store_true", help="transparent proxy mode")
+    parser.add_argument("--config", help="config TOML (default: the user config dir)")
+    parser.add_argument("--agent", choices=["provider", "scripted"], default="provider")
+    parser.add_argument("--data-dir", help="where conversation blobs are kept")
+    parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")
+    parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
+    parser.set_defaults(func=_cmd_run)
+
+
+def run_options(args: argparse.Namespace):
+    from pathlib import Path
+
+    from cursor_byok.launch import RunOptions
+
+    mode = "regular"
+    extra = tuple(a for a in args.extra if a != "--")
+    kwargs = {}
+    if args.reverse:
+        mode, kwargs["upstream"] = "reverse", args.reverse
+    elif args.local:
+        mode, kwargs["local_process"] = "local", args.local
+    elif args.transparent:
+        mode = "transparent"
+    return RunOptions(
+        host=args.host,
+        port=args.port if args.port is not None else (8443 if mode == "reverse" else 8080),
+        mode=mode,
+        config=Path(args.config).expanduser() if args.config else None,
+        agent=args.agent,
+        data_dir=Path(args.data_dir).expanduser() if args.data_dir else None,
+        confdir=Path(args.confdir).expanduser() if args.confdir else None,
+        quiet=args.quiet,
+        extra=extra,
+        **kwargs,
+    )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from cursor_byok.launch import run
+
+    return run(run_options(args))
+
+
 # --- parser --------------------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_decode]
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, _add_decode]
 
 
 def build_parser() -> argparse.ArgumentParser:

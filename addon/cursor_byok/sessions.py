@@ -63,6 +63,7 @@ class LiveSession:
         self._waiters: dict[PendingKey, asyncio.Future] = {}
         self._streams: dict[int, asyncio.Queue[pb.ExecClientMessage]] = {}
         self.task: asyncio.Task | None = None
+        self.turn: object | None = None  # the running Turn, for the status display
         self._interrupt: BaseException | None = None
 
     @property

@@ -115,6 +115,11 @@ class Turn:
         self.started = time.monotonic()
         self._step_id = 0
         self._step_started: float | None = None
+        # for the live status display
+        self.model = run_request.requested_model.model_id or run_request.model_details.model_id
+        self.current_tool: str | None = None
+        self.outcome: str | None = None
+        live.turn = self
 
     @property
     def request_id(self) -> str:
@@ -131,6 +136,10 @@ class Turn:
 
     def update(self, **variant) -> None:
         """Emit one `interaction_update` variant: `update(text_delta=pb.TextDeltaUpdate(...))`."""
+        if "tool_call_started" in variant:
+            self.current_tool = variant["tool_call_started"].tool_call.WhichOneof("tool")
+        elif "tool_call_completed" in variant:
+            self.current_tool = None
         self.emit(pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(**variant)))
 
     def text(self, text: str) -> None:
@@ -285,6 +294,7 @@ async def run_turn(
         live.abort_pending()
         live.finish(exc.end_stream())
     finally:
+        turn.outcome = outcome
         if live.core.state.value != "finished":
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(

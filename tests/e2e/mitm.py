@@ -59,6 +59,7 @@ def start_mitmdump(
     agent: str = "scripted",
     config: Path | None = None,
     env: dict[str, str] | None = None,
+    command: list[str] | None = None,
     timeout: float = 30,
 ) -> Mitm:
     """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
@@ -90,6 +91,8 @@ def start_mitmdump(
     ]
     if mode:
         args += ["--mode", mode]
+    if command is not None:  # a launcher of our own (cursor-byok run) instead of mitmdump
+        args = command
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(name, None)

@@ -1,0 +1,114 @@
+"""`cursor-byok run`: start mitmdump with our addons and the options each run mode needs.
+
+Regular proxy mode limits interception to Cursor's API hosts (`--allow-hosts`), so every other
+connection is tunnelled without ever being decrypted; reverse mode needs no CA at all. The setup
+steps for Cursor are printed before mitmdump starts, because they are what users get wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cursor_byok.config import default_config_path
+
+CURSOR_API = "https://api2.cursor.sh"
+ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
+SCRIPT = Path(__file__).with_name("script.py")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    mode: str = "regular"  # regular | reverse | local | transparent
+    upstream: str = CURSOR_API  # reverse mode target
+    local_process: str = "Cursor"  # local capture: process name substring
+    config: Path | None = None
+    agent: str = "provider"
+    data_dir: Path | None = None
+    confdir: Path | None = None
+    quiet: bool = False
+    extra: tuple[str, ...] = ()
+
+
+def mitmdump_executable() -> str:
+    beside = Path(sys.executable).with_name("mitmdump")
+    return str(beside) if beside.exists() else (shutil.which("mitmdump") or "mitmdump")
+
+
+def mitmdump_args(opts: RunOptions) -> list[str]:
+    """The full mitmdump command line for one run mode."""
+    args = [mitmdump_executable(), "--listen-host", opts.host, "-p", str(opts.port)]
+    args += ["--set", "connection_strategy=lazy"]
+    if opts.mode == "reverse":
+        args += ["--mode", f"reverse:{opts.upstream}"]
+    elif opts.mode == "local":
+        args += ["--mode", f"local:{opts.local_process}", "--allow-hosts", ALLOW_HOSTS]
+    elif opts.mode == "transparent":
+        args += ["--mode", "transparent", "--allow-hosts", ALLOW_HOSTS]
+    else:
+        args += ["--allow-hosts", ALLOW_HOSTS]
+    args += ["--set", f"cursor_byok_config={opts.config or default_config_path()}"]
+    args += ["--set", f"cursor_byok_agent={opts.agent}"]
+    if opts.data_dir:
+        args += ["--set", f"cursor_byok_data_dir={opts.data_dir}"]
+    if opts.confdir:
+        args += ["--set", f"confdir={opts.confdir}"]
+    if opts.quiet:
+        args += ["--set", "cursor_byok_status=false"]
+    args += ["--set", "flow_detail=0", "-s", str(SCRIPT), *opts.extra]
+    return args
+
+
+def setup_text(opts: RunOptions) -> str:
+    """What the user must do in Cursor for this mode (printed at start)."""
+    confdir = opts.confdir or Path.home() / ".mitmproxy"
+    ca = confdir / "mitmproxy-ca-cert.pem"
+    url = f"http://{opts.host}:{opts.port}"
+    if opts.mode == "reverse":
+        return (
+            f"Reverse mode: cursor-byok answers at {url} and forwards everything else to "
+            f"{opts.upstream}.\nStart Cursor with its backend pointed here, e.g.\n"
+            f"  CURSOR_API_BASE_URL={url} cursor   (or: cursor --test-backend-url={url})\n"
+            "No certificate is needed in this mode."
+        )
+    trust = (
+        f"Trust mitmproxy's CA ({ca}, created on first start):\n"
+        f"  macOS:   sudo security add-trusted-cert -d -p ssl -p basic "
+        f"-k /Library/Keychains/System.keychain {ca}\n"
+        f"  Windows: certutil -addstore root {ca.with_suffix('.cer')}\n"
+        f"  Linux:   sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
+        "sudo update-ca-certificates\n"
+        f"           certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mitmproxy -i {ca}\n"
+        f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
+    )
+    if opts.mode in ("local", "transparent"):
+        return (
+            f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
+            "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
+            "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
+            '("cursor.general.disableHttp2": true) and fully restart Cursor.\n' + trust
+        )
+    return (
+        f"Proxy listening on {url}. In Cursor's settings.json set:\n"
+        f'  "http.proxy": "{url}",\n'
+        '  "http.proxySupport": "override",\n'
+        '  "cursor.general.disableHttp2": true\n'
+        "then fully restart Cursor (a window reload keeps the old transport).\n" + trust
+    )
+
+
+def run(opts: RunOptions) -> int:
+    from rich.console import Console
+
+    console = Console(stderr=True, highlight=False)
+    console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
+    console.print(setup_text(opts))
+    args = mitmdump_args(opts)
+    sys.stderr.flush()
+    os.execv(args[0], args)
+    return 0  # not reached

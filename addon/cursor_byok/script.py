@@ -1,0 +1,10 @@
+"""The mitmproxy script that loads cursor-byok: `mitmdump -s <this file>`.
+
+`addon/main.py` (for a checkout) and `cursor-byok run` (for an installed package) both point
+mitmproxy here, so there is one list of addons.
+"""
+
+from cursor_byok.addon import CursorByok
+from cursor_byok.status import LiveStatus
+
+addons = [CursorByok(), LiveStatus()]
