@@ -188,6 +188,8 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
     prefix = f"providers.{name}."
     if not isinstance(table, dict):
         raise fail(f"providers.{name}", "must be a table")
+    if "api_key" in table:
+        raise fail(prefix + "api_key", "put the key in api_key_env or api_key_file")
     _unknown(table, _PROVIDER_KEYS, prefix, fail)
     kind = table.get("kind")
     if kind not in PROVIDER_KINDS:
@@ -195,8 +197,6 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
     base_url = table.get("base_url")
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise fail(prefix + "base_url", "must be an http:// or https:// URL")
-    if "api_key" in table:
-        raise fail(prefix + "api_key", "put the key in api_key_env or api_key_file")
     key_env, key_file = table.get("api_key_env"), table.get("api_key_file")
     if key_env is not None and key_file is not None:
         raise fail(prefix + "api_key_env", "set api_key_env or api_key_file, not both")

@@ -123,7 +123,9 @@ class Subscriber:
     done: bool = False
 
 
-_SHELL_TERMINAL = frozenset({"exit", "rejected", "permission_denied", "sandbox_unsupported"})
+_SHELL_TERMINAL = frozenset(
+    {"exit", "rejected", "permission_denied", "sandbox_unsupported", "backgrounded"}
+)
 
 
 @dataclass
@@ -213,6 +215,9 @@ class Session:
         if kind is None:  # not a result (protocol.md §5): keep waiting
             return []
         key = (PendingKind.EXEC, result.id)
+        if kind == "mcp_result" and result.mcp_result.WhichOneof("result") == "approved":
+            # The user approved the call; the real result follows with the same id.
+            return [StreamEvent(result.id, result)] if key in self.pending else []
         if kind == "shell_stream":
             event = result.shell_stream.WhichOneof("event")
             if event not in _SHELL_TERMINAL:

@@ -119,6 +119,7 @@ class Turn:
         self.model = run_request.requested_model.model_id or run_request.model_details.model_id
         self.current_tool: str | None = None
         self.outcome: str | None = None
+        self._mode: int | None = None
         live.turn = self
 
     @property
@@ -227,7 +228,14 @@ class Turn:
 
     @property
     def mode(self) -> int:
+        if self._mode is not None:
+            return self._mode
         return self.user_message.mode or self.run_request.conversation_state.mode
+
+    def switch_mode(self, mode: int) -> int:
+        """The user approved a mode switch: later model calls and checkpoints use it."""
+        self._mode = mode
+        return mode
 
 
 class Agent(Protocol):

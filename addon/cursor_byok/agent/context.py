@@ -51,6 +51,14 @@ def mode_name(mode: int) -> str:
     return MODE_NAMES.get(mode, "agent")
 
 
+def mode_id(name: str) -> int | None:
+    """`SwitchMode` names a mode ("agent", "plan"…); the enum value, or None if unknown."""
+    for value, known in MODE_NAMES.items():
+        if known == name.strip().lower():
+            return value
+    return None
+
+
 BlobReader = Callable[[bytes], Awaitable[bytes]]
 
 

@@ -72,6 +72,7 @@ class _Call:
     args: dict[str, Any] | None = None
     error: str | None = None
     started: bool = False
+    started_at_ms: int = 0
 
 
 @dataclass
@@ -143,10 +144,8 @@ class ProviderAgent:
     async def run(self, turn: Turn) -> None:
         model = self.route(turn.run_request)
         mode = turn.mode or prompts.AGENT
-        tools = list(tools_for(mode, turn.run_request))
-        by_name = {tool.name: tool for tool in tools}
         context = await prompts.request_context(turn.run_request, turn.blob)
-        system = prompts.system_prompt(mode, context, [t.name for t in tools])
+        by_name, specs, system = self._toolset(turn, mode, context)
         turn.transcript.context_window = model.context_window
         turn.transcript.append(
             {
@@ -154,7 +153,6 @@ class ProviderAgent:
                 "content": prompts.user_content(turn.user_message, images=model.supports_images),
             }
         )
-        specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
         provider = self._factory(model)
         try:
             for _ in range(self.config.max_steps):
@@ -178,8 +176,14 @@ class ProviderAgent:
                         turn.text("\n\n_(The model stopped at its output token limit.)_")
                     return
                 await turn.publish_checkpoint(pending=step.message)
-                results = await self._run_tools(turn, step.calls, model_call_id, mode, context)
+                results, switched = await self._run_tools(
+                    turn, step.calls, model_call_id, mode, context
+                )
                 turn.transcript.append({"role": "tool", "content": results})
+                if switched is not None and switched != mode:
+                    log.info("turn %s: mode %s → %s", turn.request_id, mode, switched)
+                    mode = turn.switch_mode(switched)
+                    by_name, specs, system = self._toolset(turn, mode, context)
                 await turn.publish_checkpoint()
                 turn.step_completed()
             turn.text(
@@ -188,6 +192,14 @@ class ProviderAgent:
             )
         finally:
             await provider.aclose()
+
+    @staticmethod
+    def _toolset(turn: Turn, mode: int, context: pb.RequestContext):
+        """Tools by name, provider specs and system prompt for one mode."""
+        tools = list(tools_for(mode, turn.run_request, request_context=context))
+        by_name = {tool.name: tool for tool in tools}
+        specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+        return by_name, specs, prompts.system_prompt(mode, context, list(by_name))
 
     # --- one model call ------------------------------------------------------------------
 
@@ -263,6 +275,7 @@ class ProviderAgent:
                             )
                         if call.error is None:
                             call.started = True
+                            call.started_at_ms = int(time.time() * 1000)
                             turn.update(
                                 tool_call_started=pb.ToolCallStartedUpdate(
                                     call_id=call_id,
@@ -298,19 +311,22 @@ class ProviderAgent:
 
     @staticmethod
     def _ui(call: _Call, args: dict) -> pb.ToolCall:
-        if call.tool is None:
-            return pb.ToolCall()
-        try:
-            return call.tool.ui_call(args)
-        except Exception:  # ui_call is best effort by contract; never let it break a turn
-            log.exception("ui_call of %s failed", call.name)
-            return pb.ToolCall()
+        ui = pb.ToolCall()
+        if call.tool is not None:
+            try:
+                ui = call.tool.ui_call(args)
+            except Exception:  # ui_call is best effort by contract; never break a turn
+                log.exception("ui_call of %s failed", call.name)
+        ui.tool_call_id = call.call_id
+        if call.started_at_ms:
+            ui.started_at_ms = call.started_at_ms
+        return ui
 
     # --- tools ---------------------------------------------------------------------------
 
     async def _run_tools(
         self, turn: Turn, calls: list[_Call], model_call_id: str, mode: int, context
-    ) -> list[dict]:
+    ) -> tuple[list[dict], int | None]:
         """Execute one batch: read-only calls concurrently, mutating calls one at a time in
         call order (each waits for everything the model asked for before it)."""
         outcomes: dict[str, ToolOutcome | str] = {}
@@ -337,8 +353,13 @@ class ProviderAgent:
             for task in running:
                 task.cancel()
         results = []
+        switched: int | None = None
         for call in calls:
             outcome = outcomes[call.call_id]
+            if not isinstance(outcome, str) and not outcome.is_error:
+                switch = outcome.tool_call.switch_mode_tool_call
+                if switch.result.WhichOneof("result") == "success":
+                    switched = prompts.mode_id(switch.result.success.to_mode_id) or switched
             text, is_error = (
                 (outcome, True) if isinstance(outcome, str) else (outcome.text, outcome.is_error)
             )
@@ -353,7 +374,7 @@ class ProviderAgent:
                     "isError": is_error,
                 }
             )
-        return results
+        return results, switched
 
     async def _run_call(
         self, turn: Turn, call: _Call, model_call_id: str, mode: int, context
@@ -361,6 +382,9 @@ class ProviderAgent:
         assert call.tool is not None
         ctx = _ToolContext(turn, call, model_call_id, mode, context)
         outcome = await call.tool.run(call.args or {}, ctx)
+        outcome.tool_call.tool_call_id = call.call_id
+        outcome.tool_call.started_at_ms = call.started_at_ms
+        outcome.tool_call.completed_at_ms = int(time.time() * 1000)
         turn.update(
             tool_call_completed=pb.ToolCallCompletedUpdate(
                 call_id=call.call_id, tool_call=outcome.tool_call, model_call_id=model_call_id

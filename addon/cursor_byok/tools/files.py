@@ -1,0 +1,703 @@
+"""File tools: Read, Write, StrReplace, Delete, LS (tools.md §4.1-4.4, §4.9).
+
+All file access runs on the user's machine through execs; we never touch the local disk.
+Write and StrReplace do a hidden read first: the UI needs before/after content for its diff,
+and StrReplace applies the replacement on our side (peer practice, tools.md §4.3).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+from typing import ClassVar
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+from .base import MAX_RESULT_CHARS
+from .base import MAX_RESULT_LINES
+from .base import Tool
+from .base import ToolContext
+from .base import ToolError
+from .base import ToolImage
+from .base import ToolOutcome
+from .base import arg_bool
+from .base import arg_int
+from .base import arg_str
+from .base import arg_str_list
+from .base import cap_line
+from .base import clamp32
+from .base import loose_int
+from .base import loose_str
+from .base import no_result_text
+from .base import path_lock
+from .base import plural
+from .base import resolve_path
+from .base import result_of
+from .base import truncate_text
+from .base import workspace_roots
+
+_UINT32_MAX = 2**32 - 1
+# Chunk size of the streamed new content of an edit (keeps single frames small).
+_STREAM_CHUNK = 32_000
+
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def _image_mime(data: bytes) -> str | None:
+    for magic, mime in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    """Lines of an LF-normalised text, without a phantom last line after a final newline."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+# =========================================================================== Read
+
+
+class ReadTool(Tool):
+    name = "Read"
+    identifier = "READ"
+    read_only = True
+    description = (
+        "Read a file from the user's workspace. Returns the content with line numbers in the "
+        "form LINE_NUMBER|LINE_CONTENT (1-based). By default reads the whole file, up to "
+        f"{MAX_RESULT_LINES} lines; for large files pass `offset` (1-based start line, negative "
+        "counts from the end) and `limit` (number of lines). Images are returned as images "
+        "when the model supports them. Prefer reading several relevant files in parallel."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the file to read."},
+            "offset": {
+                "type": "integer",
+                "description": "Line to start from (1-based). Negative values count from the end.",
+            },
+            "limit": {"type": "integer", "description": "Maximum number of lines to read."},
+        },
+        "required": ["path"],
+    }
+
+    def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
+        ui = pb.ReadToolArgs(path=loose_str(args, "path"))
+        offset, limit = clamp32(loose_int(args, "offset")), clamp32(loose_int(args, "limit"))
+        if offset is not None:
+            ui.offset = offset
+        if limit is not None:
+            ui.limit = limit
+        return pb.ToolCall(read_tool_call=pb.ReadToolCall(args=ui))
+
+    def error_call(self, args: dict[str, Any], message: str) -> pb.ToolCall:
+        call = self._ui_call(args)
+        call.read_tool_call.result.error.error_message = message
+        return call
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path = resolve_path(ctx, arg_str(args, "path", required=True))
+        offset = clamp32(arg_int(args, "offset"))
+        limit = clamp32(arg_int(args, "limit"))
+        if limit is not None and limit <= 0:
+            raise ToolError("Argument `limit` must be a positive number of lines.")
+        if offset == 0:
+            offset = None
+        read = pb.ReadArgs(path=path, tool_call_id=ctx.call_id)
+        if offset is not None:
+            read.offset = offset
+        if limit is not None:
+            read.limit = limit
+        reply = await ctx.exec(pb.ExecServerMessage(read_args=read))
+        result = result_of(reply, "read_result")
+        ui_args = {"path": path, "offset": offset, "limit": limit}
+        if result is None:
+            raise ToolError(no_result_text(reply, f"read {path}"))
+        kind = result.WhichOneof("result")
+        if kind != "success":
+            raise ToolError(read_failure_text(result, path))
+        success = result.success
+        if success.WhichOneof("output") == "data":
+            return self._binary(ui_args, path, success)
+        return self._text(ui_args, path, success, offset, limit)
+
+    def _binary(self, ui_args: dict[str, Any], path: str, success: pb.ReadSuccess) -> ToolOutcome:
+        data = success.data
+        call = self._ui_call(ui_args)
+        ok = call.read_tool_call.result.success
+        ok.path = path
+        ok.data = data
+        ok.file_size = min(len(data), _UINT32_MAX)
+        mime = _image_mime(data)
+        if mime:
+            text = f"Image file {path} ({len(data)} bytes, {mime}); the image is attached."
+            return ToolOutcome(text, False, call, images=(ToolImage(data, mime),))
+        text = f"{path} is a binary file ({len(data)} bytes); its content is not shown."
+        return ToolOutcome(text, False, call)
+
+    def _text(
+        self,
+        ui_args: dict[str, Any],
+        path: str,
+        success: pb.ReadSuccess,
+        offset: int | None,
+        limit: int | None,
+    ) -> ToolOutcome:
+        content = success.content.replace("\r\n", "\n")
+        lines = _lines(content)
+        total = success.total_lines or len(lines)
+        if success.range_applied:
+            if offset is None:
+                start = 1
+            elif offset > 0:
+                start = offset
+            else:
+                start = max(1, total + offset + 1)
+        else:  # the client sent the whole file: apply the range ourselves
+            start = 1 if offset is None else (offset if offset > 0 else max(1, total + offset + 1))
+            lines = lines[start - 1 :]
+            if limit is not None:
+                lines = lines[:limit]
+        notes: list[str] = []
+        shown = lines[:MAX_RESULT_LINES]
+        rendered: list[str] = []
+        size = 0
+        for number, line in enumerate(shown, start):
+            row = f"{number:>6}|{cap_line(line)}"
+            if size + len(row) > MAX_RESULT_CHARS:
+                break
+            rendered.append(row)
+            size += len(row) + 1
+        exceeded = len(rendered) < len(lines)
+        end = start + len(rendered) - 1
+        if exceeded:
+            notes.append(
+                f"[Showing lines {start}-{end} of {total}. Call Read with offset={end + 1} "
+                "to continue.]"
+            )
+        if success.truncated:
+            notes.append("[The client truncated this file's content.]")
+        if not content:
+            text = "File is empty."
+        elif not rendered:
+            text = f"[No lines in range: the file has {plural(total, 'line')}.]"
+        else:
+            text = "\n".join(rendered + notes)
+        call = self._ui_call(ui_args)
+        ok = call.read_tool_call.result.success
+        ok.path = path
+        ok.content = "\n".join(lines[: len(rendered)])
+        ok.is_empty = not content
+        ok.exceeded_limit = exceeded or success.truncated
+        ok.total_lines = min(max(total, 0), _UINT32_MAX)
+        ok.file_size = min(max(success.file_size, 0), _UINT32_MAX)
+        if rendered:
+            ok.read_range.start_line = start
+            ok.read_range.end_line = end
+        return ToolOutcome(text, False, call)
+
+
+def read_failure_text(result: pb.ReadResult, path: str) -> str:
+    """Model-facing text for a non-success ReadResult."""
+    kind = result.WhichOneof("result")
+    if kind == "file_not_found":
+        return f"File not found: {path}"
+    if kind == "permission_denied":
+        return f"Permission denied reading {path}."
+    if kind == "rejected":
+        reason = result.rejected.reason or "no reason given"
+        return f"Reading {path} was blocked by the user or a policy: {reason}"
+    if kind == "invalid_file":
+        return f"Cannot read {path}: {result.invalid_file.reason or 'invalid file'}"
+    if kind == "error":
+        return f"Error reading {path}: {result.error.error or 'unknown error'}"
+    return f"Reading {path} failed (no result)."
+
+
+# =========================================================================== Write / StrReplace
+
+
+def _edit_card(path: str) -> pb.ToolCall:
+    return pb.ToolCall(edit_tool_call=pb.EditToolCall(args=pb.EditArgs(path=path)))
+
+
+def _diff(path: str, before: str | None, after: str) -> tuple[str, int, int]:
+    """Unified diff and added/removed line counts (the UI's EditSuccess wants both)."""
+    old = (before or "").replace("\r\n", "\n").splitlines(keepends=True)
+    new = after.replace("\r\n", "\n").splitlines(keepends=True)
+    added = removed = 0
+    chunks: list[str] = []
+    for line in difflib.unified_diff(old, new, fromfile=path, tofile=path):
+        chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return "".join(chunks), added, removed
+
+
+class _EditBase(Tool):
+    """Shared hidden read → write flow of Write and StrReplace."""
+
+    read_only = False
+
+    def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
+        return _edit_card(loose_str(args, "path"))
+
+    def error_call(self, args: dict[str, Any], message: str) -> pb.ToolCall:
+        path = loose_str(args, "path")
+        call = _edit_card(path)
+        err = call.edit_tool_call.result.error
+        err.path = path
+        err.error = message
+        err.model_visible_error = message
+        return call
+
+    def _fail(self, card_path: str, text: str, build: str, /, **fields: Any) -> ToolError:
+        """A ToolError whose card carries the EditResult variant `build` with `fields`."""
+        call = _edit_card(card_path)
+        variant = getattr(call.edit_tool_call.result, build)
+        variant.SetInParent()
+        for key, value in fields.items():
+            setattr(variant, key, value)
+        return ToolError(text, call)
+
+    async def _hidden_read(
+        self, ctx: ToolContext, path: str, *, need_content: bool
+    ) -> tuple[str | None, bool]:
+        """(current content or None, file exists). Not shown in the UI."""
+        reply = await ctx.exec(
+            pb.ExecServerMessage(read_args=pb.ReadArgs(path=path, tool_call_id=ctx.call_id))
+        )
+        result = result_of(reply, "read_result")
+        kind = result.WhichOneof("result") if result is not None else None
+        if kind == "success":
+            if result.success.WhichOneof("output") == "data":
+                if need_content:
+                    raise self._fail(
+                        path,
+                        f"{path} is a binary file; it cannot be edited as text.",
+                        "error",
+                        path=path,
+                        error="binary file",
+                    )
+                return None, True
+            return result.success.content, True
+        if kind == "file_not_found":
+            return None, False
+        if kind == "rejected":
+            reason = result.rejected.reason or "no reason given"
+            raise self._fail(
+                path,
+                f"Access to {path} was blocked by the user or a policy: {reason}",
+                "rejected",
+                path=path,
+                reason=reason,
+            )
+        if kind == "permission_denied":
+            raise self._fail(
+                path, f"Permission denied reading {path}.", "read_permission_denied", path=path
+            )
+        if need_content:
+            text = (
+                read_failure_text(result, path)
+                if result is not None
+                else no_result_text(reply, f"read {path}")
+            )
+            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+        return None, True  # Write does not need the old content; the diff is then partial
+
+    def _stream(self, ctx: ToolContext, content: str) -> None:
+        for start in range(0, len(content), _STREAM_CHUNK):
+            chunk = content[start : start + _STREAM_CHUNK]
+            ctx.delta(
+                pb.ToolCallDelta(
+                    edit_tool_call_delta=pb.EditToolCallDelta(stream_content_delta=chunk)
+                )
+            )
+
+    async def _write(
+        self, ctx: ToolContext, path: str, before: str | None, after: str
+    ) -> tuple[pb.ToolCall, pb.WriteSuccess, int, int]:
+        """Send the write; return the success card or raise ToolError with the typed failure."""
+        self._stream(ctx, after)
+        write = pb.WriteArgs(
+            path=path,
+            file_text=after,
+            tool_call_id=ctx.call_id,
+            return_file_content_after_write=True,
+        )
+        reply = await ctx.exec(pb.ExecServerMessage(write_args=write))
+        result = result_of(reply, "write_result")
+        if result is None:
+            text = no_result_text(reply, f"write {path}")
+            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+        kind = result.WhichOneof("result")
+        if kind == "rejected":
+            reason = result.rejected.reason or "no reason given"
+            raise self._fail(
+                path,
+                f"The user rejected the change to {path}: {reason}",
+                "rejected",
+                path=path,
+                reason=reason,
+            )
+        if kind == "permission_denied":
+            denied = result.permission_denied
+            detail = denied.error or ("the file is read-only" if denied.is_readonly else "")
+            raise self._fail(
+                path,
+                f"Permission denied writing {path}" + (f": {detail}" if detail else "."),
+                "write_permission_denied",
+                path=path,
+                error=denied.error,
+                is_readonly=denied.is_readonly,
+            )
+        if kind == "no_space":
+            text = f"Cannot write {path}: no space left on the device."
+            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+        if kind != "success":
+            detail = result.error.error if kind == "error" else "no result"
+            text = f"Error writing {path}: {detail or 'unknown error'}"
+            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+        success = result.success
+        final = (
+            success.file_content_after_write
+            if success.HasField("file_content_after_write")
+            else after
+        )
+        diff, added, removed = _diff(path, before, final)
+        call = _edit_card(path)
+        ok = call.edit_tool_call.result.success
+        ok.path = path
+        ok.lines_added = added
+        ok.lines_removed = removed
+        ok.diff_string = diff
+        if before is not None:
+            ok.before_full_file_content = before
+        ok.after_full_file_content = final
+        return call, success, added, removed
+
+
+def _after_write_note(success: pb.WriteSuccess, sent: str) -> str:
+    if not success.HasField("file_content_after_write"):
+        return ""
+    if success.file_content_after_write.replace("\r\n", "\n") == sent.replace("\r\n", "\n"):
+        return ""
+    return (
+        "\nNote: the file's content after the write differs from what was sent (the editor may "
+        "have formatted it); Read it again before further edits."
+    )
+
+
+class WriteTool(_EditBase):
+    name = "Write"
+    identifier = "WRITE"
+    description = (
+        "Create a file or overwrite it completely with `contents`. Parent directories are "
+        "created. For changes to an existing file prefer StrReplace; use Write for new files or "
+        "full rewrites. Read an existing file before overwriting it."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the file to write."},
+            "contents": {"type": "string", "description": "The complete new file content."},
+        },
+        "required": ["path", "contents"],
+    }
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path = resolve_path(ctx, arg_str(args, "path", required=True))
+        contents = arg_str(args, "contents", required=True, allow_empty=True)
+        async with path_lock(path):
+            before, existed = await self._hidden_read(ctx, path, need_content=False)
+            call, success, added, removed = await self._write(ctx, path, before, contents)
+        lines = success.lines_created or len(_lines(contents.replace("\r\n", "\n")))
+        call.edit_tool_call.result.success.message = (
+            f"Wrote {plural(lines, 'line')} to {path}" if existed else f"Created {path}"
+        )
+        if existed:
+            text = f"Wrote {plural(lines, 'line')} to {path} (+{added} -{removed})."
+        else:
+            text = f"Created {path} ({plural(lines, 'line')})."
+        return ToolOutcome(text + _after_write_note(success, contents), False, call)
+
+
+class StrReplaceTool(_EditBase):
+    name = "StrReplace"
+    identifier = "STR_REPLACE"
+    description = (
+        "Edit a file by exact string replacement. `old_string` must match the file exactly "
+        "(including whitespace and indentation) and occur exactly once, unless `replace_all` is "
+        "true; include enough surrounding lines to make it unique. Line numbers from Read are "
+        "not part of the file. With an empty `old_string` a missing or empty file is created "
+        "with `new_string`."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the file to edit."},
+            "old_string": {"type": "string", "description": "The exact text to replace."},
+            "new_string": {"type": "string", "description": "The replacement text."},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence of old_string (default false).",
+            },
+        },
+        "required": ["path", "old_string", "new_string"],
+    }
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path = resolve_path(ctx, arg_str(args, "path", required=True))
+        old = arg_str(args, "old_string", required=True, allow_empty=True)
+        new = arg_str(args, "new_string", required=True, allow_empty=True)
+        replace_all = arg_bool(args, "replace_all")
+        if old == new:
+            raise ToolError("old_string and new_string are identical; there is nothing to change.")
+        async with path_lock(path):
+            before, exists = await self._hidden_read(ctx, path, need_content=True)
+            if not exists:
+                if old != "":
+                    raise self._fail(path, f"File not found: {path}", "file_not_found", path=path)
+                before = None
+            after, count, line = self._replace(path, before or "", old, new, replace_all)
+            call, _success, added, removed = await self._write(ctx, path, before, after)
+        if before is None:
+            text = f"Created {path}."
+        elif count == 1:
+            text = f"Edited {path} at line {line} (+{added} -{removed})."
+        else:
+            text = f"Edited {path}: replaced {count} occurrences (+{added} -{removed})."
+        call.edit_tool_call.result.success.message = text
+        return ToolOutcome(text, False, call)
+
+    def _replace(
+        self, path: str, before: str, old: str, new: str, replace_all: bool
+    ) -> tuple[str, int, int]:
+        """(new content, replacements, first line) on LF-normalised text, original EOLs kept."""
+        crlf = "\r\n" in before
+        text = before.replace("\r\n", "\n")
+        old_n, new_n = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+        if old_n == "":
+            if text.strip():
+                raise self._fail(
+                    path,
+                    f"old_string is empty but {path} is not empty. Include the lines around the "
+                    "insertion point in old_string, or use Write to replace the whole file.",
+                    "error",
+                    path=path,
+                    error="empty old_string",
+                )
+            after, count, line = new_n, 1, 1
+        else:
+            count = text.count(old_n)
+            if count == 0:
+                text_err = f"old_string not found in {path}." + _near_miss(text, old_n)
+                raise self._fail(
+                    path, text_err, "error", path=path, error=text_err, model_visible_error=text_err
+                )
+            if count > 1 and not replace_all:
+                lines = _match_lines(text, old_n)
+                text_err = (
+                    f"Found {count} matches of old_string in {path} (at lines "
+                    f"{', '.join(map(str, lines[:10]))}). Add more surrounding context to make it "
+                    "unique, or set replace_all to true to change every occurrence."
+                )
+                raise self._fail(
+                    path, text_err, "error", path=path, error=text_err, model_visible_error=text_err
+                )
+            line = text[: text.index(old_n)].count("\n") + 1
+            after = text.replace(old_n, new_n) if replace_all else text.replace(old_n, new_n, 1)
+        if crlf:
+            after = after.replace("\n", "\r\n")
+        return after, count, line
+
+
+def _match_lines(text: str, needle: str) -> list[int]:
+    lines, start = [], 0
+    while (found := text.find(needle, start)) != -1:
+        lines.append(text.count("\n", 0, found) + 1)
+        start = found + max(1, len(needle))
+    return lines
+
+
+def _near_miss(text: str, old: str) -> str:
+    """A hint when old_string matches only if whitespace is ignored (the usual model slip)."""
+    want = [line.strip() for line in old.strip("\n").split("\n")]
+    have = [line.strip() for line in text.split("\n")]
+    if not any(want):
+        return ""
+    for i in range(len(have) - len(want) + 1):
+        if have[i : i + len(want)] == want:
+            return (
+                f" Lines {i + 1}-{i + len(want)} match if whitespace is ignored: copy the exact "
+                "indentation and spacing from a fresh Read."
+            )
+    return " Read the file again and copy the exact text, including whitespace."
+
+
+# =========================================================================== Delete
+
+
+class DeleteTool(Tool):
+    name = "Delete"
+    identifier = "DELETE"
+    read_only = False
+    description = "Delete a file from the workspace. Fails for directories and missing files."
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the file to delete."},
+        },
+        "required": ["path"],
+    }
+
+    def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
+        return pb.ToolCall(
+            delete_tool_call=pb.DeleteToolCall(args=pb.DeleteArgs(path=loose_str(args, "path")))
+        )
+
+    def error_call(self, args: dict[str, Any], message: str) -> pb.ToolCall:
+        call = self._ui_call(args)
+        err = call.delete_tool_call.result.error
+        err.path = loose_str(args, "path")
+        err.error = message
+        return call
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path = resolve_path(ctx, arg_str(args, "path", required=True))
+        delete = pb.DeleteArgs(path=path, tool_call_id=ctx.call_id)
+        async with path_lock(path):
+            reply = await ctx.exec(pb.ExecServerMessage(delete_args=delete))
+        result = result_of(reply, "delete_result")
+        if result is None:
+            raise ToolError(no_result_text(reply, f"delete {path}"))
+        call = pb.ToolCall(delete_tool_call=pb.DeleteToolCall(args=delete, result=result))
+        kind = result.WhichOneof("result")
+        if kind == "success":
+            size = result.success.file_size
+            return ToolOutcome(
+                f"Deleted {path}" + (f" ({size} bytes)." if size else "."), False, call
+            )
+        if kind == "file_not_found":
+            text = f"File not found: {path}"
+        elif kind == "not_file":
+            kind_of = result.not_file.actual_type or "not a regular file"
+            text = f"{path} is not a file ({kind_of}); Delete removes single files only."
+        elif kind == "permission_denied":
+            detail = result.permission_denied.client_visible_error
+            text = f"Permission denied deleting {path}" + (f": {detail}" if detail else ".")
+        elif kind == "file_busy":
+            text = f"{path} is in use by another process; it was not deleted."
+        elif kind == "rejected":
+            text = (
+                f"The user rejected deleting {path}: {result.rejected.reason or 'no reason given'}"
+            )
+        elif kind == "error":
+            text = f"Error deleting {path}: {result.error.error or 'unknown error'}"
+        else:
+            text = f"Deleting {path} failed (empty result)."
+            call = self.error_call({"path": path}, text)
+        return ToolOutcome(text, True, call)
+
+
+# =========================================================================== LS
+
+
+def render_tree(node: pb.LsDirectoryTreeNode, *, max_lines: int = MAX_RESULT_LINES) -> str:
+    """An indented tree: directories with a trailing "/", "…" for unexpanded directories."""
+    out: list[str] = []
+
+    def name_of(path: str) -> str:
+        return path.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or path
+
+    def walk(n: pb.LsDirectoryTreeNode, depth: int) -> None:
+        pad = "  " * depth
+        for child in sorted(n.children_dirs, key=lambda c: c.abs_path):
+            line = f"{pad}{name_of(child.abs_path)}/"
+            expanded = child.children_were_processed or child.children_dirs or child.children_files
+            if not expanded:
+                line += f" … ({plural(child.num_files, 'file')})" if child.num_files else " …"
+            out.append(line)
+            walk(child, depth + 1)
+        for f in sorted(n.children_files, key=lambda c: c.name):
+            out.append(f"{pad}{f.name}")
+
+    out.append(node.abs_path.rstrip("/\\") + "/")
+    walk(node, 1)
+    return truncate_text("\n".join(out), max_lines=max_lines)
+
+
+class LsTool(Tool):
+    name = "LS"
+    identifier = "LS"
+    read_only = True
+    description = (
+        "List a directory of the workspace as a tree. Prefer Glob for finding files by pattern."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the directory."},
+            "ignore": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Glob patterns to leave out.",
+            },
+        },
+        "required": ["path"],
+    }
+
+    def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
+        ui = pb.LsArgs(path=loose_str(args, "path"))
+        ignore = args.get("ignore")
+        if isinstance(ignore, list):
+            ui.ignore.extend(i for i in ignore if isinstance(i, str))
+        return pb.ToolCall(ls_tool_call=pb.LsToolCall(args=ui))
+
+    def error_call(self, args: dict[str, Any], message: str) -> pb.ToolCall:
+        call = self._ui_call(args)
+        call.ls_tool_call.result.error.path = loose_str(args, "path")
+        call.ls_tool_call.result.error.error = message
+        return call
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        raw = arg_str(args, "path")
+        roots = workspace_roots(ctx)
+        path = resolve_path(ctx, raw) if raw else (roots[0] if roots else "")
+        if not path:
+            raise ToolError("Missing required argument `path`.")
+        ls = pb.LsArgs(path=path, ignore=arg_str_list(args, "ignore"), tool_call_id=ctx.call_id)
+        reply = await ctx.exec(pb.ExecServerMessage(ls_args=ls))
+        result = result_of(reply, "ls_result")
+        if result is None:
+            raise ToolError(no_result_text(reply, f"list {path}"))
+        call = pb.ToolCall(ls_tool_call=pb.LsToolCall(args=ls, result=result))
+        kind = result.WhichOneof("result")
+        if kind == "success":
+            return ToolOutcome(render_tree(result.success.directory_tree_root), False, call)
+        if kind == "timeout":
+            tree = render_tree(result.timeout.directory_tree_root)
+            return ToolOutcome(f"{tree}\n[Listing timed out; the tree is partial.]", False, call)
+        if kind == "rejected":
+            text = f"Listing {path} was blocked: {result.rejected.reason or 'no reason given'}"
+        elif kind == "error":
+            text = f"Error listing {path}: {result.error.error or 'unknown error'}"
+        else:
+            text = f"Listing {path} failed (empty result)."
+            call = self.error_call({"path": path}, text)
+        return ToolOutcome(text, True, call)

@@ -1,0 +1,215 @@
+"""Which tools the model gets, per mode and client flags (tools.md §2), and lookup by name.
+
+The sets follow the catalog Cursor's own server exposes in each mode so Cursor's prompts
+and the models' habits apply. Tools we cannot back with a real implementation (WebSearch
+without a search backend, GenerateImage, EditNotebook, Task) are left out rather than
+offered and failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+from .base import Tool
+from .files import DeleteTool
+from .files import LsTool
+from .files import ReadTool
+from .files import StrReplaceTool
+from .files import WriteTool
+from .interactions import AskQuestionTool
+from .interactions import CreatePlanTool
+from .interactions import SwitchModeTool
+from .lints import ReadLintsTool
+from .mcp import CallMcpToolTool
+from .mcp import FetchMcpResourceTool
+from .mcp import GetMcpToolsTool
+from .mcp import McpToolRef
+from .mcp import collect_mcp_tools
+from .mcp import dynamic_mcp_tools
+from .search import GlobTool
+from .search import GrepTool
+from .shell import AwaitShellTool
+from .shell import ShellTool
+from .todos import TodoWriteTool
+from .todos import UpdateCurrentStepTool
+from .web import WebFetchTool
+
+log = logging.getLogger(__name__)
+
+# Factories of the built-in tools; a fresh instance per run (some keep per-run state).
+BUILTIN: dict[str, Callable[[], Tool]] = {
+    "Shell": ShellTool,
+    "Grep": GrepTool,
+    "Glob": GlobTool,
+    "Read": ReadTool,
+    "Write": WriteTool,
+    "StrReplace": StrReplaceTool,
+    "Delete": DeleteTool,
+    "LS": LsTool,
+    "ReadLints": ReadLintsTool,
+    "TodoWrite": TodoWriteTool,
+    "AskQuestion": AskQuestionTool,
+    "CreatePlan": CreatePlanTool,
+    "SwitchMode": SwitchModeTool,
+    "AwaitShell": AwaitShellTool,
+    "WebFetch": WebFetchTool,
+    "GetMcpTools": GetMcpToolsTool,
+    "FetchMcpResource": FetchMcpResourceTool,
+    "CallMcpTool": CallMcpToolTool,
+    "UpdateCurrentStep": UpdateCurrentStepTool,
+}
+
+# tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
+AGENT_TOOLS = (
+    "Shell", "Grep", "Delete", "WebFetch", "TodoWrite", "StrReplace", "Write", "Read",
+    "ReadLints", "Glob", "AskQuestion", "AwaitShell", "GetMcpTools", "FetchMcpResource",
+    "SwitchMode", "CallMcpTool",
+)  # fmt: skip
+PLAN_TOOLS = (
+    "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebFetch", "AskQuestion",
+    "CreatePlan", "FetchMcpResource", "CallMcpTool",
+)  # fmt: skip
+DEBUG_TOOLS = (
+    "AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read",
+    "ReadLints", "Shell", "StrReplace", "TodoWrite", "WebFetch", "Write",
+)  # fmt: skip
+ASK_TOOLS = (
+    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "GetMcpTools",
+    "FetchMcpResource", "CallMcpTool",
+)  # fmt: skip
+MODE_TOOLS: dict[int, tuple[str, ...]] = {
+    pb.AGENT_MODE_AGENT: AGENT_TOOLS,
+    pb.AGENT_MODE_ASK: ASK_TOOLS,
+    pb.AGENT_MODE_PLAN: PLAN_TOOLS,
+    pb.AGENT_MODE_DEBUG: DEBUG_TOOLS,
+    pb.AGENT_MODE_MULTITASK: AGENT_TOOLS,
+}
+# Modes whose catalog has the per-server MCP tools (the others reach MCP via CallMcpTool).
+DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK})
+MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook"})
+_MAX_LISTED_MCP = 60
+
+
+class ToolSet(list[Tool]):
+    """The tools of one run: a list (in catalog order) with lookup by model-facing name."""
+
+    def get(self, name: str) -> Tool | None:
+        for tool in self:
+            if tool.name == name:
+                return tool
+        lowered = name.lower()
+        for tool in self:
+            if tool.name.lower() == lowered:
+                return tool
+        return None
+
+    def names(self) -> list[str]:
+        return [t.name for t in self]
+
+    def specs(self) -> list[tuple[str, str, dict[str, Any]]]:
+        return specs(self)
+
+
+def specs(tools: Iterable[Tool]) -> list[tuple[str, str, dict[str, Any]]]:
+    """[(name, description, JSON schema)] for the provider request."""
+    return [(t.name, t.description, t.parameters) for t in tools]
+
+
+def provider_specs(tools: Iterable[Tool]) -> list[Any]:
+    """The same as `providers.ToolSpec` objects."""
+    from cursor_byok.providers.base import ToolSpec
+
+    return [ToolSpec(name=n, description=d, parameters=p) for n, d, p in specs(tools)]
+
+
+def get_tool(name: str, tools: Iterable[Tool] | None = None) -> Tool | None:
+    """The tool called `name` in `tools`, else a fresh built-in of that name, else None."""
+    if tools is not None:
+        found = ToolSet(tools).get(name)
+        if found is not None:
+            return found
+    factory = BUILTIN.get(name)
+    return factory() if factory else None
+
+
+def request_context_of(run_request: pb.AgentRunRequest) -> pb.RequestContext:
+    """The run's RequestContext: inline on a new chat's user message, else the dynamic part
+    of `request_context_parts` (later turns; the other parts are blobs the loop resolves)."""
+    action = run_request.action
+    if action.HasField("user_message_action"):
+        inline = action.user_message_action.request_context
+        if inline.ListFields():
+            return inline
+    return action.request_context_parts.dynamic_context
+
+
+def _flag(context: pb.RequestContext, name: str) -> bool | None:
+    return getattr(context, name) if context.HasField(name) else None
+
+
+def _call_mcp_with_catalog(refs: list[McpToolRef]) -> CallMcpToolTool:
+    """CallMcpTool whose description names the known tools (modes without dynamic tools)."""
+    tool = CallMcpToolTool(refs)
+    if refs:
+        listed = [f"- {r.server}: {r.tool_name}" for r in refs[:_MAX_LISTED_MCP]]
+        if len(refs) > _MAX_LISTED_MCP:
+            listed.append(f"- … and {len(refs) - _MAX_LISTED_MCP} more")
+        tool.description = (  # type: ignore[misc]
+            CallMcpToolTool.description + "\nKnown MCP tools (server: tool):\n" + "\n".join(listed)
+        )
+    return tool
+
+
+def tools_for(
+    mode: int,
+    run_request: pb.AgentRunRequest,
+    *,
+    request_context: pb.RequestContext | None = None,
+    extra: Iterable[str] = (),
+) -> ToolSet:
+    """The tools for one run in `mode`.
+
+    `request_context` overrides the one found in the run request (pass the resolved context
+    when its parts live in blobs). `extra` adds optional built-ins not in Cursor's catalog
+    (e.g. "LS"). Unknown modes fall back to Agent with a warning (tools.md §2).
+    """
+    context = request_context if request_context is not None else request_context_of(run_request)
+    names = MODE_TOOLS.get(mode)
+    if names is None:
+        if mode != pb.AGENT_MODE_UNSPECIFIED:
+            label = pb.AgentMode.Name(mode) if mode in pb.AgentMode.values() else str(mode)
+            log.warning("mode %s has no tool set of its own; using the Agent tools", label)
+        names = AGENT_TOOLS
+        mode = pb.AGENT_MODE_AGENT
+    chosen = list(names)
+    subagent = bool(run_request.subagent_type_name)
+    if subagent:
+        chosen = [n for n in chosen if n != "AskQuestion"]
+        if not run_request.suppress_subagent_progress_update_tool:
+            chosen.append("UpdateCurrentStep")
+    chosen += [n for n in extra if n in BUILTIN and n not in chosen]
+    if _flag(context, "web_fetch_enabled") is not True:
+        chosen = [n for n in chosen if n != "WebFetch"]
+    if _flag(context, "read_lints_enabled") is False:
+        chosen = [n for n in chosen if n != "ReadLints"]
+    if mode == pb.AGENT_MODE_ASK:
+        chosen = [n for n in chosen if n not in MUTATING]
+
+    refs = collect_mcp_tools(run_request, context)
+    dynamic = mode in DYNAMIC_MCP_MODES or subagent
+    tools = ToolSet()
+    for name in chosen:
+        if name == "Shell":
+            tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
+        elif name == "CallMcpTool":
+            tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
+        else:
+            tools.append(BUILTIN[name]())
+    if dynamic:
+        tools.extend(dynamic_mcp_tools(refs, set(BUILTIN) | set(tools.names())))
+    return tools
