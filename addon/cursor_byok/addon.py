@@ -87,6 +87,7 @@ class CursorByok:
         self._ready: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
+        self.recorder = None  # capture.Recorder while recording
         self.stats = {"bidi_append": 0, "run_sse": 0}
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
@@ -124,6 +125,13 @@ class CursorByok:
             str,
             str(default_config_path()),
             "The cursor-byok TOML config (providers and models); reloaded when it changes.",
+        )
+        loader.add_option(
+            "cursor_byok_record_dir",
+            str,
+            "",
+            "Record every Agent turn (client messages, server frames, provider events; secrets "
+            "redacted) as capture files in this directory. Empty: off.",
         )
         loader.add_option(
             "cursor_byok_agent",
@@ -164,11 +172,28 @@ class CursorByok:
             self.registry = SessionRegistry(self._run_turn, config=session_config)
         else:
             self.registry.config = session_config
+        if "cursor_byok_record_dir" in updated:
+            self._configure_recorder(opts.cursor_byok_record_dir)
         if "cursor_byok_data_dir" in updated or self.blobs is None:
             try:
                 self.blobs = BlobStore(Path(opts.cursor_byok_data_dir).expanduser() / "blobs")
             except OSError as exc:
                 raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
+
+    def _configure_recorder(self, directory: str) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+        if directory:
+            from cursor_byok.capture import Recorder
+
+            try:
+                self.recorder = Recorder(Path(directory).expanduser())
+            except OSError as exc:
+                raise exceptions.OptionsError(f"cursor_byok_record_dir: {exc}") from None
+            log.info("recording Agent turns into %s", directory)
+        assert self.registry is not None
+        self.registry.recorder = self.recorder
 
     def running(self) -> None:
         if self._ready is not None:
@@ -193,6 +218,8 @@ class CursorByok:
             await self.registry.stop()
         if self.streamer is not None:
             await self.streamer.stop()
+        if self.recorder is not None:
+            self.recorder.close()
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -214,7 +241,8 @@ class CursorByok:
         if ctx.options.cursor_byok_agent == "scripted":
             return ScriptedAgent()
         try:
-            return ProviderAgent(self.config())
+            wrap = self.recorder.wrap_provider if self.recorder is not None else None
+            return ProviderAgent(self.config(), wrap_provider=wrap)
         except ConfigError as exc:
             return FailingAgent(
                 TurnError(
@@ -283,6 +311,8 @@ class CursorByok:
         live = self.registry.get_or_create(append.request_id)
         kind = append.message.WhichOneof("message") if append.message else None
         log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
+        if self.recorder is not None:
+            self.recorder.client(append.request_id, append.seqno, append.raw, dict(request.headers))
         live.receive(append.seqno, append.message, size=len(append.raw))
         flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
 

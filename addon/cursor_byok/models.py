@@ -20,7 +20,6 @@ import struct
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
@@ -303,12 +302,6 @@ def encode_answer(message: Message, fmt: str) -> tuple[bytes, str]:
 # --- the addon ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Cached:
-    body: bytes
-    content_type: str | None
-
-
 class ModelPicker:
     """Merges (or answers) Cursor's model-picker calls with the configured models.
 
@@ -322,7 +315,7 @@ class ModelPicker:
         self._source: ConfigSource | None = None
         self._config_problem: str | None = None
         self._offline: dict[tuple[str, int], float] = {}
-        self._cache: OrderedDict[tuple[str, bytes], _Cached] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()  # plain proto
         self.stats = {"merged": 0, "answered": 0, "passed": 0}
 
     def load(self, loader) -> None:
@@ -412,15 +405,15 @@ class ModelPicker:
             request.path,
             "Cursor unreachable" if offline else "replace mode",
             len(config.models),
-            ", with Cursor's last list" if cached else "",
+            ", with Cursor's last list" if cached is not None else "",
         )
 
     def _local_body(
-        self, method: str, config: Config, fmt: str, cached: _Cached | None
+        self, method: str, config: Config, fmt: str, cached: bytes | None
     ) -> tuple[bytes, str]:
         if cached is not None and fmt == "proto":
             try:
-                return merge(method, cached.body, config), "application/proto"
+                return merge(method, cached, config), "application/proto"
             except DecodeError:
                 pass
         return encode_answer(local_answer(method, config), fmt)
@@ -465,15 +458,16 @@ class ModelPicker:
             log.warning("model picker: %s: %s; passed through without our models", path, exc)
             return
         if wire_format(ctype) == "proto":
-            self._remember(flow, body, ctype)
+            self._remember(flow, body)
         response.content = merged
         flow.metadata[METADATA_KEY] = "merged"
         self.stats["merged"] += 1
         log.info("model picker: %s: merged %d configured model(s)", path, len(config.models))
 
-    def _remember(self, flow: http.HTTPFlow, body: bytes, content_type: str | None) -> None:
+    def _remember(self, flow: http.HTTPFlow, body: bytes) -> None:
+        """Keep Cursor's last answer per call, so offline answers still list Cursor's models."""
         key = self._cache_key(flow)
-        self._cache[key] = _Cached(body, content_type)
+        self._cache[key] = body
         self._cache.move_to_end(key)
         while len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -151,6 +152,8 @@ class Session:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
+        # Called with (payload, is_end_stream) for every replayable frame, e.g. by a recorder.
+        self.on_frame: Callable[[bytes, bool], None] | None = None
 
     # --- client → server ------------------------------------------------------------------
 
@@ -264,8 +267,11 @@ class Session:
         """Append one server message to the backlog for every subscriber, present and future."""
         if self.state is RunState.FINISHED:
             raise RuntimeError("the stream has ended")
-        self._entries.append(_Entry(message.SerializeToString()))
+        payload = message.SerializeToString()
+        self._entries.append(_Entry(payload))
         self.last_sent_at = now
+        if self.on_frame is not None:
+            self.on_frame(payload, False)
 
     def open_exec(self, exec_message: pb.ExecServerMessage, *, now: float) -> int:
         """Assign an id to an exec request, register it as pending, and send it."""
@@ -316,6 +322,8 @@ class Session:
         self.end_stream = error
         payload = connect.encode_end_stream(error)[connect.HEADER_SIZE :]
         self._entries.append(_Entry(payload, end_stream=True))
+        if self.on_frame is not None:
+            self.on_frame(payload, True)
         self.state = RunState.FINISHED
         self.finished_at = now
         self.last_sent_at = now

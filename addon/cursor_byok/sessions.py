@@ -231,11 +231,13 @@ class SessionRegistry:
         runner: TurnRunner,
         *,
         config: SessionConfig | None = None,
+        recorder: object | None = None,
         clock: Clock = time.monotonic,
         tick_interval: float = 0.5,
     ) -> None:
         self.runner = runner
         self.config = config or SessionConfig()
+        self.recorder = recorder  # capture.Recorder: gets every server frame when set
         self.clock = clock
         self.tick_interval = tick_interval
         self.sessions: dict[str, LiveSession] = {}
@@ -248,6 +250,9 @@ class SessionRegistry:
         live = self.sessions.get(request_id)
         if live is None:
             core = Session(request_id, created_at=self.clock(), config=self.config)
+            if self.recorder is not None:
+                recorder = self.recorder
+                core.on_frame = lambda payload, end: recorder.server(request_id, payload, end)
             live = LiveSession(core, self.clock, self.runner)
             self.sessions[request_id] = live
             log.debug("request %s: session created", request_id)

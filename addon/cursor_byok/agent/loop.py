@@ -112,9 +112,15 @@ class ProviderAgent:
 
     name = "provider"
 
-    def __init__(self, config: Config, provider_factory: ProviderFactory | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        provider_factory: ProviderFactory | None = None,
+        wrap_provider: Callable[[Provider, str], Provider] | None = None,
+    ) -> None:
         self.config = config
         self._factory = provider_factory or self._make_provider
+        self._wrap = wrap_provider  # e.g. the capture recorder, given the request id
 
     def _make_provider(self, model: ModelConfig) -> Provider:
         try:
@@ -154,6 +160,8 @@ class ProviderAgent:
             }
         )
         provider = self._factory(model)
+        if self._wrap is not None:
+            provider = self._wrap(provider, turn.request_id)
         try:
             for _ in range(self.config.max_steps):
                 request = ModelRequest(
