@@ -8,9 +8,10 @@ loopback streamer and streamed back (mitmproxy.md §3).
 from __future__ import annotations
 
 import asyncio
-import fnmatch
+import json
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +31,9 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config import default_config_path
+from cursor_byok.doctor import ACTIVITY_FILE
+from cursor_byok.hosts import DEFAULT_HOSTS
+from cursor_byok.hosts import host_matches
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import SessionRegistry
@@ -46,7 +50,6 @@ log = logging.getLogger(__name__)
 
 BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
-DEFAULT_HOSTS = ("cursor.sh", "*.cursor.sh")
 METADATA_KEY = "cursor_byok"
 AGENTS = ("provider", "scripted")
 
@@ -64,11 +67,6 @@ class FailingAgent:
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "cursor-byok"
-
-
-def host_matches(host: str, patterns: Sequence[str]) -> bool:
-    host = host.lower().rstrip(".")
-    return any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns)
 
 
 def connect_error_response(code: str, message: str) -> http.Response:
@@ -89,6 +87,8 @@ class CursorByok:
         self._config: ConfigSource | None = None
         self.recorder = None  # capture.Recorder while recording
         self.stats = {"bidi_append": 0, "run_sse": 0}
+        self.activity: dict[str, int | str] = {"agent_calls": 0, "other_cursor_calls": 0}
+        self._activity_written = 0.0
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
 
@@ -162,7 +162,9 @@ class CursorByok:
                 config = self.config()
                 log.info("config %s: models %s", config.path, ", ".join(config.model_names()))
             except ConfigError as exc:
-                log.error("%s", exc)
+                # Not an error: mitmdump exits on errors logged at startup, and the file is
+                # re-read on every turn, so the user can fix it while the proxy runs.
+                log.warning("%s (Agent turns will show this error until it is fixed)", exc)
         session_config = SessionConfig(
             heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
             grace_period=opts.cursor_byok_grace_ms / 1000,
@@ -280,6 +282,7 @@ class CursorByok:
         if flow.response or flow.error or not flow.live:
             return
         path = self._ours(flow)
+        self._note_activity(flow, path)
         if path is None:
             return
         if self._ready is not None:
@@ -293,6 +296,25 @@ class CursorByok:
             # Never let an Agent RPC fall through to Cursor's servers because we failed.
             log.exception("cursor-byok failed on %s", path)
             flow.response = connect_error_response("internal", "cursor-byok internal error")
+
+    def _note_activity(self, flow: http.HTTPFlow, path: str | None) -> None:
+        """Count Cursor calls for `cursor-byok doctor`, which reads them from the data dir."""
+        if path is not None:
+            self.activity["agent_calls"] += 1
+            self.activity["last_agent_call"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        elif host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts):
+            self.activity["other_cursor_calls"] += 1
+        else:
+            return
+        now = time.monotonic()
+        if now - self._activity_written < 1.0:
+            return
+        self._activity_written = now
+        try:
+            target = Path(ctx.options.cursor_byok_data_dir).expanduser() / ACTIVITY_FILE
+            target.write_text(json.dumps(self.activity))
+        except OSError as exc:
+            log.debug("cannot write the activity file: %s", exc)
 
     def _bidi_append(self, flow: http.HTTPFlow) -> None:
         assert self.registry is not None

@@ -31,11 +31,11 @@ from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
 from cursor_byok import connect
-from cursor_byok.addon import host_matches
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config import ModelConfig
+from cursor_byok.hosts import host_matches
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
@@ -351,7 +351,9 @@ class ModelPicker:
         except ConfigError as exc:
             if str(exc) != self._config_problem:
                 self._config_problem = str(exc)
-                log.error("model picker: %s; Cursor's model lists pass through unchanged", exc)
+                # A warning, not an error: mitmdump exits on errors logged during startup, and
+                # the proxy must keep running while the user fixes the file.
+                log.warning("model picker: %s; Cursor's model lists pass through unchanged", exc)
             return None
         if self._config_problem is not None:
             self._config_problem = None

@@ -5,6 +5,8 @@ mitmproxy here, so there is one list of addons.
 """
 
 from cursor_byok.addon import CursorByok
+from cursor_byok.models import ModelPicker
 from cursor_byok.status import LiveStatus
 
-addons = [CursorByok(), LiveStatus()]
+# CursorByok first: it declares the options the others read.
+addons = [CursorByok(), ModelPicker(), LiveStatus()]

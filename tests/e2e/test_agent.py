@@ -235,3 +235,20 @@ async def test_cancel_mid_stream_aborts_the_provider_request(tmp_path, workspace
             await setup.close()
     assert result.end.error.code == "canceled"
     assert result.text and "thinking out loud".startswith(result.text)
+
+
+async def test_missing_config_is_an_error_in_cursor_not_a_dead_proxy(tmp_path, workspace) -> None:
+    proxy = start_mitmdump(tmp_path / "p", agent="provider", config=tmp_path / "absent.toml")
+    client = CursorLikeClient(
+        base_url=f"https://{TEST_HOST}",
+        workspace=workspace,
+        proxy=proxy.proxy_url,
+        ca_file=proxy.ca_file,
+    )
+    try:
+        result = await client.turn(client.run_request("hi", conversation_id="c"))
+    finally:
+        await client.aclose()
+        proxy.stop()
+    assert result.end.error.code == "failed_precondition"
+    assert "absent.toml: no such file" in error_details(result.end).details.detail

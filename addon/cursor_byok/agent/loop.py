@@ -22,6 +22,7 @@ from cursor_byok.agent import context as prompts
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
+from cursor_byok.models import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
@@ -136,7 +137,7 @@ class ProviderAgent:
 
     def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
-        model = self.config.model(requested or None)
+        model = find_model(self.config, requested)
         if model is None:
             names = ", ".join(self.config.model_names())
             raise TurnError(
@@ -149,6 +150,7 @@ class ProviderAgent:
 
     async def run(self, turn: Turn) -> None:
         model = self.route(turn.run_request)
+        turn.model = model.name
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(turn.run_request, turn.blob)
         by_name, specs, system = self._toolset(turn, mode, context)

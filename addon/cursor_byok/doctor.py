@@ -1,0 +1,250 @@
+"""`cursor-byok doctor`: check a setup step by step, each check one ✔/✘ line with the fix.
+
+Most support questions are one of: wrong Python or mitmproxy, a config typo, a provider key that
+does not work, the CA not trusted, the port taken, or Cursor not sending its Agent calls through
+the proxy (HTTP/2 still on). Each has a check here. The last one reads the activity file the
+running proxy keeps in its data directory, so it works from a second terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import ssl
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cursor_byok.config import Config
+from cursor_byok.config import ConfigError
+from cursor_byok.config import load_config
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+ACTIVITY_FILE = "activity.json"
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str
+    title: str
+    detail: str = ""
+    fix: str = ""
+
+
+def check_python() -> Check:
+    # This module cannot even be imported below 3.12 (the package needs it), so report only.
+    return Check(OK, "Python " + ".".join(map(str, sys.version_info[:3])))
+
+
+def check_mitmproxy() -> Check:
+    try:
+        from mitmproxy.version import VERSION
+    except ImportError:
+        return Check(FAIL, "mitmproxy not installed", fix="uv sync")
+    if VERSION.split(".")[0] == "12":
+        return Check(OK, f"mitmproxy {VERSION}")
+    return Check(WARN, f"mitmproxy {VERSION}", "tested with 12.x", fix="uv sync (uses the lock)")
+
+
+def check_config(path: Path) -> tuple[Check, Config | None]:
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        return Check(FAIL, "config", str(exc), fix=f"fix {path} (see config.example.toml)"), None
+    names = ", ".join(config.model_names())
+    return Check(OK, f"config {path}", f"models: {names}"), config
+
+
+async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
+    from cursor_byok.providers.base import ModelRequest
+    from cursor_byok.providers.base import ProviderError
+    from cursor_byok.providers.base import make_provider
+
+    model = next(m for m in config.models if m.provider == provider_name)
+    title = f"provider {provider_name} ({model.model})"
+    try:
+        provider = make_provider(config.providers[provider_name].settings())
+    except (ConfigError, ValueError) as exc:
+        return Check(FAIL, title, str(exc), fix="set the key named in the config")
+    request = ModelRequest(
+        model=model.model,
+        system="Reply with one word.",
+        messages=[{"role": "user", "content": "ping"}],
+        max_output_tokens=16,
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            async for _event in provider.stream(request):
+                pass
+    except ProviderError as exc:
+        fix = {
+            "auth": "check the API key (api_key_env / api_key_file)",
+            "network": "check base_url and your network or proxy",
+            "invalid_request": "check the model id and params",
+        }.get(exc.kind, "see the provider's message")
+        return Check(FAIL, title, f"{exc.kind}: {exc.message}", fix=fix)
+    except TimeoutError:
+        return Check(FAIL, title, f"no answer in {timeout:.0f}s", fix="check base_url")
+    finally:
+        await provider.aclose()
+    return Check(OK, title, "answered a one-word request")
+
+
+def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
+    used = sorted({m.provider for m in config.models})
+
+    async def all_checks() -> list[Check]:
+        return list(await asyncio.gather(*(_ping_provider(config, p, timeout) for p in used)))
+
+    return asyncio.run(all_checks())
+
+
+def _der_certs(pem_text: str) -> set[bytes]:
+    certs = set()
+    marker = "-----END CERTIFICATE-----"
+    for block in pem_text.split(marker):
+        if "-----BEGIN CERTIFICATE-----" in block:
+            certs.add(ssl.PEM_cert_to_DER_cert(block.strip() + "\n" + marker + "\n"))
+    return certs
+
+
+def check_ca(confdir: Path) -> list[Check]:
+    ca = confdir / "mitmproxy-ca-cert.pem"
+    if not ca.exists():
+        return [
+            Check(
+                FAIL,
+                "mitmproxy CA",
+                f"{ca} does not exist yet",
+                fix="start the proxy once (cursor-byok run); it creates the CA",
+            )
+        ]
+    ours = _der_certs(ca.read_text())
+    checks = [Check(OK, "mitmproxy CA", str(ca))]
+    cafile = ssl.get_default_verify_paths().cafile
+    trusted = False
+    if cafile and Path(cafile).exists():
+        trusted = bool(ours & _der_certs(Path(cafile).read_text(errors="replace")))
+    checks.append(
+        Check(OK, "CA in the system trust store")
+        if trusted
+        else Check(
+            WARN,
+            "CA not found in the system trust store",
+            f"looked in {cafile}" if cafile else "no default CA file",
+            fix="trust it (README, 'Regular proxy'); not needed in reverse mode",
+        )
+    )
+    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
+    if (
+        extra
+        and Path(extra).expanduser().exists()
+        and ours & _der_certs(Path(extra).expanduser().read_text(errors="replace"))
+    ):
+        checks.append(Check(OK, "NODE_EXTRA_CA_CERTS points at the CA"))
+    else:
+        checks.append(
+            Check(
+                WARN,
+                "NODE_EXTRA_CA_CERTS is not the mitmproxy CA",
+                fix=f"start Cursor with NODE_EXTRA_CA_CERTS={ca}",
+            )
+        )
+    return checks
+
+
+def check_port(host: str, port: int) -> Check:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return Check(
+                WARN,
+                f"port {host}:{port} is in use",
+                exc.strerror or "",
+                fix="fine if cursor-byok is what runs there; else pick another with --port",
+            )
+    return Check(OK, f"port {host}:{port} is free")
+
+
+def check_activity(
+    data_dir: Path, watch: float, sleep: Callable[[float], None] = time.sleep
+) -> Check:
+    """Whether the running proxy has seen Cursor's Agent calls (waits up to `watch` seconds)."""
+    path = data_dir / ACTIVITY_FILE
+    deadline = time.monotonic() + watch
+    while True:
+        try:
+            activity = json.loads(path.read_text())
+        except (OSError, ValueError):
+            activity = None
+        if activity and activity.get("agent_calls", 0) > 0:
+            return Check(
+                OK,
+                "Agent calls arrive",
+                f"{activity['agent_calls']} RunSSE/BidiAppend calls, last at "
+                f"{activity.get('last_agent_call', '?')}",
+            )
+        if time.monotonic() >= deadline:
+            break
+        sleep(0.5)
+    if activity is None:
+        return Check(
+            FAIL,
+            "no proxy activity recorded",
+            f"{path} does not exist",
+            fix="start the proxy (cursor-byok run) and send a message in Cursor's Agent",
+        )
+    if activity.get("other_cursor_calls", 0) > 0:
+        return Check(
+            FAIL,
+            "Cursor talks to the proxy, but no Agent calls arrived",
+            f"{activity['other_cursor_calls']} other Cursor calls seen",
+            fix='set "cursor.general.disableHttp2": true (HTTP/1.1 mode) and fully restart Cursor',
+        )
+    return Check(
+        FAIL,
+        "no Cursor traffic reached the proxy",
+        fix='set "http.proxy" and "http.proxySupport" in Cursor, trust the CA, restart Cursor',
+    )
+
+
+def run_doctor(
+    *,
+    config_path: Path,
+    confdir: Path,
+    data_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    providers: bool = True,
+    watch: float = 0.0,
+    out: Callable[[str], None] | None = None,
+) -> int:
+    """Run every check, print one line each; exit code 1 when any check failed."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    emit = out or console.print
+    checks = [check_python(), check_mitmproxy()]
+    config_check, config = check_config(config_path)
+    checks.append(config_check)
+    if config is not None and providers:
+        checks += check_providers(config)
+    checks += check_ca(confdir)
+    checks.append(check_port(host, port))
+    checks.append(check_activity(data_dir, watch))
+    marks = {OK: "[green]✔[/green]", WARN: "[yellow]![/yellow]", FAIL: "[red]✘[/red]"}
+    for check in checks:
+        line = f"{marks[check.status]} {check.title}"
+        if check.detail:
+            line += f" — {check.detail}"
+        if check.fix and check.status != OK:
+            line += f"\n    fix: {check.fix}"
+        emit(line)
+    failed = sum(c.status == FAIL for c in checks)
+    emit(f"{len(checks) - failed} of {len(checks)} checks passed" + (" (see ✘)" if failed else ""))
+    return 1 if failed else 0
