@@ -16,6 +16,7 @@ from collections.abc import Callable
 from google.protobuf.message import DecodeError
 
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.turn import TurnError
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,12 @@ async def request_context(
         ident = getattr(parts, f"{name}_blob_id")
         if not ident or ident == _EMPTY_BLOB:
             continue
-        data = await read_blob(ident)
+        try:
+            data = await read_blob(ident)
+        except TurnError as exc:
+            # Context parts help the model but are not the conversation: go on without one.
+            log.warning("context part %s unavailable: %s", name, exc)
+            continue
         try:
             context.MergeFromString(data)
         except DecodeError:
