@@ -252,3 +252,30 @@ async def test_missing_config_is_an_error_in_cursor_not_a_dead_proxy(tmp_path, w
         proxy.stop()
     assert result.end.error.code == "failed_precondition"
     assert "absent.toml: no such file" in error_details(result.end).details.detail
+
+
+async def test_context_parts_are_fetched_by_kv_get_into_the_prompt(tmp_path, workspace) -> None:
+    import hashlib
+
+    rules = pb.RequestContext(
+        rules=[pb.CursorRule(full_path=".cursor/rules/style.mdc", content="Answer in haiku.")]
+    ).SerializeToString()
+    rules_id = hashlib.sha256(rules).digest()
+    async with FakeProvider() as fp:
+        fp.script.text("Five seven five")
+        setup = Setup(tmp_path, workspace, fp, "anthropic")
+        setup.client.blobs[rules_id] = rules
+        message = setup.request("hello", str(uuid.uuid4()))
+        action = message.run_request.action
+        action.user_message_action.ClearField("request_context")
+        action.request_context_parts.rules_blob_id = rules_id
+        action.request_context_parts.rules_byte_length = len(rules)
+        action.request_context_parts.dynamic_context.env.workspace_paths.append(str(workspace))
+        try:
+            result = await setup.client.turn(message)
+        finally:
+            await setup.close()
+        system = str(fp.requests[0].json["system"])
+    assert result.end.ok
+    assert "kv:get_blob_args" in result.kinds()
+    assert "Answer in haiku." in system and str(workspace) in system
