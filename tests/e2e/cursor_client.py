@@ -98,6 +98,19 @@ class CursorLikeClient:
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
+    @classmethod
+    def through(cls, proxy, workspace: Path, **kwargs) -> CursorLikeClient:
+        """A client for the test host, through a started proxy (tests/e2e/mitm.py)."""
+        from mitm import TEST_HOST
+
+        return cls(
+            base_url=f"https://{TEST_HOST}",
+            workspace=workspace,
+            proxy=proxy.proxy_url,
+            ca_file=proxy.ca_file,
+            **kwargs,
+        )
+
     def __post_init__(self) -> None:
         verify: ssl.SSLContext | bool = True
         if self.ca_file is not None:

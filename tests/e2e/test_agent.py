@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
-from mitm import TEST_HOST
 from mitm import start_mitmdump
 
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -51,12 +50,7 @@ class Setup:
             config=write_config(tmp_path, fp, kind),
             env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
         )
-        self.client = CursorLikeClient(
-            base_url=f"https://{TEST_HOST}",
-            workspace=workspace,
-            proxy=self.proxy.proxy_url,
-            ca_file=self.proxy.ca_file,
-        )
+        self.client = CursorLikeClient.through(self.proxy, workspace)
         self.workspace = workspace
 
     def request(self, text: str, conversation: str, **kwargs) -> pb.AgentClientMessage:
@@ -239,12 +233,7 @@ async def test_cancel_mid_stream_aborts_the_provider_request(tmp_path, workspace
 
 async def test_missing_config_is_an_error_in_cursor_not_a_dead_proxy(tmp_path, workspace) -> None:
     proxy = start_mitmdump(tmp_path / "p", agent="provider", config=tmp_path / "absent.toml")
-    client = CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=proxy.proxy_url,
-        ca_file=proxy.ca_file,
-    )
+    client = CursorLikeClient.through(proxy, workspace)
     try:
         result = await client.turn(client.run_request("hi", conversation_id="c"))
     finally:

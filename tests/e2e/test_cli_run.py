@@ -35,12 +35,7 @@ async def test_cursor_byok_run_serves_a_turn(tmp_path, workspace) -> None:
         f"cursor_byok_hosts={TEST_HOST}",
     ]
     proxy = start_mitmdump(tmp_path, command=command)
-    client = CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=proxy.proxy_url,
-        ca_file=proxy.ca_file,
-    )
+    client = CursorLikeClient.through(proxy, workspace)
     try:
         result = await client.turn(
             client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))

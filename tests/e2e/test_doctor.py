@@ -8,7 +8,6 @@ import uuid
 import pytest
 from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
-from mitm import TEST_HOST
 from mitm import start_mitmdump
 
 from cursor_byok.doctor import check_activity
@@ -35,12 +34,7 @@ model = "fake-1"
 
 async def test_doctor_on_a_healthy_setup(tmp_path, workspace, monkeypatch) -> None:
     proxy = start_mitmdump(tmp_path)
-    client = CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=proxy.proxy_url,
-        ca_file=proxy.ca_file,
-    )
+    client = CursorLikeClient.through(proxy, workspace)
     try:
         result = await client.turn(
             client.run_request("notes.txt", conversation_id=str(uuid.uuid4()))

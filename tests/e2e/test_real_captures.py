@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from cursor_client import CursorLikeClient
-from mitm import TEST_HOST
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 
@@ -31,12 +30,7 @@ async def test_real_run_request_fresh_conversation(mitm, workspace, path) -> Non
     message.run_request.conversation_state.Clear()
     message.run_request.conversation_state.SetInParent()
     message.run_request.action.user_message_action.user_message.text += " notes.txt"
-    client = CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=mitm.proxy_url,
-        ca_file=mitm.ca_file,
-    )
+    client = CursorLikeClient.through(mitm, workspace)
     try:
         result = await client.turn(message, request_id=str(uuid.uuid4()))
     finally:
@@ -49,12 +43,7 @@ async def test_real_run_request_fresh_conversation(mitm, workspace, path) -> Non
 async def test_real_checkpoint_whose_blobs_the_client_lacks(mitm, workspace) -> None:
     """A later-turn request whose 133 history blobs nobody has: a clear not_found, no hang."""
     message = load(FILES[0])
-    client = CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=mitm.proxy_url,
-        ca_file=mitm.ca_file,
-    )
+    client = CursorLikeClient.through(mitm, workspace)
     try:
         result = await client.turn(message, request_id=str(uuid.uuid4()))
     finally:

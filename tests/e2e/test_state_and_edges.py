@@ -20,13 +20,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def client_for(proxy, workspace, **kwargs) -> CursorLikeClient:
-    return CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=proxy.proxy_url,
-        ca_file=proxy.ca_file,
-        **kwargs,
-    )
+    return CursorLikeClient.through(proxy, workspace, **kwargs)
 
 
 async def _two_turns(tmp_path, workspace, *, same_data_dir: bool, tamper: bool = False):

@@ -7,7 +7,6 @@ import uuid
 
 import pytest
 from cursor_client import CursorLikeClient
-from mitm import TEST_HOST
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 
@@ -15,13 +14,7 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def client_for(mitm, workspace, **kwargs) -> CursorLikeClient:
-    return CursorLikeClient(
-        base_url=f"https://{TEST_HOST}",
-        workspace=workspace,
-        proxy=mitm.proxy_url,
-        ca_file=mitm.ca_file,
-        **kwargs,
-    )
+    return CursorLikeClient.through(mitm, workspace, **kwargs)
 
 
 @pytest.mark.parametrize("http2", [False, True], ids=["http1", "http2"])
