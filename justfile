@@ -16,3 +16,8 @@ proto:
 lint:
     uv run ruff check .
     uv run ruff format --check .
+
+# Benchmarks: codec/inbox throughput and turns through a real mitmdump (figures, not tests)
+bench:
+    uv run python bench/bench_codec.py
+    uv run python bench/bench_turns.py 30
