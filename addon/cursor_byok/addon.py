@@ -86,7 +86,6 @@ class CursorByok:
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
         self.recorder = None  # capture.Recorder while recording
-        self.stats = {"bidi_append": 0, "run_sse": 0}
         self.activity: dict[str, int | str] = {"agent_calls": 0, "other_cursor_calls": 0}
         self._activity_written = 0.0
 
@@ -318,7 +317,6 @@ class CursorByok:
 
     def _bidi_append(self, flow: http.HTTPFlow) -> None:
         assert self.registry is not None
-        self.stats["bidi_append"] += 1
         request = flow.request
         try:
             append = decode_bidi_append(
@@ -340,7 +338,6 @@ class CursorByok:
 
     def _run_sse(self, flow: http.HTTPFlow) -> None:
         assert self.registry is not None and self.streamer is not None
-        self.stats["run_sse"] += 1
         request = flow.request
         try:
             request_id = decode_run_sse_request(

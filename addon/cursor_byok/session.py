@@ -364,11 +364,6 @@ class Session:
             frames.append(connect.encode_frame(entry.payload, encoding=encoding))
         return frames, ended
 
-    @property
-    def backlog_size(self) -> int:
-        """Replayable frames kept for reconnects."""
-        return sum(1 for e in self._entries if e.replayable)
-
     # --- time -----------------------------------------------------------------------------
 
     def tick(self, now: float) -> list[Command]:
