@@ -169,3 +169,23 @@ async def test_stream_gone_past_grace_period_cancels_and_keeps_state(tmp_path, w
     assert result.end.error is not None and result.end.error.code == "canceled"
     assert "went away" in result.end.error.message
     assert result.reconnects == 1
+
+
+async def test_new_message_supersedes_the_running_turn(mitm, workspace) -> None:
+    stuck = client_for(mitm, workspace, answer_execs=False)
+    fresh = client_for(mitm, workspace)
+    conversation = str(uuid.uuid4())
+    try:
+        first = asyncio.ensure_future(
+            stuck.turn(stuck.run_request("read notes.txt", conversation_id=conversation))
+        )
+        while not stuck.exec_log:  # the first turn now waits for an exec result forever
+            await asyncio.sleep(0.02)
+        second = await fresh.turn(fresh.run_request("README.md", conversation_id=conversation))
+        first_result = await asyncio.wait_for(first, 10)
+    finally:
+        await stuck.aclose()
+        await fresh.aclose()
+    assert first_result.end.error.code == "canceled"
+    assert "superseded" in first_result.end.error.message
+    assert second.end.ok
