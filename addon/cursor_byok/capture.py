@@ -21,9 +21,12 @@ import json
 import logging
 import re
 import time
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import UTC
@@ -31,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import TextIO
+from typing import cast
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
@@ -75,6 +79,8 @@ SECRET_HEADERS = frozenset(
         "api-key",
     }
 )
+# Per-request transport details: not worth a headers entry on every line.
+_UNRECORDED_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
 # …and any header whose name says it carries one.
 _SECRET_NAME_WORDS = ("auth", "token", "secret", "key", "cookie", "session", "password", "checksum")
 
@@ -122,6 +128,14 @@ def redact_headers(headers: dict[str, str]) -> dict[str, str]:
     }
 
 
+def submessages(value: Any) -> list[Message]:
+    """The messages held by one field value: a message, a repeated field or a map."""
+    if isinstance(value, Message):
+        return [value]
+    items = value.values() if isinstance(value, Mapping) else value
+    return [item for item in items if isinstance(item, Message)]
+
+
 def scrub_proto(message: Message) -> None:
     """`scrub` every string field of a protobuf message tree, in place."""
     for fd, value in message.ListFields():
@@ -130,20 +144,15 @@ def scrub_proto(message: Message) -> None:
                 value[:] = [scrub(v) for v in value]
             else:
                 setattr(message, fd.name, scrub(value))
+        elif isinstance(value, MutableMapping):
+            for key in list(value):
+                if isinstance(value[key], str):
+                    value[key] = scrub(value[key])
+                elif isinstance(value[key], Message):
+                    scrub_proto(value[key])
         elif fd.type == FieldDescriptor.TYPE_MESSAGE:
-            if fd.message_type.GetOptions().map_entry:
-                values = fd.message_type.fields_by_name["value"]
-                if values.type == FieldDescriptor.TYPE_MESSAGE:
-                    for item in value.values():
-                        scrub_proto(item)
-                elif values.type == FieldDescriptor.TYPE_STRING:
-                    for key in list(value):
-                        value[key] = scrub(value[key])
-            elif fd.is_repeated:
-                for item in value:
-                    scrub_proto(item)
-            else:
-                scrub_proto(value)
+            for item in submessages(value):
+                scrub_proto(item)
 
 
 def scrub_end_stream(payload: bytes) -> dict[str, Any]:
@@ -328,6 +337,8 @@ def _oneof(message: Message | None) -> str | None:
     if message is None:
         return None
     for oneof in message.DESCRIPTOR.oneofs:
+        if oneof.name.startswith("_"):  # proto3 `optional` (a synthetic oneof), not a union
+            continue
         which = message.WhichOneof(oneof.name)
         if which:
             return which
@@ -342,17 +353,9 @@ def _blob_ids(message: Message) -> set[bytes]:
             for item in value if fd.is_repeated else [value]:
                 if len(item) == 32:
                     found.add(bytes(item))
-        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
-            if fd.message_type.GetOptions().map_entry:
-                values = fd.message_type.fields_by_name["value"]
-                if values.type == FieldDescriptor.TYPE_MESSAGE:
-                    for item in value.values():
-                        found |= _blob_ids(item)
-            elif fd.is_repeated:
-                for item in value:
-                    found |= _blob_ids(item)
-            else:
-                found |= _blob_ids(value)
+        else:
+            for item in submessages(value) if fd.type == FieldDescriptor.TYPE_MESSAGE else []:
+                found |= _blob_ids(item)
     return found
 
 
@@ -441,6 +444,7 @@ class Recorder:
         self._data_dir = data_dir
         self._clock = clock
         self._files: dict[str, _File] = {}
+        self._closed = False
         self.paths: list[Path] = []  # every file created, in order
 
     # --- the hooks the addon calls ------------------------------------------------------
@@ -457,7 +461,9 @@ class Recorder:
                 "kind": kind,
                 "raw": _b64(raw),
             }
-            redacted = redact_headers(headers)
+            redacted = redact_headers(
+                {k: v for k, v in headers.items() if k.lower() not in _UNRECORDED_HEADERS}
+            )
             if redacted != file.headers:
                 record["headers"] = file.headers = redacted
             self._write(file, record)
@@ -488,6 +494,8 @@ class Recorder:
         return _RecordingProvider(provider, self, request_id)
 
     def close(self) -> None:
+        """Close every file; later calls (turns still winding down) are ignored."""
+        self._closed = True
         for file in self._files.values():
             self._close(file)
         self._files.clear()
@@ -527,10 +535,14 @@ class Recorder:
         file = self._files.get(request_id)
         if file is not None:
             return file
+        if self._closed:
+            return _File(self.directory / "closed", started=0.0, broken=True)
         self._forget_old()
         now = datetime.now(UTC)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", request_id)[:80] or "request"
-        path = self.directory / f"{now:%Y%m%dT%H%M%S}Z-{safe}{SUFFIX}"
+        # UTC with milliseconds first, so names sort in recording order.
+        stamp = f"{now:%Y%m%d-%H%M%S}.{now.microsecond // 1000:03d}"
+        path = self.directory / f"{stamp}-{safe}{SUFFIX}"
         file = _File(path, started=self._clock())
         self._files[request_id] = file
         self.paths.append(path)
@@ -546,7 +558,7 @@ class Recorder:
         return file
 
     def _write(self, file: _File, record: dict[str, Any]) -> None:
-        if file.broken:
+        if file.broken or self._closed:
             return
         line = {"t": int((self._clock() - file.started) * 1000), **record}
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=repr)
@@ -617,7 +629,9 @@ class _RecordingProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         call = self._recorder._model_request(self._request_id, request)
         try:
-            async with contextlib.aclosing(self._inner.stream(request)) as events:
+            # Providers' streams are async generators (the Protocol says AsyncIterator).
+            inner = cast(AsyncGenerator[ProviderEvent, None], self._inner.stream(request))
+            async with contextlib.aclosing(inner) as events:
                 async for event in events:
                     self._recorder._model_event(self._request_id, call, event)
                     yield event

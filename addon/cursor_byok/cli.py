@@ -13,6 +13,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.text import Text
 
 from cursor_byok import __version__
 
@@ -95,6 +96,12 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
         description="Start mitmdump with cursor-byok and print what to set up in Cursor. "
         "Arguments after `--` go to mitmdump unchanged.",
     )
+    _run_arguments(parser)
+    parser.set_defaults(func=_cmd_run)
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `run`, shared with `record` (which runs the same proxy)."""
     parser.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     parser.add_argument("-p", "--port", type=int, default=None, help="listen port (default 8080)")
     modes = parser.add_mutually_exclusive_group()
@@ -119,7 +126,6 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
     parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
-    parser.set_defaults(func=_cmd_run)
 
 
 def run_options(args: argparse.Namespace):
@@ -156,9 +162,95 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run(run_options(args))
 
 
+# --- record / replay ---------------------------------------------------------------------------
+
+RECORD_OPTION = "cursor_byok_record_dir"
+
+
+def _add_record(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="start the proxy like `run`, recording every Agent turn as a capture file",
+        description="Start mitmdump with cursor-byok (same options as `run`) and write one "
+        "capture file per Agent request into --dir: client messages, server frames and the "
+        "provider's events, with credentials in headers redacted. File contents, prompts and "
+        "model output are kept as they are: review captures before sharing them. "
+        "`cursor-byok replay` re-runs them offline.",
+    )
+    _run_arguments(parser)
+    parser.add_argument(
+        "--dir",
+        default="captures/recorded",
+        metavar="DIR",
+        help="where capture files go (default: ./captures/recorded)",
+    )
+    parser.set_defaults(func=_cmd_record)
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    import dataclasses
+    from pathlib import Path
+
+    from cursor_byok.launch import run
+
+    opts = run_options(args)
+    if any(RECORD_OPTION in arg for arg in opts.extra):
+        # A second --set of the same option makes mitmproxy skip our script without a word.
+        return _error(f"give the directory with --dir, not --set {RECORD_OPTION}")
+    directory = Path(args.dir).expanduser().resolve()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _error(f"--dir {directory}: {exc.strerror or exc}")
+    opts = dataclasses.replace(opts, extra=("--set", f"{RECORD_OPTION}={directory}", *opts.extra))
+    console = Console(stderr=True, highlight=False, soft_wrap=True)  # paths stay on one line
+    console.print(
+        Text.assemble(
+            ("Recording", "bold"), f" Agent turns into {directory} (one .jsonl file per request)"
+        )
+    )
+    console.print(Text(f"Replay them offline with: cursor-byok replay {directory}"))
+    return run(opts)
+
+
+def _add_replay(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="re-run recorded turns offline and check the server frames match",
+        description="Replay captures (files, or directories of *.jsonl) through the addon in an "
+        "in-process proxy on 127.0.0.1: the recorded client messages are sent again, the model "
+        "answers with the recorded events, and the frames are compared with the recorded ones "
+        "(ignoring ids and timings). Exit status: 0 all match, 1 a mismatch, 2 unusable input.",
+    )
+    parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture file or directory")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up on a turn that produces no frame for this long (default 10)",
+    )
+    parser.set_defaults(func=_cmd_replay)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cursor_byok import replay
+
+    width = None if sys.stdout.isatty() else 160
+    console = Console(file=sys.stdout, width=width, highlight=False)
+    return replay.main([Path(p) for p in args.captures], stall=args.timeout, console=console)
+
+
 # --- parser --------------------------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, _add_decode]
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_run,
+    _add_record,
+    _add_replay,
+    _add_decode,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

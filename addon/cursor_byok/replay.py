@@ -1,0 +1,698 @@
+"""`cursor-byok replay`: run recorded turns through the addon again, offline, and compare.
+
+Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 0, lazy
+connections, nothing upstream) whose `CursorByok` addon runs the recorded agent: the scripted
+agent, or the real provider loop with a provider that answers each model call with the recorded
+normalised events. A small client then plays Cursor's part from the file: it opens RunSSE and
+sends every recorded BidiAppend, byte for byte with its seqno, once the replayed stream has
+produced as many frames as had been recorded when the original arrived. Exec and KV ids are
+counters from 1 in each turn, so the recorded answers line up with the replayed requests.
+
+Frames are compared after clearing what legitimately differs between runs (`VOLATILE_FIELDS`:
+uuids, wall-clock times, durations) and pairing blob ids by content, since a blob whose bytes
+hold a timestamp (todos) gets another id. Everything else must be equal, frame by frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import difflib
+import json
+import logging
+import tempfile
+import warnings
+from collections.abc import AsyncIterator
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+from google.protobuf import text_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError
+from google.protobuf.message import Message
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from cursor_byok import connect
+from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.bidi import encode_run_sse_request
+from cursor_byok.capture import Capture
+from cursor_byok.capture import CaptureError
+from cursor_byok.capture import ModelCall
+from cursor_byok.capture import capture_files
+from cursor_byok.capture import error_from_json
+from cursor_byok.capture import load_capture
+from cursor_byok.capture import request_to_json
+from cursor_byok.capture import scrub_end_stream
+from cursor_byok.capture import server_kind
+from cursor_byok.capture import submessages
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.providers.base import ModelRequest
+from cursor_byok.providers.base import ProviderError
+from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.turn import Turn
+
+if TYPE_CHECKING:
+    import httpx
+
+    from cursor_byok.config import Config
+
+log = logging.getLogger(__name__)
+
+EXIT_MATCH = 0
+EXIT_MISMATCH = 1
+EXIT_UNUSABLE = 2
+
+RUN_SSE = "/agent.v1.AgentService/RunSSE"
+BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
+
+# Fields the proxy fills from clocks and uuids; equal runs differ in them.
+VOLATILE_FIELDS = frozenset(
+    {
+        "model_call_id",
+        "started_at_ms",
+        "completed_at_ms",
+        "step_duration_ms",
+        "thinking_duration_ms",
+        "exec_id",
+        "execution_time",  # shell: measured by the proxy around the exec
+        "created_at",  # todos (protobuf items and JSON blobs)
+        "updated_at",
+    }
+)
+BLOB_ID_SIZE = 32
+
+
+# --- comparison --------------------------------------------------------------------------------
+
+
+def clear_volatile(message: Message) -> None:
+    """Clear every `VOLATILE_FIELDS` field in a message tree, in place."""
+    for fd, value in message.ListFields():
+        if fd.name in VOLATILE_FIELDS:
+            message.ClearField(fd.name)
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+            for item in submessages(value):
+                clear_volatile(item)
+
+
+def _drop_volatile_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_volatile_keys(v) for k, v in value.items() if k not in VOLATILE_FIELDS}
+    if isinstance(value, list):
+        return [_drop_volatile_keys(v) for v in value]
+    return value
+
+
+def canonical_blob(data: bytes) -> bytes:
+    """Blob bytes as compared: JSON blobs without volatile keys, anything else as is."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return data
+    if not isinstance(value, dict | list):
+        return data
+    cleaned = _drop_volatile_keys(value)
+    return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _parse(payload: bytes) -> pb.AgentServerMessage | None:
+    try:
+        return pb.AgentServerMessage.FromString(payload)
+    except DecodeError:
+        return None
+
+
+def _set_blob(message: pb.AgentServerMessage) -> pb.SetBlobArgs | None:
+    if (
+        message.WhichOneof("message") == "kv_server_message"
+        and message.kv_server_message.WhichOneof("message") == "set_blob_args"
+    ):
+        return message.kv_server_message.set_blob_args
+    return None
+
+
+def normalise(message: pb.AgentServerMessage) -> pb.AgentServerMessage:
+    """A copy without volatile fields, blob data in canonical form."""
+    out = pb.AgentServerMessage()
+    out.CopyFrom(message)
+    clear_volatile(out)
+    blob = _set_blob(out)
+    if blob is not None:
+        blob.blob_data = canonical_blob(blob.blob_data)
+    return out
+
+
+def render(message: pb.AgentServerMessage | None, payload: bytes = b"") -> str:
+    """A frame for people: its kind, then its fields (long lines cut)."""
+    if message is None:
+        return f"(not an AgentServerMessage: {len(payload)} bytes)"
+    kind = server_kind(message.SerializeToString())
+    body = text_format.MessageToString(message, as_utf8=True)
+    lines = [kind] + ["  " + _cut(line) for line in body.splitlines()]
+    if len(lines) > 60:
+        lines = [*lines[:60], f"  … {len(lines) - 60} more lines"]
+    return "\n".join(lines)
+
+
+def render_end(end: dict[str, Any] | None) -> str:
+    if end is None:
+        return "(no end of stream)"
+    return "end of stream " + _cut(json.dumps(end, ensure_ascii=False), 1000)
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
+
+
+@dataclass
+class Divergence:
+    """The first place where the replayed stream is not the recorded one."""
+
+    index: int  # frame index; len(recorded frames) for the end of stream
+    what: str  # "differs", "missing", "extra", "end differs", "no end"
+    recorded: str
+    replayed: str
+
+    def diff(self, limit: int = 40) -> list[str]:
+        lines = list(
+            difflib.unified_diff(
+                self.recorded.splitlines(),
+                self.replayed.splitlines(),
+                "recorded",
+                "replayed",
+                n=2,
+                lineterm="",
+            )
+        )
+        return lines if len(lines) <= limit else [*lines[:limit], "…"]
+
+
+def compare(
+    recorded: list[bytes],
+    recorded_end: dict[str, Any] | None,
+    replayed: list[bytes],
+    replayed_end: dict[str, Any] | None,
+) -> Divergence | None:
+    """The first divergence between two streams (frames, then the end of stream), or None.
+
+    `replayed_end` must be scrubbed like recorded ends are (`capture.scrub_end_stream`).
+    """
+    pairs: dict[bytes, bytes] = {}  # replayed blob id → recorded blob id, for equal content
+    for index in range(max(len(recorded), len(replayed))):
+        if index >= len(replayed):
+            gone = recorded[index]
+            return Divergence(index, "missing", render(_parse(gone), gone), "(nothing)")
+        if index >= len(recorded):
+            more = replayed[index]
+            return Divergence(index, "extra", "(nothing)", render(_parse(more), more))
+        expected_raw, actual_raw = recorded[index], replayed[index]
+        for new, old in pairs.items():
+            actual_raw = actual_raw.replace(new, old)
+        expected, actual = _parse(expected_raw), _parse(actual_raw)
+        if expected is None or actual is None:
+            if expected_raw != actual_raw:
+                return Divergence(
+                    index,
+                    "differs",
+                    render(expected, expected_raw),
+                    render(actual, actual_raw),
+                )
+            continue
+        _pair_blob(expected, actual, pairs)
+        left, right = normalise(expected), normalise(actual)
+        if left != right:
+            return Divergence(index, "differs", render(left), render(right))
+    if recorded_end is None:
+        return None  # the recording stopped before the end (proxy killed): nothing to compare
+    index = len(recorded)
+    if replayed_end is None:
+        return Divergence(index, "no end", render_end(recorded_end), render_end(None))
+    if recorded_end != replayed_end:
+        return Divergence(index, "end differs", render_end(recorded_end), render_end(replayed_end))
+    return None
+
+
+def _pair_blob(
+    expected: pb.AgentServerMessage, actual: pb.AgentServerMessage, pairs: dict[bytes, bytes]
+) -> None:
+    """Two SETs of the same blob content under different ids: use the recorded id from now on."""
+    left, right = _set_blob(expected), _set_blob(actual)
+    if left is None or right is None or left.blob_id == right.blob_id:
+        return
+    if len(left.blob_id) != BLOB_ID_SIZE or len(right.blob_id) != BLOB_ID_SIZE:
+        return
+    if canonical_blob(left.blob_data) == canonical_blob(right.blob_data):
+        pairs[bytes(right.blob_id)] = bytes(left.blob_id)
+        right.blob_id = left.blob_id
+
+
+# --- the replayed agent ------------------------------------------------------------------------
+
+
+class ReplayProvider:
+    """Answers the k-th model call with the k-th recorded call: its events, then its error.
+
+    A recorded call with neither a Finish nor an error was cut short (the turn was cancelled),
+    so it waits here until the replayed turn is cancelled the same way.
+    """
+
+    def __init__(self, calls: list[ModelCall]) -> None:
+        self.calls = calls
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        index = len(self.requests)
+        self.requests.append(request)
+        if index >= len(self.calls):
+            raise ProviderError(
+                "invalid_request",
+                f"replay: the capture has {len(self.calls)} model call(s); the replayed turn "
+                f"made call {index + 1}",
+                retryable=False,
+                provider="replay",
+            )
+        call = self.calls[index]
+        for event in call.events:
+            await asyncio.sleep(0)  # let the loop interleave as it did while streaming
+            yield event
+        if call.error is not None:
+            raise error_from_json(call.error)
+        if not call.finished:
+            await asyncio.Event().wait()
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _NoProvider:
+    """Stands in for the configured provider, which replay never calls."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        raise ProviderError("other", "replay: no provider", retryable=False)
+        yield  # pragma: no cover - makes this an async generator
+
+    async def aclose(self) -> None:
+        return None
+
+
+def replay_config(capture: Capture) -> Config:
+    """The recorded config facts as a Config (providers never contacted), or a guess."""
+    from cursor_byok.config import Config
+    from cursor_byok.config import ModelConfig
+    from cursor_byok.config import ProviderConfig
+
+    facts = capture.meta.get("config")
+    if not isinstance(facts, dict) or not facts.get("models"):
+        # Recorded without the config: one model, named as the run asked, no step limit hit.
+        first = capture.calls[0].request if capture.calls else None
+        name = str(capture.meta.get("requested_model") or "replay")
+        model = ModelConfig(
+            name=name,
+            provider="replay",
+            model=first.model if first else name,
+            thinking=bool(first and first.reasoning),
+        )
+        facts = {"providers": {"replay": "openai-chat"}, "max_steps": 1000}
+        models = [model]
+    else:
+        known = {f.name for f in dataclasses.fields(ModelConfig)}
+        models = [
+            ModelConfig(**{k: v for k, v in m.items() if k in known}) for m in facts["models"]
+        ]
+    kinds = dict(facts.get("providers") or {})
+    for model in models:
+        kinds.setdefault(model.provider, "openai-chat")  # never contacted: any kind will do
+    providers = {
+        name: ProviderConfig(name=name, kind=kind, base_url="http://127.0.0.1:9")
+        for name, kind in kinds.items()
+    }
+    default = facts.get("default_model") or models[0].name
+    return Config(providers, models, default, int(facts.get("max_steps", 50)))
+
+
+class ReplayAgent:
+    """The agent the capture was recorded with, fed from the capture."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+        self.provider = ReplayProvider(capture.calls)
+
+    async def run(self, turn: Turn) -> None:
+        if self.capture.agent == "scripted":
+            from cursor_byok.agent.scripted import ScriptedAgent
+
+            await ScriptedAgent().run(turn)
+            return
+        from cursor_byok.agent.loop import CUSTOM_MESSAGE
+        from cursor_byok.agent.loop import ProviderAgent
+        from cursor_byok.turn import TurnError
+
+        facts = self.capture.meta.get("config")
+        if isinstance(facts, dict) and "error" in facts:
+            raise TurnError(
+                "failed_precondition",
+                str(facts["error"]),
+                title="cursor-byok configuration",
+                error=CUSTOM_MESSAGE,
+            )
+        agent = ProviderAgent(
+            replay_config(self.capture),
+            provider_factory=lambda model: _NoProvider(),
+            wrap_provider=lambda provider, request_id: self.provider,
+        )
+        await agent.run(turn)
+
+
+# --- the proxy and the client ------------------------------------------------------------------
+
+
+class ReplayError(RuntimeError):
+    """The replay machinery itself failed (not a mismatch)."""
+
+
+@contextlib.asynccontextmanager
+async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIterator[int]:
+    """mitmproxy with our addon, in this process, on 127.0.0.1; yields the port."""
+    from mitmproxy import options
+    from mitmproxy.master import Master
+
+    with warnings.catch_warnings():  # a dependency of mitmproxy's proxyauth warns on import
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from mitmproxy.addons import default_addons
+
+    from cursor_byok.addon import CursorByok
+
+    opts = options.Options()
+    master = Master(opts)
+    addon = CursorByok(agent=agent)
+    master.addons.add(*default_addons(), addon)
+    opts.update(
+        listen_host="127.0.0.1",
+        listen_port=0,
+        mode=["reverse:http://127.0.0.1:9"],  # never contacted: every flow is ours
+        connection_strategy="lazy",
+        confdir=str(confdir),
+        cursor_byok_data_dir=str(data_dir),
+        cursor_byok_config=str(data_dir / "unused-config.toml"),
+        cursor_byok_heartbeat_ms=60_000,
+    )
+    task = asyncio.ensure_future(master.run())
+    try:
+        server = master.addons.get("proxyserver")
+        for _ in range(400):
+            addrs = server.listen_addrs() if server is not None else []
+            if addrs or task.done():
+                break
+            await asyncio.sleep(0.025)
+        if task.done() or not addrs:
+            raise ReplayError("the in-process proxy did not start")
+        yield int(addrs[0][1])
+    finally:
+        # End any turn still running (a stalled replay) now, while its data directory exists
+        # (the addon's `done` hook only schedules this). Streams first: a turn cancelled with
+        # no stream open closes at once instead of waiting for KV acks nobody will send.
+        if addon.streamer is not None:
+            await addon.streamer.stop()
+        if addon.registry is not None:
+            await addon.registry.stop()
+        master.shutdown()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 10)
+
+
+@dataclass
+class _Stream:
+    frames: list[bytes] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def seen(self) -> int:
+        return len(self.frames) + (1 if self.end is not None else 0)
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    async def wait_for(self, count: int, stall: float) -> bool:
+        """Until `count` frames (the end counts) are in; False when the stream stalls or ends."""
+        while self.seen() < count:
+            if self.end is not None:
+                return False
+            changed = self.changed
+            try:
+                await asyncio.wait_for(changed.wait(), stall)
+            except TimeoutError:
+                return False
+        return True
+
+
+async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
+    import httpx
+
+    decoder = connect.EnvelopeDecoder(encoding=response.headers.get("connect-content-encoding"))
+    try:
+        async for chunk in response.aiter_raw():
+            for frame in decoder.feed(chunk):
+                if frame.is_end_stream:
+                    stream.end = scrub_end_stream(frame.payload)
+                    stream.notify()
+                    return
+                message = _parse(frame.payload)
+                if (
+                    message is not None
+                    and message.WhichOneof("message") == "interaction_update"
+                    and message.interaction_update.WhichOneof("message") == "heartbeat"
+                ):
+                    continue
+                stream.frames.append(frame.payload)
+                stream.notify()
+    except (httpx.HTTPError, connect.ConnectError) as exc:
+        log.info("replay: RunSSE read ended: %s", exc)
+
+
+@dataclass
+class _Driven:
+    frames: list[bytes]
+    end: dict[str, Any] | None
+    sent: int
+    stalled: bool
+
+
+async def _drive(port: int, capture: Capture, stall: float) -> _Driven:
+    """Play Cursor's side of one recorded turn against the proxy on `port`."""
+    import httpx
+
+    base = f"http://127.0.0.1:{port}"
+    headers = {"connect-protocol-version": "1", "x-request-id": capture.request_id}
+    stream = _Stream()
+    sent = 0
+    stalled = False
+    async with httpx.AsyncClient(
+        base_url=base, trust_env=False, timeout=httpx.Timeout(stall + 30)
+    ) as http:
+        body = connect.encode_frame(encode_run_sse_request(capture.request_id))
+        async with http.stream(
+            "POST",
+            RUN_SSE,
+            content=body,
+            headers={
+                **headers,
+                "content-type": "application/connect+proto",
+                "connect-accept-encoding": "gzip",
+            },
+        ) as response:
+            if response.status_code != 200:
+                raise ReplayError(f"RunSSE answered HTTP {response.status_code}")
+            reader = asyncio.ensure_future(_read_stream(response, stream))
+            try:
+                for line in capture.client:
+                    if not await stream.wait_for(line.after_frames, stall):
+                        stalled = stream.end is None
+                        break
+                    append = encode_bidi_append(
+                        capture.request_id, line.seqno, line.raw, binary=True
+                    )
+                    reply = await http.post(
+                        BIDI_APPEND,
+                        content=append,
+                        headers={**headers, "content-type": "application/proto"},
+                    )
+                    if reply.status_code != 200:
+                        raise ReplayError(
+                            f"BidiAppend seqno {line.seqno} answered HTTP {reply.status_code}: "
+                            f"{reply.text[:200]}"
+                        )
+                    sent += 1
+                if not stalled:
+                    # Everything is sent: read on until the end of stream, or until it stalls.
+                    while stream.end is None and await stream.wait_for(stream.seen() + 1, stall):
+                        pass
+                    stalled = stream.end is None
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+    return _Driven(list(stream.frames), stream.end, sent, stalled)
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    """One capture's replay."""
+
+    capture: Capture
+    frames: list[bytes]
+    end: dict[str, Any] | None
+    divergence: Divergence | None
+    sent: int
+    stalled: bool
+    requests: list[ModelRequest]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.divergence is None
+
+    def request_note(self) -> str | None:
+        """Whether the model was asked the same things (informational, not part of `ok`)."""
+        recorded = [request_to_json(c.request) for c in self.capture.calls]
+        replayed = [request_to_json(r) for r in self.requests]
+        if not recorded and not replayed:
+            return None
+        for index, (old, new) in enumerate(zip(recorded, replayed, strict=False), 1):
+            keys = [k for k in old if old[k] != new.get(k)]
+            if keys:
+                return f"model request {index} differs from the recorded one in {', '.join(keys)}"
+        if len(recorded) != len(replayed):
+            return f"{len(replayed)} model call(s) replayed, {len(recorded)} recorded"
+        return f"model requests: the same {len(recorded)} as recorded"
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
+
+
+async def replay_capture(
+    capture: Capture, *, stall: float = 10.0, confdir: Path | None = None
+) -> Result:
+    """Replay one capture through a fresh in-process proxy and compare the streams."""
+    from cursor_byok.blobs import BlobStore
+
+    with tempfile.TemporaryDirectory(prefix="cursor-byok-replay-") as tmp:
+        root = Path(tmp)
+        data_dir = root / "data"
+        store = BlobStore(data_dir / "blobs")
+        for data in capture.blobs.values():
+            store.put(data)
+        agent = ReplayAgent(capture)
+        collect = _Collect()
+        logger = logging.getLogger("cursor_byok")
+        logger.addHandler(collect)
+        propagate, logger.propagate = logger.propagate, False  # the report shows them
+        try:
+            async with _proxy(agent, confdir or root / "conf", data_dir) as port:
+                driven = await _drive(port, capture, stall)
+        finally:
+            logger.removeHandler(collect)
+            logger.propagate = propagate
+    divergence = compare(capture.server, capture.end, driven.frames, driven.end)
+    return Result(
+        capture,
+        driven.frames,
+        driven.end,
+        divergence,
+        driven.sent,
+        driven.stalled,
+        list(agent.provider.requests),
+        collect.lines,
+    )
+
+
+async def replay_files(paths: Iterable[Path], *, stall: float = 10.0) -> list[Result]:
+    """Load every capture first (CaptureError on unusable input), then replay them in order."""
+    captures = [load_capture(p) for p in capture_files(paths)]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="cursor-byok-replay-ca-") as confdir:
+        for capture in captures:
+            results.append(await replay_capture(capture, stall=stall, confdir=Path(confdir)))
+    return results
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def report(results: list[Result], console: Console) -> int:
+    """Print one verdict per capture (and the first divergence); return the exit code."""
+    for result in results:
+        capture = result.capture
+        calls = f", {len(capture.calls)} model call(s)" if capture.calls else ""
+        console.print(
+            Text.assemble(
+                (
+                    "match   " if result.ok else "MISMATCH",
+                    "bold green" if result.ok else "bold red",
+                ),
+                f" {capture.name}  ",
+                (
+                    f"({capture.agent} agent, {len(capture.client)} client messages, "
+                    f"{len(capture.server)} frame(s){calls})",
+                    "dim",
+                ),
+            )
+        )
+        note = result.request_note()
+        if note:
+            console.print(Text(f"  {note}", style="dim"))
+        if result.ok:
+            continue
+        div = result.divergence
+        assert div is not None
+        where = "the end of stream" if div.index >= len(capture.server) else f"frame {div.index}"
+        console.print(
+            f"  first divergence at {where} ({div.what}); {div.index} frame(s) before it match"
+        )
+        if result.stalled:
+            unsent = len(capture.client) - result.sent
+            console.print(
+                f"  the replayed stream stalled; {unsent} recorded client message(s) not sent"
+            )
+        table = Table(show_lines=False, expand=True)
+        table.add_column("recorded", overflow="fold")
+        table.add_column("replayed", overflow="fold")
+        table.add_row(Text(div.recorded), Text(div.replayed))
+        console.print(table)
+        diff = div.diff() if div.what in ("differs", "end differs") else []
+        if diff:
+            console.print(Text("\n".join("  " + line for line in diff)))
+        for line in result.warnings[:10]:
+            console.print(Text(f"  proxy {line}", style="yellow"))
+    matched = sum(1 for r in results if r.ok)
+    style = "green" if matched == len(results) else "red"
+    console.print(Text(f"{matched} of {len(results)} capture(s) match", style=f"bold {style}"))
+    return EXIT_MATCH if matched == len(results) else EXIT_MISMATCH
+
+
+def main(paths: list[Path], *, stall: float, console: Console) -> int:
+    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input."""
+    import httpx
+
+    try:
+        results = asyncio.run(replay_files(paths, stall=stall))
+    except (CaptureError, ReplayError, httpx.HTTPError) as exc:
+        console.print(Text(f"cursor-byok replay: {exc}", style="red"))
+        return EXIT_UNUSABLE
+    return report(results, console)
