@@ -245,10 +245,56 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 # --- parser --------------------------------------------------------------------------------------
 
+# --- doctor -------------------------------------------------------------------------------------
+
+
+def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check the setup: versions, config, provider keys, CA, port, Agent traffic",
+        description="Run every check and print one line each, with the fix for what fails.",
+    )
+    parser.add_argument("--config", help="config TOML (default: the user config dir)")
+    parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
+    parser.add_argument("--data-dir", help="cursor-byok's data dir (activity of the proxy)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("-p", "--port", type=int, default=8080)
+    parser.add_argument(
+        "--no-provider", action="store_true", help="skip the one-word request to each provider"
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait this long for Cursor's next Agent call to reach the running proxy",
+    )
+    parser.set_defaults(func=_cmd_doctor)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.config import default_config_path
+    from cursor_byok.doctor import run_doctor
+
+    return run_doctor(
+        config_path=Path(args.config).expanduser() if args.config else default_config_path(),
+        confdir=Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy",
+        data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
+        host=args.host,
+        port=args.port,
+        providers=not args.no_provider,
+        watch=args.watch,
+    )
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run,
     _add_record,
     _add_replay,
+    _add_doctor,
     _add_decode,
 ]
 
