@@ -68,3 +68,29 @@ def test_status_table_shows_model_tokens_and_tool() -> None:
     assert "my-model" in text and "1200" in text and "300" in text
     assert "shell_tool_call" in text and "running" in text
     assert "30.0" in text  # 300 tokens in 10 s
+
+
+def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
+    from pathlib import Path
+
+    from cursor_byok.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "config.example.toml"
+    code = main(
+        [
+            "doctor",
+            "--no-provider",
+            "--config",
+            str(example),
+            "--confdir",
+            str(tmp_path),
+            "--data-dir",
+            str(tmp_path),
+            "--port",
+            "0",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1  # no CA and no proxy activity in an empty directory
+    assert "config" in out and "Claude Sonnet (BYOK)" in out
+    assert "does not exist yet" in out and "fix:" in out
