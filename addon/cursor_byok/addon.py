@@ -212,15 +212,21 @@ class CursorByok:
         log.info("cursor-byok ready (RunSSE streamer on 127.0.0.1:%d)", self.streamer.port)
 
     def done(self) -> None:
-        self._spawn(self._stop())
+        self._spawn(self.stop())
 
-    async def _stop(self) -> None:
-        if self.registry is not None:
-            await self.registry.stop()
+    async def stop(self) -> None:
+        """End running turns and close the streamer and recorder (embedders await this).
+
+        Streams close first: a turn cancelled with no stream open ends at once instead of
+        waiting for blob acknowledgements nobody will send.
+        """
         if self.streamer is not None:
             await self.streamer.stop()
+        if self.registry is not None:
+            await self.registry.stop()
         if self.recorder is not None:
             self.recorder.close()
+            self.recorder = None
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

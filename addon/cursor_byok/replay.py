@@ -416,12 +416,8 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
         yield int(addrs[0][1])
     finally:
         # End any turn still running (a stalled replay) now, while its data directory exists
-        # (the addon's `done` hook only schedules this). Streams first: a turn cancelled with
-        # no stream open closes at once instead of waiting for KV acks nobody will send.
-        if addon.streamer is not None:
-            await addon.streamer.stop()
-        if addon.registry is not None:
-            await addon.registry.stop()
+        # (the addon's `done` hook only schedules this).
+        await addon.stop()
         master.shutdown()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10)
