@@ -37,6 +37,7 @@ class TurnResult:
     end: connect.EndStream
     frames: list[bytes]
     reconnects: int = 0
+    heartbeats: int = 0
 
     def updates(self, kind: str) -> list:
         return [
@@ -95,6 +96,7 @@ class CursorLikeClient:
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
+    upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
@@ -187,6 +189,7 @@ class CursorTurn:
         self.end: connect.EndStream | None = None
         self.pending_appends: list[tuple[int, bytes]] = []
         self.reconnects = 0
+        self.heartbeats = 0
         self.on_message: Callable[[pb.AgentServerMessage], None] | None = None
 
     @property
@@ -234,6 +237,9 @@ class CursorTurn:
         try:
             drops = list(self.client.drop_after)
             sent_first = False
+            if self.client.upload_first:
+                await self.append(first)
+                sent_first = True
             while self.end is None:
                 limit = drops.pop(0) if drops else None
                 seen_before = len(self.frames)
@@ -261,7 +267,7 @@ class CursorTurn:
             heartbeat.cancel()
             for task in list(self.tasks):
                 task.cancel()
-        return TurnResult(self.messages, self.end, self.frames, self.reconnects)
+        return TurnResult(self.messages, self.end, self.frames, self.reconnects, self.heartbeats)
 
     async def _read(self, response: httpx.Response, seen_before: int, limit: int | None) -> None:
         """Read one RunSSE response. The server replays from the start; skip what we have."""
@@ -275,6 +281,7 @@ class CursorTurn:
                     return
                 message = pb.AgentServerMessage.FromString(frame.payload)
                 if _is_heartbeat(message):
+                    self.heartbeats += 1
                     continue
                 if index < seen_before:
                     assert self.frames[index] == frame.payload, "replayed prefix differs"

@@ -189,3 +189,41 @@ async def test_new_message_supersedes_the_running_turn(mitm, workspace) -> None:
     assert first_result.end.error.code == "canceled"
     assert "superseded" in first_result.end.error.message
     assert second.end.ok
+
+
+async def test_run_request_may_arrive_before_the_stream(mitm, workspace) -> None:
+    client = client_for(mitm, workspace, upload_first=True)
+    try:
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+    finally:
+        await client.aclose()
+    assert result.end.ok
+    assert "alpha" in result.text
+
+
+async def test_heartbeats_keep_a_silent_stream_alive(mitm, workspace) -> None:
+    """While the turn waits on the client (an exec nobody answers), the server sends heartbeats
+    (every 300 ms here), which are live-only: never part of the replayed backlog."""
+    client = client_for(mitm, workspace, answer_execs=False)
+
+    def cancel_later(run) -> None:
+        async def later() -> None:
+            await asyncio.sleep(1.5)
+            action = pb.AgentClientMessage()
+            action.conversation_action.cancel_action.reason = "enough"
+            await run.append(action)
+
+        run.spawn(later())
+
+    try:
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4())),
+            during=cancel_later,
+        )
+    finally:
+        await client.aclose()
+    assert result.end.error.code == "canceled"
+    assert result.heartbeats >= 3
+    assert "heartbeat" not in result.kinds()
