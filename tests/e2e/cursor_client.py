@@ -38,6 +38,7 @@ class TurnResult:
     frames: list[bytes]
     reconnects: int = 0
     heartbeats: int = 0
+    compressed: int = 0
 
     def updates(self, kind: str) -> list:
         return [
@@ -190,6 +191,7 @@ class CursorTurn:
         self.pending_appends: list[tuple[int, bytes]] = []
         self.reconnects = 0
         self.heartbeats = 0
+        self.compressed = 0  # frames that arrived with flag 0x01 (gzip)
         self.on_message: Callable[[pb.AgentServerMessage], None] | None = None
 
     @property
@@ -267,7 +269,9 @@ class CursorTurn:
             heartbeat.cancel()
             for task in list(self.tasks):
                 task.cancel()
-        return TurnResult(self.messages, self.end, self.frames, self.reconnects, self.heartbeats)
+        return TurnResult(
+            self.messages, self.end, self.frames, self.reconnects, self.heartbeats, self.compressed
+        )
 
     async def _read(self, response: httpx.Response, seen_before: int, limit: int | None) -> None:
         """Read one RunSSE response. The server replays from the start; skip what we have."""
@@ -280,6 +284,7 @@ class CursorTurn:
                     self.end = connect.parse_end_stream(frame.payload)
                     return
                 message = pb.AgentServerMessage.FromString(frame.payload)
+                self.compressed += frame.was_compressed
                 if _is_heartbeat(message):
                     self.heartbeats += 1
                     continue

@@ -227,3 +227,16 @@ async def test_heartbeats_keep_a_silent_stream_alive(mitm, workspace) -> None:
     assert result.end.error.code == "canceled"
     assert result.heartbeats >= 3
     assert "heartbeat" not in result.kinds()
+
+
+async def test_large_frames_are_gzip_compressed(mitm, workspace) -> None:
+    (workspace / "big.txt").write_text("".join(f"line {i} of a large file\n" for i in range(2000)))
+    client = client_for(mitm, workspace)
+    try:
+        result = await client.turn(client.run_request("big.txt", conversation_id=str(uuid.uuid4())))
+    finally:
+        await client.aclose()
+    assert result.end.ok
+    assert result.compressed >= 1  # the SET of the tool-result blob (~50 KB)
+    small = [f for f in result.frames if len(f) < 4096]
+    assert len(small) + result.compressed == len(result.frames)
