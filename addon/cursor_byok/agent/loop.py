@@ -162,6 +162,7 @@ class ProviderAgent:
             }
         )
         provider = self._factory(model)
+        retries = self.config.providers[model.provider].max_retries
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
         try:
@@ -178,7 +179,9 @@ class ProviderAgent:
                 )
                 model_call_id = str(uuid.uuid4())
                 turn.step_started()
-                step = await self._model_call(turn, provider, request, by_name, model_call_id)
+                step = await self._model_call(
+                    turn, provider, request, by_name, model_call_id, retries
+                )
                 turn.transcript.append(step.message)
                 if not step.calls:
                     turn.step_completed()
@@ -220,6 +223,7 @@ class ProviderAgent:
         request: ModelRequest,
         tools: dict[str, Tool],
         model_call_id: str,
+        retries: int,
     ) -> _StepOutput:
         calls: dict[str, _Call] = {}
         order: list[str] = []
@@ -237,7 +241,7 @@ class ProviderAgent:
 
         try:
             async for event in stream_with_retries(
-                provider, request, max_retries=3, on_retry=on_retry
+                provider, request, max_retries=retries, on_retry=on_retry
             ):
                 match event:
                     case ReasoningDelta(text):
