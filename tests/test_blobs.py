@@ -36,3 +36,11 @@ def test_corrupt_file_is_not_returned(tmp_path) -> None:
     path = tmp_path / ident.hex()[:2] / ident.hex()
     path.write_bytes(b"tampered")
     assert store.get(ident) is None
+
+
+def test_blobs_are_private_to_the_user(tmp_path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    ident = store.put(b"secret conversation")
+    path = tmp_path / "blobs" / ident.hex()[:2] / ident.hex()
+    assert path.stat().st_mode & 0o077 == 0
+    assert path.parent.stat().st_mode & 0o077 == 0

@@ -38,7 +38,8 @@ def verify(expected_id: bytes, data: bytes) -> None:
 class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        # Conversations are private: directories 0700, files 0600 (mkstemp's default).
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     def _path(self, ident: bytes) -> Path:
         name = ident.hex()
@@ -50,7 +51,7 @@ class BlobStore:
         path = self._path(ident)
         if path.exists():
             return ident
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as handle:
