@@ -34,6 +34,7 @@ from cursor_byok.config import default_config_path
 from cursor_byok.doctor import ACTIVITY_FILE
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
+from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import SessionRegistry
@@ -86,6 +87,7 @@ class CursorByok:
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
         self.recorder = None  # capture.Recorder while recording
+        self.providers = ProviderPool()  # provider clients shared across turns
         self.activity: dict[str, int | str] = {"agent_calls": 0, "other_cursor_calls": 0}
         self._activity_written = 0.0
 
@@ -227,6 +229,7 @@ class CursorByok:
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
+        await self.providers.aclose()
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -249,7 +252,7 @@ class CursorByok:
             return ScriptedAgent()
         try:
             wrap = self.recorder.wrap_provider if self.recorder is not None else None
-            return ProviderAgent(self.config(), wrap_provider=wrap)
+            return ProviderAgent(self.config(), wrap_provider=wrap, pool=self.providers)
         except ConfigError as exc:
             return FailingAgent(
                 TurnError(

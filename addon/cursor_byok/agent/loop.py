@@ -37,6 +37,7 @@ from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
 from cursor_byok.providers.base import make_provider
 from cursor_byok.providers.base import stream_with_retries
+from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 from cursor_byok.tools.registry import tools_for
@@ -118,9 +119,12 @@ class ProviderAgent:
         config: Config,
         provider_factory: ProviderFactory | None = None,
         wrap_provider: Callable[[Provider, str], Provider] | None = None,
+        pool: ProviderPool | None = None,
     ) -> None:
         self.config = config
         self._factory = provider_factory or self._make_provider
+        self._pool = pool  # shared provider clients; without one, each turn owns its client
+        self._owns_provider = pool is None or provider_factory is not None
         self._wrap = wrap_provider  # e.g. the capture recorder, given the request id
 
     def _make_provider(self, model: ModelConfig) -> Provider:
@@ -133,7 +137,7 @@ class ProviderAgent:
                 title="cursor-byok configuration",
                 error=CUSTOM_MESSAGE,
             ) from None
-        return make_provider(settings)
+        return self._pool.get(settings) if self._pool is not None else make_provider(settings)
 
     def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
@@ -204,7 +208,8 @@ class ProviderAgent:
                 "cursor-byok config). Send a message to continue._"
             )
         finally:
-            await provider.aclose()
+            if self._owns_provider:
+                await provider.aclose()
 
     @staticmethod
     def _toolset(turn: Turn, mode: int, context: pb.RequestContext):
