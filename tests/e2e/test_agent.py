@@ -268,3 +268,29 @@ async def test_context_parts_are_fetched_by_kv_get_into_the_prompt(tmp_path, wor
     assert result.end.ok
     assert "kv:get_blob_args" in result.kinds()
     assert "Answer in haiku." in system and str(workspace) in system
+
+
+async def test_parallel_tool_calls_answer_in_one_message(tmp_path, workspace) -> None:
+    notes, readme = str(workspace / "notes.txt"), str(workspace / "README.md")
+    async with FakeProvider() as fp:
+        fp.script.tool_calls(
+            [
+                ("call_a", "Read", {"path": notes}),
+                ("call_b", "Read", {"path": readme}),
+                ("call_c", "StrReplace", {"path": notes, "old_string": "alpha", "new_string": "A"}),
+                ("call_d", "StrReplace", {"path": notes, "old_string": "A", "new_string": "B"}),
+            ]
+        )
+        fp.script.text("done")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        try:
+            result = await setup.client.turn(setup.request("go", str(uuid.uuid4())))
+        finally:
+            await setup.close()
+        second = fp.requests[1].json["messages"]
+    assert result.end.ok
+    assert (workspace / "notes.txt").read_text() == "B\nbeta\n"  # edits applied in call order
+    tool_messages = [m for m in second if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_a", "call_b", "call_c", "call_d"]
+    assert "alpha" in tool_messages[0]["content"]  # read before the edits
+    assert len(result.updates("tool_call_completed")) == 4
