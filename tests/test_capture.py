@@ -405,3 +405,22 @@ def test_blob_ids_pair_by_content_without_timestamps() -> None:
     other = json.dumps({"id": "1", "content": "y", "created_at": 2}).encode()
     divergence = compare(recorded, {}, [set_blob(other, new_id), checkpoint(new_id)], {})
     assert divergence is not None and divergence.index == 0
+
+
+def test_step_blobs_compare_without_their_timings() -> None:
+    from cursor_byok.replay import canonical_blob
+
+    def thinking(ms: int) -> bytes:
+        step = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="hm", duration_ms=ms))
+        return step.SerializeToString()
+
+    def card(started: int) -> bytes:
+        call = pb.ToolCall(started_at_ms=started, completed_at_ms=started + 5)
+        call.read_tool_call.args.path = "a"
+        return pb.ConversationStep(tool_call=call).SerializeToString()
+
+    assert canonical_blob(thinking(1)) == canonical_blob(thinking(14))
+    assert canonical_blob(card(1000)) == canonical_blob(card(2000))
+    other = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="no", duration_ms=1))
+    assert canonical_blob(thinking(1)) != canonical_blob(other.SerializeToString())
+    assert canonical_blob(b"\xff\x00 not a step") == b"\xff\x00 not a step"

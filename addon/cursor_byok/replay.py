@@ -80,6 +80,7 @@ VOLATILE_FIELDS = frozenset(
         "completed_at_ms",
         "step_duration_ms",
         "thinking_duration_ms",
+        "duration_ms",  # ThinkingMessage steps in the checkpoint's turn blobs
         "exec_id",
         "execution_time",  # shell: measured by the proxy around the exec
         "created_at",  # todos (protobuf items and JSON blobs)
@@ -110,12 +111,27 @@ def _drop_volatile_keys(value: Any) -> Any:
     return value
 
 
+def _canonical_step(data: bytes) -> bytes:
+    """A ConversationStep blob (thinking, text, tool card) without its timings; other bytes as
+    they are. A blob counts as a step only if it parses and re-serialises to the same bytes."""
+    step = pb.ConversationStep()
+    try:
+        step.ParseFromString(data)
+    except DecodeError:
+        return data
+    if step.WhichOneof("message") is None or step.SerializeToString() != data:
+        return data
+    clear_volatile(step)
+    return step.SerializeToString()
+
+
 def canonical_blob(data: bytes) -> bytes:
-    """Blob bytes as compared: JSON blobs without volatile keys, anything else as is."""
+    """Blob bytes as compared: JSON blobs without volatile keys, step blobs without timings,
+    anything else as is."""
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        return data
+        return _canonical_step(data)
     if not isinstance(value, dict | list):
         return data
     cleaned = _drop_volatile_keys(value)

@@ -120,6 +120,9 @@ class Turn:
         self.current_tool: str | None = None
         self.outcome: str | None = None
         self._mode: int | None = None
+        # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
+        self._text: list[str] = []
+        self._thinking: list[str] = []
         live.turn = self
 
     @property
@@ -141,7 +144,43 @@ class Turn:
             self.current_tool = variant["tool_call_started"].tool_call.WhichOneof("tool")
         elif "tool_call_completed" in variant:
             self.current_tool = None
+        self._record_step(variant)
         self.emit(pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(**variant)))
+
+    def _record_step(self, variant: dict) -> None:
+        """Fold UI updates into the turn's steps: thinking, assistant text, completed tools."""
+        if "thinking_delta" in variant:
+            self._thinking.append(variant["thinking_delta"].text)
+        elif "thinking_completed" in variant:
+            self._flush_thinking(variant["thinking_completed"].thinking_duration_ms)
+        elif "text_delta" in variant:
+            self._flush_thinking()
+            self._text.append(variant["text_delta"].text)
+        elif "tool_call_completed" in variant:
+            self.flush_steps()
+            step = pb.ConversationStep(tool_call=variant["tool_call_completed"].tool_call)
+            self.transcript.add_step(step)
+
+    def _flush_thinking(self, duration_ms: int = 0) -> None:
+        if self._thinking:
+            text, self._thinking = "".join(self._thinking), []
+            thinking = pb.ThinkingMessage(text=text, duration_ms=max(duration_ms, 0))
+            self.transcript.add_step(pb.ConversationStep(thinking_message=thinking))
+
+    def flush_steps(self) -> None:
+        """Close the thinking and text gathered so far into steps (before a checkpoint)."""
+        self._flush_thinking()
+        if self._text:
+            text, self._text = "".join(self._text), []
+            message = pb.AssistantMessage(text=text)
+            self.transcript.add_step(pb.ConversationStep(assistant_message=message))
+
+    def checkpoint(
+        self, *, pending: dict | None = None
+    ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
+        """The checkpoint as of now, with the steps shown so far."""
+        self.flush_steps()
+        return self.transcript.checkpoint(pending=pending, mode=self.mode)
 
     def text(self, text: str) -> None:
         self.update(text_delta=pb.TextDeltaUpdate(text=text))
@@ -222,7 +261,7 @@ class Turn:
             raise TurnError("internal", "the client did not acknowledge stored blobs") from None
 
     async def publish_checkpoint(self, *, pending: dict | None = None) -> None:
-        state, blobs = self.transcript.checkpoint(pending=pending, mode=self.mode)
+        state, blobs = self.checkpoint(pending=pending)
         await self.store_on_client(blobs)
         self.emit(pb.AgentServerMessage(conversation_checkpoint_update=state))
 
@@ -284,7 +323,7 @@ async def run_turn(
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
         turn.transcript.user_message = turn.user_message
         await agent.run(turn)
-        await turn.store_on_client(turn.transcript.checkpoint(mode=turn.mode)[1])
+        await turn.store_on_client(turn.checkpoint()[1])
         turn.update(turn_ended=turn.usage.turn_ended())
         last = turn.transcript.new_messages[-1] if turn.transcript.new_messages else None
         if last is not None and last.get("role") == "assistant":

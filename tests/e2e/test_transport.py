@@ -240,3 +240,30 @@ async def test_large_frames_are_gzip_compressed(mitm, workspace) -> None:
     assert result.compressed >= 1  # the SET of the tool-result blob (~50 KB)
     small = [f for f in result.frames if len(f) < 4096]
     assert len(small) + result.compressed == len(result.frames)
+
+
+async def test_checkpoint_turn_blob_holds_the_steps_shown(mitm, workspace) -> None:
+    client = client_for(mitm, workspace)
+    try:
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+    finally:
+        await client.aclose()
+    final = result.checkpoints[-1]
+    turn = pb.ConversationTurnStructure.FromString(client.blobs[final.turns[-1]])
+    user = pb.UserMessage.FromString(client.blobs[turn.agent_conversation_turn.user_message])
+    assert user.text == "read notes.txt"
+    steps = [
+        pb.ConversationStep.FromString(client.blobs[ident])
+        for ident in turn.agent_conversation_turn.steps
+    ]
+    assert [s.WhichOneof("message") for s in steps] == [
+        "thinking_message",
+        "assistant_message",
+        "tool_call",
+        "assistant_message",
+    ]
+    assert steps[1].assistant_message.text == "Reading `notes.txt`."
+    assert "alpha" in steps[2].tool_call.read_tool_call.result.success.content
+    assert steps[3].assistant_message.text == result.text.removeprefix("Reading `notes.txt`.")
