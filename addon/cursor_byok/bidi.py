@@ -10,6 +10,7 @@ import binascii
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
+from google.protobuf.message import Message
 
 from cursor_byok.connect import ConnectError
 from cursor_byok.connect import decode_unary_body
@@ -56,24 +57,25 @@ def _unwrap(body: bytes, content_type: str | None, content_encoding: str | None)
         raise BadFraming(str(exc)) from None
 
 
-def parse_client_message(raw: bytes) -> agent_v1_pb2.AgentClientMessage:
-    message = agent_v1_pb2.AgentClientMessage()
+def _parse[M: Message](message: M, data: bytes) -> M:
     try:
-        message.ParseFromString(raw)
+        message.ParseFromString(data)
     except DecodeError as exc:
-        raise TruncatedMessage(f"AgentClientMessage does not parse: {exc}") from None
+        name = message.DESCRIPTOR.name
+        raise TruncatedMessage(f"{name} does not parse: {exc}") from None
     return message
+
+
+def parse_client_message(raw: bytes) -> agent_v1_pb2.AgentClientMessage:
+    return _parse(agent_v1_pb2.AgentClientMessage(), raw)
 
 
 def decode_bidi_append(
     body: bytes, content_type: str | None = None, content_encoding: str | None = None
 ) -> BidiAppend:
     """BidiAppendRequest bytes → (request_id, append_seqno, AgentClientMessage)."""
-    request = aiserver_v1_pb2.BidiAppendRequest()
-    try:
-        request.ParseFromString(_unwrap(body, content_type, content_encoding))
-    except DecodeError as exc:
-        raise TruncatedMessage(f"BidiAppendRequest does not parse: {exc}") from None
+    body = _unwrap(body, content_type, content_encoding)
+    request = _parse(aiserver_v1_pb2.BidiAppendRequest(), body)
     request_id = request.request_id.request_id
     if not request_id:
         raise MissingRequestId("BidiAppendRequest has no request_id")
@@ -96,11 +98,8 @@ def decode_run_sse_request(
     content_encoding: str | None = None,
 ) -> str:
     """The RunSSE request (one envelope around BidiRequestId) → its request_id."""
-    request = aiserver_v1_pb2.BidiRequestId()
-    try:
-        request.ParseFromString(_unwrap(body, content_type, content_encoding))
-    except DecodeError as exc:
-        raise TruncatedMessage(f"BidiRequestId does not parse: {exc}") from None
+    body = _unwrap(body, content_type, content_encoding)
+    request = _parse(aiserver_v1_pb2.BidiRequestId(), body)
     if not request.request_id:
         raise MissingRequestId("RunSSE request has no request_id")
     return request.request_id

@@ -243,8 +243,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return replay.main([Path(p) for p in args.captures], stall=args.timeout, console=console)
 
 
-# --- parser --------------------------------------------------------------------------------------
-
 # --- doctor -------------------------------------------------------------------------------------
 
 
@@ -289,6 +287,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         watch=args.watch,
     )
 
+
+# --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run,

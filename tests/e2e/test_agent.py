@@ -10,36 +10,14 @@ import pytest
 from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
 from mitm import start_mitmdump
+from provider_config import MODEL
+from provider_config import write_config
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
 pytestmark = pytest.mark.timeout(120)
 KINDS = ["openai-chat", "anthropic", "openai-responses"]
-MODEL = "Fake Model"
-
-
-def write_config(tmp_path: Path, fp: FakeProvider, kind: str) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(
-        f"""
-default_model = "{MODEL}"
-max_steps = 8
-
-[providers.fake]
-kind = "{kind}"
-base_url = "{fp.base_url}"
-api_key_env = "FAKE_PROVIDER_KEY"
-max_retries = 2
-
-[[models]]
-name = "{MODEL}"
-provider = "fake"
-model = "fake-upstream-1"
-context_window = 64000
-"""
-    )
-    return path
 
 
 class Setup:

@@ -27,6 +27,8 @@ from fakes.fake_provider import FakeProvider
 from mitm import REPO
 from mitm import TEST_HOST
 from mitm import start_mitmdump
+from provider_config import MODEL
+from provider_config import write_config
 
 from cursor_byok import replay
 from cursor_byok.capture import load_capture
@@ -36,34 +38,10 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 pytestmark = pytest.mark.timeout(120)
 
 CAPTURES = REPO / "captures"
-MODEL = "Fake Model"
 PROVIDER_KEY = "sk-" + "test-not-a-real-key-0123456789"
 REGENERATE = os.environ.get("CURSOR_BYOK_REGENERATE_CAPTURES") == "1"
 CLI = str(Path(sys.executable).with_name("cursor-byok"))
 PLANTED_JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJl"
-
-
-def write_config(tmp: Path, fp: FakeProvider, kind: str) -> Path:
-    path = tmp / "config.toml"
-    path.write_text(
-        f"""
-default_model = "{MODEL}"
-max_steps = 8
-
-[providers.fake]
-kind = "{kind}"
-base_url = "{fp.base_url}"
-api_key_env = "FAKE_PROVIDER_KEY"
-max_retries = 2
-
-[[models]]
-name = "{MODEL}"
-provider = "fake"
-model = "fake-upstream-1"
-context_window = 64000
-"""
-    )
-    return path
 
 
 def make_workspace(root: Path) -> Path:
