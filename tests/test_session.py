@@ -1,26 +1,35 @@
-"""The per-request state machine, driven directly: no sockets, no event loop, time as input."""
+"""The sans-IO core (attempts feeding runs), driven directly: no sockets, no loop, time as input."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
+
 from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.session import CancelTurn
-from cursor_byok.session import Expire
+from cursor_byok.session import DropRun
 from cursor_byok.session import FailTurn
 from cursor_byok.session import PendingKind
+from cursor_byok.session import Refused
 from cursor_byok.session import Resolve
 from cursor_byok.session import RunState
-from cursor_byok.session import Session
 from cursor_byok.session import SessionConfig
+from cursor_byok.session import Sessions
 from cursor_byok.session import StartTurn
 from cursor_byok.session import StreamEvent
 
+OWNER = b"owner"
 
-def run_request(text: str = "hi") -> pb.AgentClientMessage:
+
+def run_request(
+    text: str = "hi", *, run_id: str = "", conversation: str = "c"
+) -> pb.AgentClientMessage:
     msg = pb.AgentClientMessage()
     msg.run_request.action.user_message_action.user_message.text = text
+    msg.run_request.run_id = run_id
+    msg.run_request.conversation_id = conversation
     return msg
 
 
@@ -35,6 +44,19 @@ def kv_ack(ident: int) -> pb.AgentClientMessage:
     return msg
 
 
+def read_result(ident: int, content: str = "x") -> pb.AgentClientMessage:
+    msg = pb.AgentClientMessage()
+    msg.exec_client_message.id = ident
+    msg.exec_client_message.read_result.success.content = content
+    return msg
+
+
+def text(t: str) -> pb.AgentServerMessage:
+    return pb.AgentServerMessage(
+        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=t))
+    )
+
+
 def decode(frames: list[bytes]) -> list[pb.AgentServerMessage]:
     out = []
     for frame in connect.decode_envelopes(b"".join(frames)):
@@ -43,160 +65,356 @@ def decode(frames: list[bytes]) -> list[pb.AgentServerMessage]:
     return out
 
 
-def test_run_request_starts_the_turn_once() -> None:
-    s = Session("r", created_at=0)
-    [cmd] = s.receive(0, run_request(), now=1)
+def end_of(frames: list[bytes]) -> connect.EndStream:
+    return connect.parse_end_stream(connect.decode_envelopes(b"".join(frames))[-1].payload)
+
+
+def send(core: Sessions, request_id: str, seqno, message, now: float = 0, owner=OWNER):
+    return core.receive(
+        request_id, seqno, message, raw=message.SerializeToString(), owner=owner, now=now
+    )
+
+
+def started(core: Sessions, request_id: str = "r", **kw):
+    [cmd] = send(core, request_id, 0, run_request(**kw))
     assert isinstance(cmd, StartTurn)
-    assert s.state is RunState.RUNNING
-    assert s.receive(0, run_request(), now=2) == []  # retried upload: duplicate seqno
+    return cmd.run
+
+
+# --- runs and attempts ----------------------------------------------------------------------------
+
+
+def test_run_request_starts_the_turn_once() -> None:
+    core = Sessions()
+    run = started(core)
+    assert run.run_id == "r" and run.state is RunState.RUNNING
+    assert send(core, "r", 0, run_request(), now=2) == []  # retried upload: duplicate seqno
+
+
+def test_reconnect_under_a_new_request_id_attaches_to_the_run() -> None:
+    core = Sessions()
+    run = started(core, "first", run_id="first")
+    assert send(core, "second", 0, run_request(run_id="first"), now=1) == []  # no new turn
+    assert core.attempts["second"].run is run
+    assert [a.request_id for a in run.attempts] == ["first", "second"]
+
+
+def test_new_attempt_is_not_sent_answered_requests_but_gets_pending_ones() -> None:
+    core = Sessions()
+    run = started(core, "a", run_id="a")
+    sub_a = core.subscribe("a", owner=OWNER, now=0)
+    answered = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="x")), now=0)
+    [resolve] = send(core, "a", 1, read_result(answered), now=1)
+    assert isinstance(resolve, Resolve)
+    run.emit(text("between"), now=2)
+    pending = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="y")), now=3)
+    seen_a, _ = core.read(sub_a, now=3)
+    assert [
+        m.exec_server_message.id for m in decode(seen_a) if m.HasField("exec_server_message")
+    ] == [
+        answered,
+        pending,
+    ]
+    send(core, "b", 0, run_request(run_id="a"), now=4)
+    sub_b = core.subscribe("b", owner=OWNER, now=4)
+    seen_b, _ = core.read(sub_b, now=4)
+    messages = decode(seen_b)
+    assert [m.exec_server_message.id for m in messages if m.HasField("exec_server_message")] == [
+        pending
+    ]
+    assert any(m.interaction_update.text_delta.text == "between" for m in messages)
+    # the same attempt reopened gets exactly what it got before (the client skips that prefix)
+    again = core.subscribe("a", owner=OWNER, now=5)
+    assert core.read(again, now=5)[0] == seen_a
+
+
+def test_retry_after_the_run_finished_gets_the_ending_and_starts_nothing() -> None:
+    core = Sessions(SessionConfig(linger=100))
+    run = started(core, "a", run_id="a")
+    run.emit(text("done"), now=1)
+    run.finish(now=2)
+    assert send(core, "retry", 0, run_request(run_id="a"), now=50) == []
+    sub = core.subscribe("retry", owner=OWNER, now=50)
+    frames, ended = core.read(sub, now=50)
+    assert ended and end_of(frames).ok
+    assert decode(frames)[0].interaction_update.text_delta.text == "done"
+
+
+def test_a_new_message_in_the_conversation_supersedes_the_running_run() -> None:
+    core = Sessions()
+    old = started(core, "a", run_id="a")
+    commands = send(core, "b", 0, run_request(run_id="b"), now=1)
+    assert isinstance(commands[0], CancelTurn) and commands[0].run is old
+    assert isinstance(commands[1], StartTurn) and commands[1].run is not old
+
+
+def test_another_clients_run_is_neither_superseded_nor_joined() -> None:
+    core = Sessions()
+    started(core, "a", run_id="a")
+    commands = core.receive("b", 0, run_request(run_id="b"), raw=b"x", owner=b"someone else", now=1)
+    assert [type(c) for c in commands] == [StartTurn]
+    send(core, "c", 0, run_request(run_id="a"), owner=b"someone else")
+    assert core.attempts["c"].ended and core.attempts["c"].end.code == "permission_denied"
+
+
+def test_request_id_is_bound_to_its_owner() -> None:
+    core = Sessions()
+    started(core, "a")
+    with pytest.raises(Refused) as refused:
+        send(core, "a", 1, heartbeat(), owner=b"intruder")
+    assert refused.value.code == "permission_denied"
+    with pytest.raises(Refused):
+        core.subscribe("a", owner=b"intruder", now=0)
+
+
+# --- ordering, duplicates, clashes ---------------------------------------------------------------
 
 
 def test_every_client_message_processed_once_in_seqno_order_under_permutations() -> None:
     rng = random.Random(7)
-    for _ in range(300):
-        s = Session("r", created_at=0)
+    for _ in range(200):
+        core = Sessions()
+        [cmd] = send(core, "r", 0, run_request())
+        run = cmd.run
         kv_ids = [
-            s.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=0) for _ in range(8)
+            run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=0) for _ in range(8)
         ]
-        stream = [run_request()] + [kv_ack(i) for i in kv_ids] + [heartbeat()] * 3
-        arrivals = list(enumerate(stream)) * 2  # every upload sent twice
+        stream = [kv_ack(i) for i in kv_ids] + [heartbeat()] * 3
+        arrivals = [(i + 1, m) for i, m in enumerate(stream)] * 2  # every upload sent twice
         rng.shuffle(arrivals)
         commands = []
         for seqno, message in arrivals:
-            commands += s.receive(seqno, message, now=1)
-        assert isinstance(commands[0], StartTurn)
+            commands += send(core, "r", seqno, message, now=1)
         resolved = [c.key for c in commands if isinstance(c, Resolve)]
         assert resolved == [(PendingKind.KV, i) for i in kv_ids]
-        assert s.inbox.next_seqno == len(stream)
-        assert not s.pending
+        assert not run.pending
+        assert core.seqno_clashes == 0
+
+
+def test_a_result_reusing_a_seqno_is_still_applied_and_counted(caplog) -> None:
+    core = Sessions()
+    run = started(core)
+    ident = run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=0)
+    send(core, "r", 1, heartbeat())
+    [cmd] = send(core, "r", 1, kv_ack(ident))  # same seqno, different message
+    assert isinstance(cmd, Resolve)
+    assert core.seqno_clashes == 1
+    assert "append_seqno 1 reused" in caplog.text and "request r" in caplog.text
 
 
 def test_result_for_unknown_id_is_ignored() -> None:
-    s = Session("r", created_at=0)
-    s.receive(0, run_request(), now=0)
-    assert s.receive(1, kv_ack(99), now=1) == []
-    assert s.ignored_results == 1
+    core = Sessions()
+    run = started(core)
+    assert send(core, "r", 1, kv_ack(99)) == []
+    assert run.ignored_results == 1
 
 
 def test_empty_exec_result_is_not_a_result() -> None:
-    s = Session("r", created_at=0)
-    s.receive(0, run_request(), now=0)
-    ident = s.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=0)
+    core = Sessions()
+    run = started(core)
+    ident = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=0)
     empty = pb.AgentClientMessage()
     empty.exec_client_message.id = ident
-    assert s.receive(1, empty, now=1) == []
-    assert (PendingKind.EXEC, ident) in s.pending
+    assert send(core, "r", 1, empty) == []
+    assert (PendingKind.EXEC, ident) in run.pending
 
 
 def test_shell_stream_events_then_terminal_result() -> None:
-    s = Session("r", created_at=0)
-    s.receive(0, run_request(), now=0)
-    ident = s.open_exec(pb.ExecServerMessage(shell_stream_args=pb.ShellArgs(command="ls")), now=0)
+    core = Sessions()
+    run = started(core)
+    ident = run.open_exec(pb.ExecServerMessage(shell_stream_args=pb.ShellArgs(command="ls")), now=0)
     out = pb.AgentClientMessage()
     out.exec_client_message.id = ident
     out.exec_client_message.shell_stream.stdout.data = "x"
-    [event] = s.receive(1, out, now=1)
+    [event] = send(core, "r", 1, out)
     assert isinstance(event, StreamEvent)
     done = pb.AgentClientMessage()
     done.exec_client_message.id = ident
     done.exec_client_message.shell_stream.exit.code = 0
-    [final] = s.receive(2, done, now=2)
+    [final] = send(core, "r", 2, done)
     assert isinstance(final, Resolve)
-    assert not s.pending
+    assert not run.pending
+
+
+def test_run_stream_must_start_with_a_run_request_and_answer_only_what_was_asked() -> None:
+    core = Sessions()
+    core.receive("s", None, heartbeat(), owner=OWNER, now=0, transport="run")
+    assert core.attempts["s"].end.code == "invalid_argument"
+    core.receive("t", None, run_request(run_id="t"), owner=OWNER, now=0, transport="run")
+    [fail] = core.receive("t", None, read_result(7), owner=OWNER, now=1, transport="run")
+    assert isinstance(fail, FailTurn) and "never sent" in fail.message
+
+
+# --- outbox -------------------------------------------------------------------------------------
 
 
 def test_cancel_action_and_abort_frames() -> None:
-    s = Session("r", created_at=0)
-    s.receive(0, run_request(), now=0)
-    sub = s.subscribe(now=0)
-    ident = s.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=0)
+    core = Sessions()
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    ident = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=0)
     cancel = pb.AgentClientMessage()
     cancel.conversation_action.cancel_action.reason = "stop"
-    [cmd] = s.receive(1, cancel, now=1)
+    [cmd] = send(core, "r", 1, cancel, now=1)
     assert isinstance(cmd, CancelTurn)
-    s.abort_pending(now=1)
-    s.finish(connect.EndStreamError("canceled", "stop"), now=1)
-    frames, ended = s.read(sub)
+    run.abort_pending(now=1)
+    run.finish(connect.EndStreamError("canceled", "stop"), now=1)
+    frames, ended = core.read(sub, now=1)
     assert ended
-    messages = decode(frames)
-    assert messages[-1].exec_server_control_message.abort.id == ident
-    late = pb.AgentClientMessage()
-    late.exec_client_message.id = ident
-    late.exec_client_message.read_result.success.content = "late"
-    assert s.receive(2, late, now=2) == []  # late result of an aborted exec: dropped quietly
-    assert s.ignored_results == 0
+    assert decode(frames)[-1].exec_server_control_message.abort.id == ident
+    assert send(core, "r", 2, read_result(ident, "late"), now=2) == []  # aborted: dropped
+    assert run.ignored_results == 0
 
 
 def test_reconnect_replays_backlog_from_start_without_heartbeats() -> None:
-    s = Session("r", created_at=0, config=SessionConfig(heartbeat_interval=1))
-    first = s.subscribe(now=0)
-    s.receive(0, run_request(), now=0)
-    text = pb.AgentServerMessage(
-        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="a"))
-    )
-    s.emit(text, now=0)
-    s.tick(5)  # silence → a live heartbeat
-    seen, _ = s.read(first)
-    assert len(decode(seen)) == 2
-    s.unsubscribe(first, now=5)
-    s.emit(text, now=6)
-    second = s.subscribe(now=7)
-    again, ended = s.read(second)
+    core = Sessions(SessionConfig(heartbeat_interval=1, coalesce_window=0))
+    first = core.subscribe("r", owner=OWNER, now=0)
+    run = started(core)
+    run.emit(text("a"), now=0)
+    core.read(first, now=0)
+    core.tick(5)  # silence → a live heartbeat
+    beat, _ = core.read(first, now=5)
+    assert decode(beat)[0].interaction_update.HasField("heartbeat")
+    core.unsubscribe(first, now=5)
+    run.emit(text("b"), now=6)
+    second = core.subscribe("r", owner=OWNER, now=7)
+    again, ended = core.read(second, now=7)
     assert not ended
-    assert [m.interaction_update.WhichOneof("message") for m in decode(again)] == ["text_delta"] * 2
+    assert [m.interaction_update.text_delta.text for m in decode(again)] == ["a", "b"]
+
+
+def test_deltas_coalesce_but_the_first_of_a_burst_is_not_delayed() -> None:
+    core = Sessions(SessionConfig(coalesce_window=0.015))
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    run.emit(text("a"), now=1.000)
+    assert [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=1)[0])] == ["a"]
+    run.emit(text("b"), now=1.005)
+    run.emit(text("c"), now=1.010)
+    assert core.read(sub, now=1.01)[0] == []  # held
+    assert core.next_deadline() == pytest.approx(1.015)
+    core.tick(1.015)
+    assert [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=1.02)[0])] == [
+        "bc"
+    ]
+    run.emit(text("d"), now=1.02)  # within the new window: held …
+    run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=1.021)  # … until this
+    kinds = [m.WhichOneof("message") for m in decode(core.read(sub, now=1.021)[0])]
+    assert kinds == ["interaction_update", "kv_server_message"]
+    run.emit(text("late"), now=2.0)  # a new burst goes straight out
+    assert decode(core.read(sub, now=2)[0])[0].interaction_update.text_delta.text == "late"
 
 
 def test_large_frames_compressed_for_gzip_subscribers() -> None:
-    s = Session("r", created_at=0)
-    sub = s.subscribe(encoding="gzip", now=0)
-    big = pb.AgentServerMessage(
-        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="x" * 10000))
-    )
-    small = pb.AgentServerMessage(
-        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="y"))
-    )
-    s.emit(big, now=0)
-    s.emit(small, now=0)
-    frames, _ = s.read(sub)
-    assert frames[0][0] == connect.FLAG_COMPRESSED and len(frames[0]) < 1000
-    assert frames[1][0] == 0
-    decoded = connect.decode_envelopes(b"".join(frames), encoding="gzip")
-    assert pb.AgentServerMessage.FromString(decoded[0].payload) == big
+    core = Sessions(SessionConfig(coalesce_window=0))
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0, encoding="gzip")
+    run.emit(text("x" * 10000), now=0)
+    run.emit(text("y"), now=0)
+    frames, _ = core.read(sub, now=0)
+    chunk = b"".join(frames)
+    assert chunk[0] == connect.FLAG_COMPRESSED and len(frames[0]) < 1000
+    decoded = connect.decode_envelopes(chunk, encoding="gzip")
+    assert pb.AgentServerMessage.FromString(decoded[0].payload) == text("x" * 10000)
+    assert decoded[1].flags == 0
 
 
-def test_grace_period_cancels_once_when_the_stream_is_gone() -> None:
-    s = Session("r", created_at=0, config=SessionConfig(grace_period=10))
-    sub = s.subscribe(now=0)
-    s.receive(0, run_request(), now=0)
-    s.unsubscribe(sub, now=1)
-    assert s.tick(5) == []
-    [cmd] = s.tick(11)
+def test_grpc_web_subscribers_get_a_grpc_trailer() -> None:
+    core = Sessions()
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0, grpc_web=True)
+    run.finish(connect.EndStreamError("permission_denied", "no key"), now=1)
+    frames, ended = core.read(sub, now=1)
+    assert ended and frames[-1][0] == 0x80
+    assert b"grpc-status: 7" in frames[-1] and b"grpc-message: no key" in frames[-1]
+
+
+# --- time ---------------------------------------------------------------------------------------
+
+
+def test_grace_period_cancels_once_when_every_stream_is_gone() -> None:
+    core = Sessions(SessionConfig(grace_period=10))
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    started(core)
+    core.unsubscribe(sub, now=1)
+    assert core.next_deadline() <= 11
+    assert core.tick(5) == []
+    [cmd] = core.tick(11)
     assert isinstance(cmd, CancelTurn)
-    assert s.tick(12) == []
+    assert core.tick(12) == []
 
 
 def test_run_request_timeout_ends_with_not_found() -> None:
-    s = Session("r", created_at=0, config=SessionConfig(run_request_timeout=3))
-    sub = s.subscribe(now=0)
-    s.tick(4)
-    frames, ended = s.read(sub)
-    assert ended
-    end = connect.decode_envelopes(b"".join(frames))[-1]
-    assert connect.parse_end_stream(end.payload).error.code == "not_found"
+    core = Sessions(SessionConfig(run_request_timeout=3))
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    core.tick(4)
+    frames, ended = core.read(sub, now=4)
+    assert ended and end_of(frames).error.code == "not_found"
 
 
 def test_seqno_gap_fails_a_running_turn() -> None:
-    s = Session("r", created_at=0, config=SessionConfig(gap_timeout=30))
-    s.receive(0, run_request(), now=0)
-    s.receive(2, heartbeat(), now=1)
-    assert s.tick(20) == []
-    [cmd] = s.tick(32)
-    assert isinstance(cmd, FailTurn) and cmd.code == "invalid_argument"
+    core = Sessions(SessionConfig(gap_timeout=30))
+    started(core)
+    send(core, "r", 2, heartbeat(), now=1)
+    assert core.tick(20) == []
+    [cmd] = core.tick(32)
+    assert isinstance(cmd, FailTurn) and "append_seqno 1 never arrived" in cmd.message
+    assert core.budget.used == 0
 
 
-def test_finished_session_expires_after_linger() -> None:
-    s = Session("r", created_at=0, config=SessionConfig(linger=30))
-    s.receive(0, run_request(), now=0)
-    s.finish(now=1)
-    assert s.tick(10) == []
-    assert isinstance(s.tick(31)[0], Expire)
+def test_unanswered_exec_fails_the_run_naming_it() -> None:
+    core = Sessions(SessionConfig(exec_timeout=60))
+    run = started(core)
+    run.open_exec(pb.ExecServerMessage(shell_stream_args=pb.ShellArgs(command="sleep")), now=0)
+    ident = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=0)
+    assert core.next_deadline() == 60
+    [cmd] = core.tick(60)
+    assert isinstance(cmd, FailTurn) and cmd.code == "deadline_exceeded"
+    assert f"exec {ident} (read_args" in cmd.message and "shell" not in cmd.message
+    assert core.tick(120) == []
+
+
+def test_heartbeat_deadline_is_exact_and_live_only() -> None:
+    core = Sessions(SessionConfig(heartbeat_interval=5))
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    assert core.next_deadline() == 5
+    core.tick(5)
+    frames, _ = core.read(sub, now=5)
+    assert decode(frames)[0].interaction_update.HasField("heartbeat")
+    assert run.entries == []
+
+
+def test_finished_run_is_dropped_after_linger() -> None:
+    core = Sessions(SessionConfig(linger=30))
+    run = started(core)
+    run.finish(now=1)
+    assert core.tick(10) == []
+    assert isinstance(core.tick(31)[0], DropRun)
+    assert "r" not in core.runs and "r" not in core.attempts
+
+
+# --- bounds -------------------------------------------------------------------------------------
+
+
+def test_out_of_order_uploads_share_one_global_budget() -> None:
+    core = Sessions(SessionConfig(max_buffered_bytes=1000, max_attempt_buffered_bytes=800))
+    big = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
+    core.receive("a", 5, big, raw=b"x" * 600, owner=OWNER, now=0)
+    assert core.budget.used == 600
+    core.receive("b", 5, big, raw=b"x" * 600, owner=OWNER, now=0)
+    assert core.attempts["b"].ended
+    assert core.attempts["b"].end.code == "resource_exhausted"
+    assert core.budget.used == 600
+
+
+def test_too_many_attempts_evicts_the_idle_or_refuses() -> None:
+    core = Sessions(SessionConfig(max_attempts=2))
+    core.attempt("idle", owner=OWNER, now=0)
+    core.subscribe("busy", owner=OWNER, now=1)
+    core.attempt("new", owner=OWNER, now=2)
+    assert set(core.attempts) == {"busy", "new"}
+    core.subscribe("new", owner=OWNER, now=3)
+    with pytest.raises(Refused) as refused:
+        core.attempt("more", owner=OWNER, now=4)
+    assert refused.value.code == "resource_exhausted"

@@ -1,17 +1,23 @@
-"""The mitmproxy addon: recognise Cursor's Agent RPCs, answer BidiAppend, stream RunSSE.
+"""The mitmproxy addon: recognise Cursor's Agent RPCs on both transports and serve them.
 
-Everything that is not one of our paths passes through untouched. The two Agent paths never go
-upstream: BidiAppend is answered in the `request` hook, RunSSE is pointed at the in-process
-loopback streamer and streamed back (mitmproxy.md §3).
+Everything that is not one of our paths passes through untouched. The Agent paths never go
+upstream: BidiAppend is answered in the `request` hook; RunSSE and the HTTP/2 `Run` stream are
+pointed at the in-process loopback streamer and streamed back (mitmproxy.md §3), and a `Run`
+upload is fed, chunk by chunk, into its attempt (§3.3).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import ipaddress
 import json
 import logging
 import os
+import secrets
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,9 +29,12 @@ from cursor_byok import connect
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.bidi import BadFraming
 from cursor_byok.bidi import BidiDecodeError
 from cursor_byok.bidi import decode_bidi_append
 from cursor_byok.bidi import decode_run_sse_request
+from cursor_byok.bidi import parse_client_message
+from cursor_byok.bidi import validate_request_id
 from cursor_byok.blobs import BlobStore
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -35,13 +44,13 @@ from cursor_byok.doctor import ACTIVITY_FILE
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
+from cursor_byok.session import Refused
 from cursor_byok.session import SessionConfig
-from cursor_byok.sessions import LiveSession
+from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
-from cursor_byok.sessions import TurnCancelled
-from cursor_byok.streamer import ENCODING_HEADER
 from cursor_byok.streamer import STREAM_HEADER
 from cursor_byok.streamer import Streamer
+from cursor_byok.streamer import StreamSpec
 from cursor_byok.turn import Agent
 from cursor_byok.turn import Turn
 from cursor_byok.turn import TurnError
@@ -51,8 +60,14 @@ log = logging.getLogger(__name__)
 
 BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
-METADATA_KEY = "cursor_byok"
+RUN_PATH = "/agent.v1.AgentService/Run"
+AGENT_PATHS = (BIDI_APPEND_PATH, RUN_SSE_PATH, RUN_PATH)
+METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
+PATH_KEY = "cursor_byok_path"
+UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
+LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback streamer
 AGENTS = ("provider", "scripted")
+STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the addon to be ready
 
 
 class FailingAgent:
@@ -83,7 +98,11 @@ class CursorByok:
         self.registry: SessionRegistry | None = None
         self.streamer: Streamer | None = None
         self.blobs: BlobStore | None = None
-        self._ready: asyncio.Event | None = None
+        self._ready = asyncio.Event()  # set once the streamer runs (or failed to start)
+        self._started = False
+        self._start_error: str | None = None
+        self._owner_key = secrets.token_bytes(32)  # keys the credential hashes runs are bound to
+        self.startup_wait = STARTUP_WAIT
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
         self.recorder = None  # capture.Recorder while recording
@@ -122,6 +141,34 @@ class CursorByok:
             "End a RunSSE stream with not_found when no run request arrives in this time.",
         )
         loader.add_option(
+            "cursor_byok_linger_ms",
+            int,
+            600_000,
+            "Keep a finished run this long, so a reconnect or retry of it is answered from "
+            "what was sent instead of running it again.",
+        )
+        loader.add_option(
+            "cursor_byok_exec_timeout_ms",
+            int,
+            600_000,
+            "Fail a run when the client leaves a tool request (other than a shell command) "
+            "unanswered this long.",
+        )
+        loader.add_option(
+            "cursor_byok_ack_timeout_ms",
+            int,
+            300_000,
+            "Longest wait for the client to acknowledge stored blobs at the end of a turn, as "
+            "long as it keeps sending heartbeats.",
+        )
+        loader.add_option(
+            "cursor_byok_coalesce_ms",
+            int,
+            15,
+            "Text/thinking deltas arriving within this window share one frame (0: off). The "
+            "first delta of a burst is never delayed.",
+        )
+        loader.add_option(
             "cursor_byok_config",
             str,
             str(default_config_path()),
@@ -150,9 +197,17 @@ class CursorByok:
                 "Agent requests never need a connection to Cursor's servers",
                 opts.connection_strategy,
             )
-        for name in ("cursor_byok_heartbeat_ms", "cursor_byok_grace_ms"):
+        for name in (
+            "cursor_byok_heartbeat_ms",
+            "cursor_byok_grace_ms",
+            "cursor_byok_linger_ms",
+            "cursor_byok_exec_timeout_ms",
+            "cursor_byok_ack_timeout_ms",
+        ):
             if getattr(opts, name) <= 0:
                 raise exceptions.OptionsError(f"{name} must be positive")
+        if opts.cursor_byok_coalesce_ms < 0:
+            raise exceptions.OptionsError("cursor_byok_coalesce_ms must not be negative")
         if opts.cursor_byok_agent not in AGENTS:
             raise exceptions.OptionsError(
                 f"cursor_byok_agent: unknown agent {opts.cursor_byok_agent!r} "
@@ -170,9 +225,17 @@ class CursorByok:
             heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
             grace_period=opts.cursor_byok_grace_ms / 1000,
             run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,
+            linger=opts.cursor_byok_linger_ms / 1000,
+            exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
+            # Recordings must replay frame for frame, and coalescing depends on timing.
+            coalesce_window=0
+            if opts.cursor_byok_record_dir
+            else opts.cursor_byok_coalesce_ms / 1000,
         )
+        self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
         if self.registry is None:
             self.registry = SessionRegistry(self._run_turn, config=session_config)
+            self.registry.observers.append(self._observe_frame)
         else:
             self.registry.config = session_config
         if "cursor_byok_record_dir" in updated:
@@ -195,23 +258,51 @@ class CursorByok:
             except OSError as exc:
                 raise exceptions.OptionsError(f"cursor_byok_record_dir: {exc}") from None
             log.info("recording Agent turns into %s", directory)
-        assert self.registry is not None
-        self.registry.recorder = self.recorder
+
+    def _observe_frame(self, run_id: str, payload: bytes, end: bool) -> None:
+        if self.recorder is not None:
+            self.recorder.server(run_id, payload, end)
 
     def running(self) -> None:
-        if self._ready is not None:
+        if self._started:
             return
-        self._ready = asyncio.Event()
+        self._started = True
+        self._warn_if_exposed()
         self._spawn(self._start())
 
     async def _start(self) -> None:
         assert self.registry is not None
-        self.streamer = Streamer(self.registry)
-        await self.streamer.start()
-        self.registry.start()
-        assert self._ready is not None
-        self._ready.set()
-        log.info("cursor-byok ready (RunSSE streamer on 127.0.0.1:%d)", self.streamer.port)
+        try:
+            self.streamer = Streamer(self.registry)
+            await self.streamer.start()
+        except Exception as exc:
+            # Not log.exception: mitmdump exits on errors logged at start-up. Every Agent
+            # request answers this instead, at once.
+            self._start_error = f"cursor-byok could not start its loopback streamer: {exc}"
+            log.warning("%s", self._start_error)
+        else:
+            self.registry.start()
+            log.info("cursor-byok ready (loopback streamer on 127.0.0.1:%d)", self.streamer.port)
+        finally:
+            self._ready.set()
+
+    def _warn_if_exposed(self) -> None:
+        """Agent RPCs need no Cursor token: a proxy others can reach spends the user's key."""
+        if "listen_host" not in ctx.options:
+            return
+        host = ctx.options.listen_host
+        proxyauth = ctx.options.proxyauth if "proxyauth" in ctx.options else None
+        try:
+            loopback = host != "" and ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback and not proxyauth:
+            log.warning(
+                "cursor-byok: the proxy listens on %s, reachable from other machines, without "
+                "proxyauth: anyone who can reach it can run Agent turns on your provider keys. "
+                "Use --listen-host 127.0.0.1 (or set proxyauth).",
+                host or "all interfaces",
+            )
 
     def done(self) -> None:
         self._spawn(self.stop())
@@ -263,53 +354,123 @@ class CursorByok:
                 )
             )
 
-    async def _run_turn(self, live: LiveSession, run_request) -> None:
-        assert self.registry is not None and self.blobs is not None
-        if run_request.conversation_id:
-            for other in self.registry.running_for(run_request.conversation_id):
-                if other is not live:
-                    other.interrupt(TurnCancelled("superseded by a newer message"))
-        await run_turn(live, run_request, blobs=self.blobs, agent=self.agent())
+    async def _run_turn(self, live: LiveRun, run_request) -> None:
+        assert self.blobs is not None
+        await run_turn(
+            live,
+            run_request,
+            blobs=self.blobs,
+            agent=self.agent(),
+            ack_timeout=self.ack_timeout,
+        )
 
     # --- flows ----------------------------------------------------------------------------
 
     def _ours(self, flow: http.HTTPFlow) -> str | None:
         """Which of our RPCs this flow is, if any."""
         request = flow.request
-        if request.method != "POST" or request.path.split("?")[0] not in (
-            BIDI_APPEND_PATH,
-            RUN_SSE_PATH,
-        ):
+        path = request.path.split("?")[0]
+        if request.method != "POST" or path not in AGENT_PATHS:
             return None
         reverse = any(str(m).startswith("reverse:") for m in ctx.options.mode)
         if not reverse and not host_matches(request.pretty_host, ctx.options.cursor_byok_hosts):
             return None
-        return request.path.split("?")[0]
+        return path
 
-    async def request(self, flow: http.HTTPFlow) -> None:
+    def _owner(self, request: http.Request) -> bytes:
+        """A keyed hash of the client's credential: runs are bound to it, it is never stored."""
+        token = request.headers.get("authorization", "")
+        if not token:
+            return b""
+        return hmac.new(self._owner_key, token.encode(), hashlib.sha256).digest()[:16]
+
+    async def _wait_ready(self) -> str | None:
+        """Wait (bounded) until the streamer runs; the reason it cannot serve, or None."""
+        if not self._ready.is_set():
+            try:
+                async with asyncio.timeout(self.startup_wait):
+                    await self._ready.wait()
+            except TimeoutError:
+                return "cursor-byok is still starting; try again"
+        return self._start_error
+
+    async def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error or not flow.live:
             return
         path = self._ours(flow)
+        if path is None:
+            return
+        flow.metadata[PATH_KEY] = path
+        request = flow.request
+        if path == RUN_PATH:
+            self._note_activity(flow, path)
+        too_large = _declared_size(request) > connect.DEFAULT_MAX_DECOMPRESSED_SIZE
+        if path != RUN_PATH and not too_large:
+            return  # unary-ish bodies stay buffered; handled in `request`
+        problem = await self._wait_ready()
+        if problem is not None:
+            flow.response = self._error(flow, "unavailable", problem)
+            return
+        if too_large:
+            log.warning("%s: request body of %d bytes refused", path, _declared_size(request))
+            self._answer_from_loopback(
+                flow, "resource_exhausted", "request body too large", stream=path == RUN_PATH
+            )
+            return
+        try:
+            self._open_run_stream(flow)
+        except (BidiDecodeError, Refused) as exc:
+            log.warning("Run rejected: %s", exc)
+            self._answer_from_loopback(flow, exc.code, str(exc), stream=True)
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        path = flow.metadata.get(PATH_KEY)
+        upload = flow.metadata.get(UPLOAD_KEY)
+        if upload is not None:
+            upload.close()  # with request streaming this hook fires when the upload ends
+            return
+        if flow.response or flow.error or not flow.live:
+            return
+        if path is None:
+            path = self._ours(flow)
+        if path == RUN_PATH or flow.metadata.get(LOOPBACK_KEY):
+            return
         self._note_activity(flow, path)
         if path is None:
             return
-        if self._ready is not None:
-            await self._ready.wait()
+        problem = await self._wait_ready()
+        if problem is not None:
+            flow.response = self._error(flow, "unavailable", problem)
+            return
         try:
             if path == BIDI_APPEND_PATH:
                 self._bidi_append(flow)
             else:
                 self._run_sse(flow)
+        except (BidiDecodeError, Refused) as exc:
+            log.warning("%s rejected: %s", path.rsplit("/", 1)[-1], exc)
+            flow.response = self._error(flow, exc.code, str(exc))
         except Exception:
             # Never let an Agent RPC fall through to Cursor's servers because we failed.
             log.exception("cursor-byok failed on %s", path)
-            flow.response = connect_error_response("internal", "cursor-byok internal error")
+            flow.response = self._error(flow, "internal", "cursor-byok internal error")
+
+    def _error(self, flow: http.HTTPFlow, code: str, message: str) -> http.Response:
+        """A unary error answer in the client's protocol."""
+        if _is_grpc_web(flow.request):
+            headers = {"content-type": "application/grpc-web+proto"}
+            headers.update(connect.grpc_web_trailers(connect.EndStreamError(code, message)))
+            return http.Response.make(200, b"", headers)
+        return connect_error_response(code, message)
 
     def _note_activity(self, flow: http.HTTPFlow, path: str | None) -> None:
         """Count Cursor calls for `cursor-byok doctor`, which reads them from the data dir."""
         if path is not None:
             self.activity["agent_calls"] += 1
             self.activity["last_agent_call"] = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.activity["last_transport"] = (
+                "Run (HTTP/2 stream)" if path == RUN_PATH else "RunSSE + BidiAppend"
+            )
         elif host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts):
             self.activity["other_cursor_calls"] += 1
         else:
@@ -324,62 +485,215 @@ class CursorByok:
         except OSError as exc:
             log.debug("cannot write the activity file: %s", exc)
 
+    def _body(self, request: http.Request) -> bytes:
+        """The request body, its HTTP compression undone by our bounded decoder (never
+        mitmproxy's, which inflates without limit and caches the result)."""
+        raw = request.raw_content or b""
+        encoding = request.headers.get("content-encoding")
+        try:
+            return connect.decompress(raw, encoding, limit=connect.DEFAULT_MAX_DECOMPRESSED_SIZE)
+        except connect.ConnectError as exc:
+            raise BadFraming(f"request body: {exc}") from None
+
     def _bidi_append(self, flow: http.HTTPFlow) -> None:
         assert self.registry is not None
         request = flow.request
-        try:
-            append = decode_bidi_append(
-                request.get_content(strict=False) or b"",
-                request.headers.get("content-type"),
-            )
-        except BidiDecodeError as exc:
-            log.warning("BidiAppend rejected: %s", exc)
-            flow.response = connect_error_response(exc.code, str(exc))
-            return
+        append = decode_bidi_append(self._body(request), request.headers.get("content-type"))
         flow.metadata[METADATA_KEY] = append.request_id
-        live = self.registry.get_or_create(append.request_id)
         kind = append.message.WhichOneof("message") if append.message else None
         log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
-        if self.recorder is not None:
+        if self.recorder is not None:  # before the turn it may start emits anything
             self.recorder.client(append.request_id, append.seqno, append.raw, dict(request.headers))
-        live.receive(append.seqno, append.message, size=len(append.raw))
+        self.registry.receive(
+            append.request_id,
+            append.seqno,
+            append.message,
+            raw=append.raw,
+            owner=self._owner(request),
+        )
         flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
 
     def _run_sse(self, flow: http.HTTPFlow) -> None:
-        assert self.registry is not None and self.streamer is not None
+        assert self.registry is not None
         request = flow.request
-        try:
-            request_id = decode_run_sse_request(
-                request.get_content(strict=False) or b"",
-                request.headers.get("content-type") or "application/connect+proto",
-            )
-        except BidiDecodeError as exc:
-            log.warning("RunSSE rejected: %s", exc)
-            flow.response = connect_error_response(exc.code, str(exc))
-            return
-        self.registry.get_or_create(request_id)
+        grpc_web = _is_grpc_web(request)
+        request_id = decode_run_sse_request(
+            self._body(request), request.headers.get("content-type") or "application/connect+proto"
+        )
+        owner = self._owner(request)
+        self.registry.core.attempt(request_id, owner=owner, now=self.registry.clock())
         flow.metadata[METADATA_KEY] = request_id
-        encoding = connect.pick_encoding(request.headers.get("connect-accept-encoding"))
-        request.headers[STREAM_HEADER] = self.streamer.header_value(request_id)
-        request.headers[ENCODING_HEADER] = encoding or ""
-        for name in ("transfer-encoding", "authorization", "cookie"):
-            request.headers.pop(name, None)
+        accept = request.headers.get(
+            "grpc-accept-encoding" if grpc_web else "connect-accept-encoding"
+        )
+        spec = StreamSpec(
+            request_id,
+            owner=owner,
+            encoding=connect.pick_encoding(accept),
+            content_type="application/grpc-web+proto" if grpc_web else "text/event-stream",
+            grpc_web=grpc_web,
+        )
+        self._to_loopback(flow, spec)
         request.headers["content-length"] = str(len(request.raw_content or b""))
+        log.info("RunSSE %s opened", request_id)
+
+    def _open_run_stream(self, flow: http.HTTPFlow) -> None:
+        """`Run`: stream the upload into the attempt, serve the response from the loopback."""
+        assert self.registry is not None
+        request = flow.request
+        headers = request.headers
+        request_id = headers.get("x-request-id") or headers.get("x-original-request-id")
+        request_id = validate_request_id(request_id) if request_id else f"run-{uuid.uuid4()}"
+        grpc_web = _is_grpc_web(request)
+        encoding_header = "grpc-encoding" if grpc_web else "connect-content-encoding"
+        try:
+            upload_encoding = connect.normalise_encoding(headers.get(encoding_header))
+        except connect.ConnectError as exc:
+            raise BadFraming(str(exc)) from None
+        owner = self._owner(request)
+        self.registry.core.attempt(
+            request_id, owner=owner, now=self.registry.clock(), transport="run"
+        )
+        upload = RunUpload(self.registry, request_id, owner, upload_encoding, self.recorder)
+        flow.metadata[METADATA_KEY] = request_id
+        flow.metadata[UPLOAD_KEY] = upload
+        accept = headers.get("grpc-accept-encoding" if grpc_web else "connect-accept-encoding")
+        content_type = "application/grpc-web+proto" if grpc_web else "application/connect+proto"
+        spec = StreamSpec(
+            request_id,
+            owner=owner,
+            encoding=connect.pick_encoding(accept),
+            content_type=content_type,
+            grpc_web=grpc_web,
+            transport="run",
+        )
+        request.stream = upload
+        self._to_loopback(flow, spec)
+        request.headers["content-length"] = "0"  # the loopback hop carries no body
+        log.info(
+            "Run %s opened (HTTP/%s%s)",
+            request_id,
+            "2" if request.is_http2 else "1.1",
+            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
+        )
+
+    def _answer_from_loopback(self, flow: http.HTTPFlow, code: str, message: str, stream: bool):
+        """An error answer for a flow whose body we must not buffer: the loopback sends it."""
+        assert self.streamer is not None
+        spec = StreamSpec("", error=(code, message), error_stream=stream)
+        flow.request.stream = _discard
+        self._to_loopback(flow, spec)
+        flow.request.headers["content-length"] = "0"
+
+    def _to_loopback(self, flow: http.HTTPFlow, spec: StreamSpec) -> None:
+        assert self.streamer is not None and self.streamer.port is not None
+        request = flow.request
+        for name in ("transfer-encoding", "authorization", "cookie", "x-blob-encryption-key"):
+            request.headers.pop(name, None)
+        request.headers[STREAM_HEADER] = self.streamer.header_value(spec)
         request.scheme = "http"
         request.host = "127.0.0.1"
         request.port = self.streamer.port
-        log.info("RunSSE %s opened", request_id)
+        flow.metadata[LOOPBACK_KEY] = True
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        if METADATA_KEY not in flow.metadata or flow.request.path != RUN_SSE_PATH:
-            return
-        if flow.response is None:
+        if not flow.metadata.get(LOOPBACK_KEY) or flow.response is None:
             return
         flow.response.stream = True
         for name in ("server", "date"):
             flow.response.headers.pop(name, None)
 
+    def response(self, flow: http.HTTPFlow) -> None:
+        # mitmproxy withholds an HTTP/2 stream's END_STREAM while the client's upload is open
+        # unless the response has trailers (mitmproxy.md §3.3); Cursor keeps `Run` uploads open.
+        if (
+            flow.metadata.get(LOOPBACK_KEY)
+            and flow.response is not None
+            and flow.request.is_http2
+            and not flow.response.trailers
+        ):
+            flow.response.trailers = http.Headers([(b"x-cursor-byok", b"end")])
+
     def error(self, flow: http.HTTPFlow) -> None:
         request_id = flow.metadata.get(METADATA_KEY)
-        if request_id and flow.request.path == RUN_SSE_PATH:
-            log.info("RunSSE %s: client went away (%s)", request_id, flow.error)
+        if request_id and flow.metadata.get(LOOPBACK_KEY):
+            path = flow.metadata.get(PATH_KEY, "")
+            log.info(
+                "%s %s: client went away (%s)", path.rsplit("/", 1)[-1], request_id, flow.error
+            )
+        upload = flow.metadata.get(UPLOAD_KEY)
+        if upload is not None:
+            upload.abandon()
+
+
+def _discard(chunk: bytes) -> list[bytes]:
+    return []
+
+
+def _declared_size(request: http.Request) -> int:
+    try:
+        return int(request.headers.get("content-length", "0"))
+    except ValueError:
+        return 0
+
+
+def _is_grpc_web(request: http.Request) -> bool:
+    return (request.headers.get("content-type") or "").lower().startswith("application/grpc-web")
+
+
+class RunUpload:
+    """The request body of one `Run` stream, chunk by chunk: envelopes → client messages.
+
+    mitmproxy calls it with every chunk the client sends (`request.stream`); nothing goes
+    upstream. Bad input ends this attempt's stream with a Connect error; the proxy goes on.
+    """
+
+    def __init__(
+        self, registry: SessionRegistry, request_id: str, owner: bytes, encoding, recorder
+    ) -> None:
+        self.registry = registry
+        self.request_id = request_id
+        self.owner = owner
+        self.recorder = recorder
+        self.decoder = connect.EnvelopeDecoder(encoding=encoding)
+        self.failed = False
+        self.messages = 0
+
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        if not chunk or self.failed:
+            return []
+        try:
+            for frame in self.decoder.feed(chunk):
+                if frame.is_end_stream:
+                    continue  # a client end-stream closes its side; nothing to do
+                message = parse_client_message(frame.payload)
+                if self.recorder is not None:
+                    self.recorder.client(self.request_id, self.messages, frame.payload, {})
+                self.messages += 1
+                self.registry.receive(
+                    self.request_id,
+                    None,
+                    message,
+                    raw=frame.payload,
+                    owner=self.owner,
+                    transport="run",
+                )
+        except (connect.ConnectError, BidiDecodeError, Refused) as exc:
+            self._fail(getattr(exc, "code", "invalid_argument"), f"Run request stream: {exc}")
+        except Exception:
+            log.exception("Run %s: upload failed", self.request_id)
+            self._fail("internal", "cursor-byok internal error")
+        return []
+
+    def _fail(self, code: str, message: str) -> None:
+        self.failed = True
+        log.warning("Run %s: %s", self.request_id, message)
+        self.registry.close_attempt(self.request_id, connect.EndStreamError(code, message))
+
+    def close(self) -> None:
+        """The client closed its upload: fine between envelopes, an error inside one."""
+        if not self.failed and self.decoder.buffered:
+            self._fail("invalid_argument", "Run request stream ended inside an envelope")
+
+    def abandon(self) -> None:
+        self.failed = True

@@ -40,6 +40,26 @@ class BadFraming(BidiDecodeError):
     """Compression or envelope problems (too large, corrupt, bomb)."""
 
 
+class BadRequestId(BidiDecodeError):
+    """A request id we will not use as a key, a header value or in a log line."""
+
+
+MAX_REQUEST_ID = 128
+_REQUEST_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+def validate_request_id(request_id: str) -> str:
+    """Cursor's request ids are UUIDs: accept 1–128 characters of [A-Za-z0-9._:-] only, so an
+    id can never forge a log line, break a header or hide in white space."""
+    if not request_id:
+        raise MissingRequestId("no request_id")
+    if len(request_id) > MAX_REQUEST_ID:
+        raise BadRequestId(f"request_id longer than {MAX_REQUEST_ID} characters")
+    if not _REQUEST_ID_CHARS.issuperset(request_id):
+        raise BadRequestId("request_id has characters other than letters, digits and -_.:")
+    return request_id
+
+
 @dataclass(frozen=True, slots=True)
 class BidiAppend:
     """One decoded upload. `message` is None for an append that carries no data (a no-op)."""
@@ -79,6 +99,7 @@ def decode_bidi_append(
     request_id = request.request_id.request_id
     if not request_id:
         raise MissingRequestId("BidiAppendRequest has no request_id")
+    validate_request_id(request_id)
     if request.append_seqno < 0:
         raise BidiDecodeError(f"negative append_seqno {request.append_seqno}")
     if request.data:
@@ -102,7 +123,7 @@ def decode_run_sse_request(
     request = _parse(aiserver_v1_pb2.BidiRequestId(), body)
     if not request.request_id:
         raise MissingRequestId("RunSSE request has no request_id")
-    return request.request_id
+    return validate_request_id(request.request_id)
 
 
 def encode_bidi_append(

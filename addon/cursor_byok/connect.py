@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from urllib.parse import quote
 
 import zstandard
 
@@ -349,6 +350,44 @@ def encode_end_stream(
         body["metadata"] = {k: list(v) for k, v in metadata.items()}
     payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
     return encode_frame_raw(FLAG_END_STREAM, payload)
+
+
+# gRPC status numbers for Connect codes, for clients that speak gRPC-Web (grpc-web+proto).
+GRPC_STATUS: dict[str, int] = {
+    "canceled": 1,
+    "unknown": 2,
+    "invalid_argument": 3,
+    "deadline_exceeded": 4,
+    "not_found": 5,
+    "already_exists": 6,
+    "permission_denied": 7,
+    "resource_exhausted": 8,
+    "failed_precondition": 9,
+    "aborted": 10,
+    "out_of_range": 11,
+    "unimplemented": 12,
+    "internal": 13,
+    "unavailable": 14,
+    "data_loss": 15,
+    "unauthenticated": 16,
+}
+FLAG_GRPC_WEB_TRAILER = 0x80
+
+
+def grpc_web_trailers(error: EndStreamError | None) -> list[tuple[str, str]]:
+    """`grpc-status` / `grpc-message` for an end of stream (percent-encoded message)."""
+    if error is None:
+        return [("grpc-status", "0")]
+    return [
+        ("grpc-status", str(GRPC_STATUS[error.code])),
+        ("grpc-message", quote(error.message, safe=" !\"#$&'()*+,-./:;<=>?@[]^_`{|}~")),
+    ]
+
+
+def encode_grpc_web_trailer(error: EndStreamError | None = None) -> bytes:
+    """The gRPC-Web trailer frame (flag 0x80): HTTP/1-style header lines."""
+    body = "".join(f"{k}: {v}\r\n" for k, v in grpc_web_trailers(error)).encode()
+    return encode_frame_raw(FLAG_GRPC_WEB_TRAILER, body)
 
 
 def parse_end_stream(payload: bytes) -> EndStream:

@@ -418,6 +418,7 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
         cursor_byok_data_dir=str(data_dir),
         cursor_byok_config=str(data_dir / "unused-config.toml"),
         cursor_byok_heartbeat_ms=60_000,
+        cursor_byok_coalesce_ms=0,  # recordings are made without coalescing (timing-free)
     )
     task = asyncio.ensure_future(master.run())
     try:

@@ -1,10 +1,12 @@
-"""The async shell around the sans-IO `Session`: futures for pending requests, wake-ups for RunSSE
-readers, the turn task, and a registry with one ticker that drives every session's timers.
+"""The async shell around the sans-IO core (`session.py`): futures for pending client requests,
+wake-ups for response streams, the turn task of each run, one timer at the core's next deadline,
+and observers (the recorder) that see every frame a run queues.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -15,14 +17,15 @@ from cursor_byok.connect import EndStreamError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.session import CancelTurn
 from cursor_byok.session import Command
-from cursor_byok.session import Expire
+from cursor_byok.session import DropRun
 from cursor_byok.session import FailTurn
 from cursor_byok.session import PendingKey
 from cursor_byok.session import PendingKind
 from cursor_byok.session import Resolve
+from cursor_byok.session import Run
 from cursor_byok.session import RunState
-from cursor_byok.session import Session
 from cursor_byok.session import SessionConfig
+from cursor_byok.session import Sessions
 from cursor_byok.session import StartTurn
 from cursor_byok.session import StreamEvent
 from cursor_byok.session import Subscriber
@@ -42,92 +45,52 @@ class TurnCancelled(Exception):
 
 
 class TurnFailed(Exception):
-    """Raised inside a turn when the transport fails it (seqno gap, overflow)."""
+    """Raised inside a turn when the transport fails it (seqno gap, overflow, watchdog)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
 
 
-TurnRunner = Callable[["LiveSession", pb.AgentRunRequest], Awaitable[None]]
+TurnRunner = Callable[["LiveRun", pb.AgentRunRequest], Awaitable[None]]
+FrameObserver = Callable[[str, bytes, bool], None]  # (run id, payload, is end-stream)
 
 
-class LiveSession:
-    """One request's session plus the asyncio plumbing around it."""
+class LiveRun:
+    """One run plus the asyncio plumbing a turn needs: what `Turn` talks to."""
 
-    def __init__(self, core: Session, clock: Clock, runner: TurnRunner) -> None:
+    def __init__(self, core: Run, registry: SessionRegistry) -> None:
         self.core = core
-        self.clock = clock
-        self._runner = runner
-        self._changed = asyncio.Event()
+        self.registry = registry
+        self.clock = registry.clock
         self._waiters: dict[PendingKey, asyncio.Future] = {}
         self._streams: dict[int, asyncio.Queue[pb.ExecClientMessage]] = {}
         self.task: asyncio.Task | None = None
         self.turn: object | None = None  # the running Turn, for the status display
         self._interrupt: BaseException | None = None
+        self._observed = 0  # frames handed to observers so far
 
     @property
     def request_id(self) -> str:
-        return self.core.request_id
+        """The run's id (its first attempt's request id): the name logs and captures use."""
+        return self.core.run_id
 
-    # --- wake-ups ---------------------------------------------------------------------------
+    # --- commands ---------------------------------------------------------------------------
 
-    def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+    def start(self, run_request: pb.AgentRunRequest, runner: TurnRunner) -> None:
+        self.task = asyncio.get_running_loop().create_task(
+            self._run(run_request, runner), name=f"turn-{self.request_id}"
+        )
 
-    async def frames(self, sub: Subscriber) -> AsyncIterator[bytes]:
-        """Every frame for one RunSSE subscriber, live, until the end-stream frame."""
-        while True:
-            changed = self._changed
-            frames, ended = self.core.read(sub)
-            for frame in frames:
-                yield frame
-            if ended:
-                return
-            if not frames:
-                await changed.wait()
+    def resolve(self, key: PendingKey, message) -> None:
+        waiter = self._waiters.pop(key, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(message)
 
-    # --- inputs -----------------------------------------------------------------------------
-
-    def receive(self, seqno: int, message: pb.AgentClientMessage | None, size: int = 0) -> None:
-        self.apply(self.core.receive(seqno, message, size=size, now=self.clock()))
-
-    def subscribe(self, encoding: str | None) -> Subscriber:
-        sub = self.core.subscribe(encoding=encoding, now=self.clock())
-        return sub
-
-    def unsubscribe(self, sub: Subscriber) -> None:
-        self.core.unsubscribe(sub, now=self.clock())
-
-    def tick(self) -> list[Command]:
-        commands = self.core.tick(self.clock())
-        self.apply(commands)
-        self._notify()
-        return commands
-
-    def apply(self, commands: list[Command]) -> None:
-        for command in commands:
-            match command:
-                case StartTurn(run_request):
-                    self.task = asyncio.get_running_loop().create_task(
-                        self._run(run_request), name=f"turn-{self.request_id}"
-                    )
-                case Resolve(key, message):
-                    waiter = self._waiters.pop(key, None)
-                    if waiter is not None and not waiter.done():
-                        waiter.set_result(message)
-                case StreamEvent(exec_id, message):
-                    queue = self._streams.get(exec_id)
-                    if queue is not None:
-                        queue.put_nowait(message)
-                case CancelTurn(reason, action):
-                    self.interrupt(TurnCancelled(reason, action))
-                case FailTurn(code, message):
-                    self.interrupt(TurnFailed(code, message))
-                case Expire():
-                    pass
-        self._notify()
+    def stream_event(self, exec_id: int, message: pb.ExecClientMessage) -> None:
+        queue = self._streams.get(exec_id)
+        if queue is not None:
+            queue.put_nowait(message)
 
     def interrupt(self, exc: BaseException) -> None:
         """Stop the running turn: its current await raises `exc` (via task cancellation)."""
@@ -136,18 +99,18 @@ class LiveSession:
         self._interrupt = exc
         self.task.cancel()
 
-    async def _run(self, run_request: pb.AgentRunRequest) -> None:
+    async def _run(self, run_request: pb.AgentRunRequest, runner: TurnRunner) -> None:
         try:
-            await self._runner(self, run_request)
+            await runner(self, run_request)
         except asyncio.CancelledError:
             if self._interrupt is None:
                 raise
         except Exception:
-            log.exception("request %s: turn crashed", self.request_id)
+            log.exception("run %s: turn crashed", self.request_id)
             self.finish(EndStreamError("internal", "cursor-byok internal error; see proxy log"))
         finally:
             self._fail_waiters()
-            self._notify()
+            self.changed()
 
     def take_interrupt(self) -> BaseException | None:
         """The reason the turn was interrupted, once (the runner converts CancelledError)."""
@@ -161,20 +124,41 @@ class LiveSession:
         self._waiters.clear()
         self._streams.clear()
 
+    def changed(self) -> None:
+        """Frames queued or a deadline moved: feed observers, wake readers, arm the timer."""
+        entries = self.core.entries
+        if self._observed < len(entries):
+            observers = self.registry.observers
+            while self._observed < len(entries):
+                entry = entries[self._observed]
+                self._observed += 1
+                for observer in observers:
+                    try:
+                        observer(self.request_id, entry.payload, entry.end_stream)
+                    except Exception:
+                        log.exception("run %s: frame observer failed", self.request_id)
+            self.registry.wake_run(self.core)
+        self.registry.arm(min(self.core.deadlines(), default=None))
+
     # --- outputs used by the turn ------------------------------------------------------------
 
     def emit(self, message: pb.AgentServerMessage) -> None:
         self.core.emit(message, now=self.clock())
-        self._notify()
+        self.changed()
 
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
-        self._notify()
+        self.changed()
+
+    @property
+    def client_last_seen(self) -> float:
+        """When any attempt of this run last heard from the client (heartbeats included)."""
+        return self.core.last_client_at
 
     async def _await(self, key: PendingKey):
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[key] = waiter
-        self._notify()
+        self.changed()
         try:
             return await waiter
         finally:
@@ -209,9 +193,15 @@ class LiveSession:
             result.cancel()
             self._streams.pop(ident, None)
 
-    async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
+    def open_kv(self, message: pb.KvServerMessage) -> tuple[PendingKey, Awaitable]:
+        """Send a KV request; returns its key and an awaitable of the answer."""
         ident = self.core.open_kv(message, now=self.clock())
-        return await self._await((PendingKind.KV, ident))
+        key = (PendingKind.KV, ident)
+        return key, self._await(key)
+
+    async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
+        _, answer = self.open_kv(message)
+        return await answer
 
     async def interact(self, query: pb.InteractionQuery) -> pb.InteractionResponse:
         ident = self.core.open_interaction(query, now=self.clock())
@@ -220,76 +210,237 @@ class LiveSession:
     def abort_pending(self) -> None:
         self.core.abort_pending(now=self.clock())
         self._fail_waiters()
-        self._notify()
+        self.changed()
+
+
+LiveSession = LiveRun  # the name turn.py and tools knew
 
 
 class SessionRegistry:
-    """All live sessions by request_id, and the ticker that drives their timers."""
+    """Every attempt and run, the turns they start, and one timer for all their deadlines."""
 
     def __init__(
         self,
         runner: TurnRunner,
         *,
         config: SessionConfig | None = None,
-        recorder: object | None = None,
         clock: Clock = time.monotonic,
-        tick_interval: float = 0.5,
     ) -> None:
         self.runner = runner
-        self.config = config or SessionConfig()
-        self.recorder = recorder  # capture.Recorder: gets every server frame when set
+        self.core = Sessions(config)
         self.clock = clock
-        self.tick_interval = tick_interval
-        self.sessions: dict[str, LiveSession] = {}
-        self._ticker: asyncio.Task | None = None
+        self.observers: list[FrameObserver] = []
+        self.runs: dict[str, LiveRun] = {}
+        self._wakers: dict[str, asyncio.Event] = {}  # request id → readers of that attempt
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._stopped = False
 
-    def get(self, request_id: str) -> LiveSession | None:
-        return self.sessions.get(request_id)
+    @property
+    def config(self) -> SessionConfig:
+        return self.core.config
 
-    def get_or_create(self, request_id: str) -> LiveSession:
-        live = self.sessions.get(request_id)
-        if live is None:
-            core = Session(request_id, created_at=self.clock(), config=self.config)
-            if self.recorder is not None:
-                recorder = self.recorder
-                core.on_frame = lambda payload, end: recorder.server(request_id, payload, end)
-            live = LiveSession(core, self.clock, self.runner)
-            self.sessions[request_id] = live
-            log.debug("request %s: session created", request_id)
+    @config.setter
+    def config(self, config: SessionConfig) -> None:
+        self.core.config = config
+        self.core.budget.limit = config.max_buffered_bytes
+        for run in self.core.runs.values():
+            run.config = config
+
+    @property
+    def sessions(self) -> dict[str, LiveRun]:
+        """Live runs by run id (the status display and tests read this)."""
+        return self.runs
+
+    def live(self, run: Run) -> LiveRun:
+        live = self.runs.get(run.run_id)
+        if live is None or live.core is not run:
+            live = self.runs[run.run_id] = LiveRun(run, self)
         return live
 
-    def start(self) -> None:
-        if self._ticker is None:
-            self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
+    def run_for(self, request_id: str) -> LiveRun | None:
+        attempt = self.core.attempts.get(request_id)
+        if attempt is None or attempt.run is None:
+            return None
+        return self.live(attempt.run)
 
-    async def _tick_forever(self) -> None:
+    # --- inputs -----------------------------------------------------------------------------
+
+    def receive(
+        self,
+        request_id: str,
+        seqno: int | None,
+        message: pb.AgentClientMessage | None,
+        *,
+        raw: bytes = b"",
+        owner: bytes = b"",
+        transport: str = "bidi",
+    ) -> None:
+        """One client message (raises `session.Refused` for requests the core will not take)."""
+        attempt_known = request_id in self.core.attempts
+        commands = self.core.receive(
+            request_id,
+            seqno,
+            message,
+            raw=raw,
+            owner=owner,
+            now=self.clock(),
+            transport=transport,
+        )
+        self.apply(commands)
+        attempt = self.core.attempts.get(request_id)
+        if attempt is not None:
+            if attempt.run is not None:
+                self.live(attempt.run).changed()
+            self._wake(request_id)
+        if not attempt_known or attempt is None or attempt.inbox.gap_since is not None:
+            self.reschedule()
+
+    def subscribe(
+        self,
+        request_id: str,
+        *,
+        owner: bytes = b"",
+        encoding: str | None = None,
+        grpc_web: bool = False,
+        transport: str = "bidi",
+    ) -> Subscriber:
+        sub = self.core.subscribe(
+            request_id,
+            owner=owner,
+            now=self.clock(),
+            encoding=encoding,
+            grpc_web=grpc_web,
+            transport=transport,
+        )
+        self.reschedule()
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.core.unsubscribe(sub, now=self.clock())
+        self.reschedule()
+
+    def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
+        """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
+        attempt = self.core.attempts.get(request_id)
+        if attempt is None:
+            return
+        run = attempt.run
+        attempt.close(error)
+        if error is not None and run is not None and run.state is RunState.RUNNING:
+            self.apply([FailTurn(run, error.code, error.message)])
+        self._wake(request_id)
+
+    async def frames(self, sub: Subscriber) -> AsyncIterator[bytes]:
+        """Everything one response stream must write, as chunks, until its end-stream frame.
+
+        Frames that are ready together come as one chunk (one write, one proxy round)."""
+        request_id = sub.attempt.request_id
         while True:
-            await asyncio.sleep(self.tick_interval)
+            waker = self._wakers.get(request_id)
+            if waker is None:
+                waker = self._wakers[request_id] = asyncio.Event()
+            frames, ended = self.core.read(sub, now=self.clock())
+            if frames:
+                yield b"".join(frames)
+            if ended:
+                return
+            if not frames:
+                await waker.wait()
+
+    def _wake(self, request_id: str) -> None:
+        waker = self._wakers.pop(request_id, None)
+        if waker is not None:
+            waker.set()
+
+    def wake_run(self, run: Run) -> None:
+        for attempt in run.attempts:
+            self._wake(attempt.request_id)
+
+    def apply(self, commands: list[Command]) -> None:
+        for command in commands:
+            match command:
+                case StartTurn(run, run_request):
+                    self.live(run).start(run_request, self.runner)
+                case Resolve(run, key, message):
+                    self.live(run).resolve(key, message)
+                case StreamEvent(run, exec_id, message):
+                    self.live(run).stream_event(exec_id, message)
+                case CancelTurn(run, reason, action):
+                    self.live(run).interrupt(TurnCancelled(reason, action))
+                case FailTurn(run, code, message):
+                    self.live(run).interrupt(TurnFailed(code, message))
+                case DropRun(run):
+                    live = self.runs.get(run.run_id)
+                    if live is not None and live.core is run:
+                        del self.runs[run.run_id]
+                    log.debug("run %s: forgotten", run.run_id)
+
+    # --- time -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._stopped = False
+        self.reschedule()
+
+    def reschedule(self) -> None:
+        """Arm the one timer at the core's next deadline (after events that add deadlines)."""
+        self.arm(self.core.next_deadline())
+
+    def arm(self, deadline: float | None) -> None:
+        """Make sure the timer fires by `deadline` (an earlier armed timer is kept)."""
+        if self._stopped or deadline is None:
+            return
+        if self._timer is not None and self._timer_at is not None and self._timer_at <= deadline:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        delay = max(0.0, deadline - self.clock())
+        self._timer_at = deadline
+        self._timer = loop.call_at(loop.time() + delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        try:
             self.tick()
+        except Exception:
+            log.exception("session timers failed; they keep running")
+        finally:
+            self.reschedule()
 
     def tick(self) -> None:
-        for request_id, live in list(self.sessions.items()):
-            commands = live.tick()
-            if any(isinstance(c, Expire) for c in commands):
-                self.sessions.pop(request_id, None)
-                log.debug("request %s: session expired", request_id)
+        """Run every due timer of every attempt and run, then wake the readers concerned."""
+        commands = self.core.tick(self.clock())
+        self.apply(commands)
+        for request_id in self.core.touched:
+            self._wake(request_id)
+        for run in self.core.touched_runs:
+            live = self.runs.get(run.run_id)
+            if live is not None:
+                live.changed()
 
-    def running_for(self, conversation_id: str) -> list[LiveSession]:
-        """Live turns of one conversation (a new run for it supersedes them)."""
+    # --- queries ----------------------------------------------------------------------------
+
+    def running_for(self, conversation_id: str) -> list[LiveRun]:
+        """Live runs of one conversation."""
         return [
-            s
-            for s in self.sessions.values()
-            if s.core.state is RunState.RUNNING
-            and s.core.run_request is not None
-            and s.core.run_request.conversation_id == conversation_id
+            self.live(r)
+            for r in self.core.running_runs()
+            if r.run_request.conversation_id == conversation_id
         ]
 
     async def stop(self) -> None:
-        if self._ticker is not None:
-            self._ticker.cancel()
-            self._ticker = None
-        tasks = [s.task for s in self.sessions.values() if s.task and not s.task.done()]
-        for live in self.sessions.values():
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        tasks = [s.task for s in self.runs.values() if s.task and not s.task.done()]
+        for live in self.runs.values():
             live.interrupt(TurnCancelled("the proxy is shutting down"))
         if tasks:
-            await asyncio.wait(tasks, timeout=5)
+            with contextlib.suppress(Exception):
+                await asyncio.wait(tasks, timeout=5)

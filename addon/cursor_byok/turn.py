@@ -34,7 +34,8 @@ from cursor_byok.sessions import TurnFailed
 
 log = logging.getLogger(__name__)
 
-BLOB_ACK_TIMEOUT = 15.0
+ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
+CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
 
 
 class TurnError(Exception):
@@ -111,6 +112,7 @@ class Turn:
         self.blobs = blobs
         self.transcript = transcript
         self.client_blobs = client_blobs  # ids the client is known to hold
+        self.ack_timeout = ACK_TIMEOUT
         self.usage = Usage()
         self.started = time.monotonic()
         self._step_id = 0
@@ -246,19 +248,55 @@ class Turn:
         if not missing:
             return
 
-        async def set_one(ident: bytes, data: bytes) -> None:
-            args = pb.SetBlobArgs(blob_id=ident, blob_data=data)
-            reply = await self.live.kv(pb.KvServerMessage(set_blob_args=args))
+        async def set_one(key, answer, ident: bytes) -> None:
+            reply = await answer
             if reply.set_blob_result.HasField("error"):
                 message = reply.set_blob_result.error.message
                 raise TurnError("internal", f"the client could not store a blob: {message}")
             self.client_blobs.add(ident)
+            waiting.discard(key)
 
+        waiting = set()
+        tasks = []
+        for ident, data in missing.items():
+            args = pb.SetBlobArgs(blob_id=ident, blob_data=data)
+            key, answer = self.live.open_kv(pb.KvServerMessage(set_blob_args=args))
+            waiting.add(key)
+            tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
+        await self._ack_barrier(tasks, waiting)
+
+    async def _ack_barrier(self, tasks: list[asyncio.Future], waiting: set) -> None:
+        """Wait for every acknowledgement while the client shows it is alive (any message,
+        heartbeats included), up to `ack_timeout`; the error names what is missing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ack_timeout
         try:
-            async with asyncio.timeout(BLOB_ACK_TIMEOUT):
-                await asyncio.gather(*(set_one(i, d) for i, d in missing.items()))
-        except TimeoutError:
-            raise TurnError("internal", "the client did not acknowledge stored blobs") from None
+            while True:
+                now = loop.time()
+                silent_for = self.live.clock() - self.live.client_last_seen
+                if silent_for >= CLIENT_SILENCE or now >= deadline:
+                    missing = self.live.core.describe_pending(
+                        sorted(waiting, key=str), now=self.live.clock()
+                    )
+                    why = (
+                        f"the client sent nothing for {silent_for:.0f} s"
+                        if silent_for >= CLIENT_SILENCE
+                        else f"still missing after {self.ack_timeout:.0f} s"
+                    )
+                    raise TurnError(
+                        "deadline_exceeded",
+                        f"the client did not acknowledge stored blobs ({why}): {missing}",
+                    )
+                wait = min(deadline - now, CLIENT_SILENCE - silent_for)
+                done, _ = await asyncio.wait(tasks, timeout=wait)
+                for task in done:
+                    task.result()  # raise the first failure
+                if len(done) == len(tasks):
+                    return
+                tasks = [t for t in tasks if not t.done()]
+        finally:
+            for task in tasks:
+                task.cancel()
 
     async def publish_checkpoint(self, *, pending: dict | None = None) -> None:
         state, blobs = self.checkpoint(pending=pending)
@@ -310,7 +348,12 @@ async def load_transcript(
 
 
 async def run_turn(
-    live: LiveSession, run_request: pb.AgentRunRequest, *, blobs: BlobStore, agent: Agent
+    live: LiveSession,
+    run_request: pb.AgentRunRequest,
+    *,
+    blobs: BlobStore,
+    agent: Agent,
+    ack_timeout: float = ACK_TIMEOUT,
 ) -> None:
     """Run one turn end to end and always leave the stream ended."""
     started = time.monotonic()
@@ -318,6 +361,7 @@ async def run_turn(
     turn = Turn(
         live, run_request, blobs, Transcript(run_request.conversation_state, [], ""), client_blobs
     )
+    turn.ack_timeout = ack_timeout
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)

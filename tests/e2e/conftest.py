@@ -25,3 +25,9 @@ def workspace(tmp_path) -> Path:
     (root / "README.md").write_text("# Demo project\nline two\nline three\n")
     (root / "notes.txt").write_text("alpha\nbeta\n")
     return root
+
+
+@pytest.fixture(params=["bidi", "run"], ids=["runsse", "run"])
+def transport(request) -> str:
+    """Both of Cursor's Agent transports: RunSSE + BidiAppend, and the HTTP/2 `Run` stream."""
+    return request.param

@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import random
 import ssl
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from dataclasses import field
 from pathlib import Path
 
 import httpx
+from h2_client import H2Client
+from h2_client import H2Stream
 from workspace_exec import execute
 
 from cursor_byok import connect
@@ -27,6 +30,7 @@ from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
+RUN = "/agent.v1.AgentService/Run"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 FAKE_TOKEN = "Bearer eyJfake.cursor.token"
 
@@ -39,6 +43,7 @@ class TurnResult:
     reconnects: int = 0
     heartbeats: int = 0
     compressed: int = 0
+    end_stream_gap: float | None = None  # `Run`: end-stream envelope → END_STREAM, seconds
 
     def updates(self, kind: str) -> list:
         return [
@@ -61,8 +66,9 @@ class TurnResult:
         ]
 
     def kinds(self) -> list[str]:
-        """A readable sequence of message kinds (interaction updates by variant)."""
-        out = []
+        """A readable sequence of message kinds (interaction updates by variant). Consecutive
+        deltas of one kind count once: how the server coalesces them depends on timing."""
+        out: list[str] = []
         for m in self.messages:
             kind = m.WhichOneof("message")
             if kind == "interaction_update":
@@ -71,6 +77,8 @@ class TurnResult:
                 kind = "exec:" + (m.exec_server_message.WhichOneof("message") or "?")
             elif kind == "kv_server_message":
                 kind = "kv:" + (m.kv_server_message.WhichOneof("message") or "?")
+            if kind in _DELTAS and out and out[-1] == kind:
+                continue
             out.append(kind)
         return out
 
@@ -98,6 +106,8 @@ class CursorLikeClient:
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
+    transport: str = "bidi"  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
+    reconnect_new_id: bool = False  # reconnect as captured: new request id, same run request
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
@@ -128,10 +138,23 @@ class CursorLikeClient:
         )
         self.rng = random.Random(self.seed)
         self.append_log: list[tuple[int, str]] = []
-        self.exec_log: list[pb.ExecServerMessage] = []
+        self.exec_log: list[pb.ExecServerMessage] = []  # execs this client ran (once each)
+        self._h2: H2Client | None = None
+
+    async def h2(self) -> H2Client:
+        """One HTTP/2 connection for every `Run` stream of this client, as Cursor keeps one."""
+        if self._h2 is None or self._h2.closed.is_set():
+            from mitm import TEST_HOST
+
+            port = int((self.proxy or "").rsplit(":", 1)[1])
+            assert self.ca_file is not None
+            self._h2 = await H2Client.connect(port, TEST_HOST, self.ca_file)
+        return self._h2
 
     async def aclose(self) -> None:
         await self.http.aclose()
+        if self._h2 is not None:
+            await self._h2.aclose()
 
     # --- building requests ---------------------------------------------------------------
 
@@ -193,6 +216,11 @@ class CursorTurn:
         self.heartbeats = 0
         self.compressed = 0  # frames that arrived with flag 0x01 (gzip)
         self.on_message: Callable[[pb.AgentServerMessage], None] | None = None
+        self.stream: H2Stream | None = None  # the open `Run` stream
+        self.unsent: list[pb.AgentClientMessage] = []
+        self.end_stream_gap: float | None = None
+        self.end_seen_at: float | None = None
+        self.exec_results: dict[int, list[pb.AgentClientMessage]] = {}  # by exec id, this run
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -208,7 +236,17 @@ class CursorTurn:
         }
 
     async def append(self, message: pb.AgentClientMessage) -> None:
-        """One BidiAppend with the next seqno (possibly shuffled / duplicated in flight)."""
+        """One BidiAppend with the next seqno (possibly shuffled / duplicated in flight), or the
+        next envelope on the open `Run` stream."""
+        if self.client.transport == "run":
+            if self.stream is None:
+                if message.WhichOneof("message") != "client_heartbeat":
+                    self.unsent.append(message)
+                return
+            self.client.append_log.append((self.seqno, message.WhichOneof("message")))
+            self.seqno += 1
+            await self.stream.send(connect.encode_frame(message.SerializeToString()))
+            return
         seqno = self.seqno
         self.seqno += 1
         body = encode_bidi_append(
@@ -238,66 +276,117 @@ class CursorTurn:
         heartbeat = asyncio.ensure_future(self._heartbeats())
         try:
             drops = list(self.client.drop_after)
-            sent_first = False
-            if self.client.upload_first:
-                await self.append(first)
-                sent_first = True
+            attempt = 0
             while self.end is None:
                 limit = drops.pop(0) if drops else None
-                seen_before = len(self.frames)
-                async with self.http.stream(
-                    "POST",
-                    self.client.base_url + RUN_SSE,
-                    content=connect.encode_frame(encode_run_sse_request(self.request_id)),
-                    headers={
-                        **self.headers("application/connect+proto"),
-                        "connect-accept-encoding": "gzip",
-                        "connect-content-encoding": "gzip",
-                    },
-                ) as response:
-                    assert response.status_code == 200, await response.aread()
-                    assert response.headers["content-type"] == "text/event-stream"
-                    if not sent_first:
-                        sent_first = True
-                        self.spawn(self.append(first))
-                    await self._read(response, seen_before, limit)
-                if self.end is None:
+                new_id = False
+                if attempt:
                     self.reconnects += 1
                     await asyncio.sleep(self.client.reconnect_delay)
+                    if self.client.reconnect_new_id:
+                        new_id = True
+                        self.request_id = str(uuid.uuid4())
+                        self.seqno = 0
+                if self.client.transport == "run":
+                    await self._run_stream(first, limit, new_id)
+                else:
+                    await self._run_sse(first, limit, resend=attempt == 0 or new_id, new_id=new_id)
+                attempt += 1
             await asyncio.gather(*list(self.tasks))
         finally:
             heartbeat.cancel()
             for task in list(self.tasks):
                 task.cancel()
         return TurnResult(
-            self.messages, self.end, self.frames, self.reconnects, self.heartbeats, self.compressed
+            self.messages,
+            self.end,
+            self.frames,
+            self.reconnects,
+            self.heartbeats,
+            self.compressed,
+            self.end_stream_gap,
         )
 
-    async def _read(self, response: httpx.Response, seen_before: int, limit: int | None) -> None:
-        """Read one RunSSE response. The server replays from the start; skip what we have."""
-        encoding = response.headers.get("connect-content-encoding")
-        decoder = connect.EnvelopeDecoder(encoding=encoding)
-        index = 0  # data frames of this connection (heartbeats excluded)
-        async for chunk in response.aiter_raw():
-            for frame in decoder.feed(chunk):
-                if frame.is_end_stream:
-                    self.end = connect.parse_end_stream(frame.payload)
+    async def _run_sse(
+        self, first: pb.AgentClientMessage, limit: int | None, *, resend: bool, new_id: bool
+    ) -> None:
+        if resend and self.client.upload_first:
+            await self.append(first)
+            resend = False
+        async with self.http.stream(
+            "POST",
+            self.client.base_url + RUN_SSE,
+            content=connect.encode_frame(encode_run_sse_request(self.request_id)),
+            headers={
+                **self.headers("application/connect+proto"),
+                "connect-accept-encoding": "gzip",
+                "connect-content-encoding": "gzip",
+            },
+        ) as response:
+            assert response.status_code == 200, await response.aread()
+            assert response.headers["content-type"] == "text/event-stream"
+            if resend:
+                self.spawn(self.append(first))
+            decoder = connect.EnvelopeDecoder(
+                encoding=response.headers.get("connect-content-encoding")
+            )
+            replay = _Replay(self.frames, new_attempt=new_id)
+            async for chunk in response.aiter_raw():
+                if self._feed(decoder, chunk, replay, limit):
                     return
-                message = pb.AgentServerMessage.FromString(frame.payload)
-                self.compressed += frame.was_compressed
-                if _is_heartbeat(message):
-                    self.heartbeats += 1
-                    continue
-                if index < seen_before:
-                    assert self.frames[index] == frame.payload, "replayed prefix differs"
-                    index += 1
-                    continue
-                index += 1
-                self.frames.append(frame.payload)
-                self.messages.append(message)
-                self._handle(message)
-                if limit is not None and index >= limit:
-                    return  # simulate a dropped connection
+
+    async def _run_stream(self, first: pb.AgentClientMessage, limit: int | None, new_id: bool):
+        """One full-duplex `Run` stream: the upload stays open while frames come back."""
+        h2 = await self.client.h2()
+        self.stream = await h2.request(
+            RUN,
+            {
+                ":authority": self.client.base_url.split("://", 1)[1],
+                **self.headers("application/connect+proto"),
+                "connect-accept-encoding": "gzip",
+                "te": "trailers",
+            },
+        )
+        await self.append(first)
+        for message in self.unsent:  # answers computed while no stream was open
+            await self.append(message)
+        self.unsent.clear()
+        decoder = connect.EnvelopeDecoder(encoding="gzip")
+        replay = _Replay(self.frames, new_attempt=new_id)
+        stream = self.stream
+        async for chunk in stream.chunks():
+            stop = self.end is None and self._feed(decoder, chunk, replay, limit)
+            if stop and self.end is None:  # the limit, not the end: drop this stream
+                await stream.cancel()  # simulate a dropped stream (RST_STREAM)
+                self.stream = None
+                return
+        self.stream = None
+        assert stream.status == 200, stream.status
+        assert self.end is not None, "the Run stream ended without an end-stream envelope"
+        if stream.ended_at is not None and self.end_seen_at is not None:
+            self.end_stream_gap = stream.ended_at - self.end_seen_at
+
+    def _feed(self, decoder, chunk: bytes, replay: _Replay, limit: int | None) -> bool:
+        """Handle the frames in one chunk; True when this connection should stop reading."""
+        for frame in decoder.feed(chunk):
+            if frame.is_end_stream:
+                self.end = connect.parse_end_stream(frame.payload)
+                self.end_seen_at = time.monotonic()
+                return True
+            message = pb.AgentServerMessage.FromString(frame.payload)
+            self.compressed += frame.was_compressed
+            if _is_heartbeat(message):
+                self.heartbeats += 1
+                continue
+            if not replay.is_new(frame.payload):
+                continue
+            self.frames.append(frame.payload)
+            replay.seen += 1
+            self.messages.append(message)
+            self._handle(message)
+            if limit is not None and replay.seen >= limit:
+                return True  # simulate a dropped connection
+        return False
 
     async def _heartbeats(self) -> None:
         while True:
@@ -313,7 +402,8 @@ class CursorTurn:
         if kind == "kv_server_message":
             self.spawn(self._kv(message.kv_server_message))
         elif kind == "exec_server_message":
-            self.client.exec_log.append(message.exec_server_message)
+            if message.exec_server_message.id not in self.exec_results:
+                self.client.exec_log.append(message.exec_server_message)
             if self.client.answer_execs:
                 self.spawn(self._exec(message.exec_server_message))
         elif kind == "interaction_query":
@@ -342,15 +432,54 @@ class CursorTurn:
 
     async def _exec(self, request: pb.ExecServerMessage) -> None:
         kind = request.WhichOneof("message")
+        done = self.exec_results.get(request.id)
+        if done is not None:  # sent again on a new attempt: answer, never run it twice
+            for message in done:
+                await self.append(message)
+            return
         results = await asyncio.to_thread(execute, self.client.workspace, request)
+        answers = []
         for result in results:
             result.id = request.id
-            await self.append(pb.AgentClientMessage(exec_client_message=result))
+            answers.append(pb.AgentClientMessage(exec_client_message=result))
+        self.exec_results[request.id] = answers
+        for message in answers:
+            await self.append(message)
         if kind in ("shell_stream_args",):
             close = pb.ExecClientControlMessage(
                 stream_close=pb.ExecClientStreamClose(id=request.id)
             )
             await self.append(pb.AgentClientMessage(exec_client_control_message=close))
+
+
+_DELTAS = frozenset({"text_delta", "thinking_delta", "token_delta"})
+
+
+class _Replay:
+    """Checks what a (re)opened stream replays against the frames we already have.
+
+    The same attempt replays byte-identical; a new attempt leaves out requests we answered."""
+
+    def __init__(self, frames: list[bytes], *, new_attempt: bool) -> None:
+        self.frames = frames
+        self.new_attempt = new_attempt
+        self.cursor = 0
+        self.seen = 0  # frames of this connection, replayed or new
+
+    def is_new(self, payload: bytes) -> bool:
+        while self.cursor < len(self.frames):
+            known = self.frames[self.cursor]
+            self.cursor += 1
+            if known == payload:
+                self.seen += 1
+                return False
+            message = pb.AgentServerMessage.FromString(known)
+            kind = message.WhichOneof("message")
+            if self.new_attempt and kind in ("exec_server_message", "kv_server_message"):
+                continue  # answered on the earlier attempt: not sent again
+            raise AssertionError(f"replayed prefix differs at frame {self.cursor - 1}")
+        self.cursor = len(self.frames) + 1
+        return True
 
 
 def _is_heartbeat(message: pb.AgentServerMessage) -> bool:

@@ -61,6 +61,7 @@ def start_mitmdump(
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
     timeout: float = 30,
+    wait_ready: bool = True,
 ) -> Mitm:
     """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
     mitmproxy 12 skip loading the script without a word."""
@@ -116,11 +117,11 @@ def start_mitmdump(
 
     threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not (port_box and ready.is_set()):
+    while time.monotonic() < deadline and not (port_box and (ready.is_set() or not wait_ready)):
         if process.poll() is not None:
             break
         time.sleep(0.05)
-    if not port_box or not ready.is_set() or process.poll() is not None:
+    if not port_box or (wait_ready and not ready.is_set()) or process.poll() is not None:
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
     return Mitm(process, port_box[0], confdir, data_dir, lines)

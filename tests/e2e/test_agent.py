@@ -18,17 +18,26 @@ from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
 pytestmark = pytest.mark.timeout(120)
 KINDS = ["openai-chat", "anthropic", "openai-responses"]
+# Every provider wire format on both transports (the transport is independent of the provider).
+KIND_TRANSPORTS = [(kind, transport) for transport in ("bidi", "run") for kind in KINDS]
 
 
 class Setup:
-    def __init__(self, tmp_path: Path, workspace: Path, fp: FakeProvider, kind: str) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        workspace: Path,
+        fp: FakeProvider,
+        kind: str,
+        transport: str = "bidi",
+    ) -> None:
         self.proxy = start_mitmdump(
             tmp_path / "proxy",
             agent="provider",
             config=write_config(tmp_path, fp, kind),
             env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
         )
-        self.client = CursorLikeClient.through(self.proxy, workspace)
+        self.client = CursorLikeClient.through(self.proxy, workspace, transport=transport)
         self.workspace = workspace
 
     def request(self, text: str, conversation: str, **kwargs) -> pb.AgentClientMessage:
@@ -47,8 +56,8 @@ def error_details(end) -> aipb.ErrorDetails:
     return aipb.ErrorDetails.FromString(detail.value)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind) -> None:
+@pytest.mark.parametrize("kind,transport", KIND_TRANSPORTS)
+async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind, transport) -> None:
     notes = str(workspace / "notes.txt")
     async with FakeProvider() as fp:
         fp.script.tool_calls([("call_read", "Read", {"path": notes})], reasoning="Look first.")
@@ -63,7 +72,7 @@ async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind)
         )
         fp.script.tool_calls([("call_sh", "Shell", {"command": "cat notes.txt"})])
         fp.script.text("Done: beta is now gamma.")
-        setup = Setup(tmp_path, workspace, fp, kind)
+        setup = Setup(tmp_path, workspace, fp, kind, transport)
         try:
             result = await setup.client.turn(setup.request("rename beta", str(uuid.uuid4())))
         finally:
@@ -95,11 +104,11 @@ async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind)
 
 
 @pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
-async def test_second_turn_sends_first_turns_history(tmp_path, workspace, kind) -> None:
+async def test_second_turn_sends_first_turns_history(tmp_path, workspace, transport, kind) -> None:
     async with FakeProvider() as fp:
         fp.script.text("The answer is 42.", reasoning="Think about it.")
         fp.script.text("You asked about the answer.")
-        setup = Setup(tmp_path, workspace, fp, kind)
+        setup = Setup(tmp_path, workspace, fp, kind, transport)
         conversation = str(uuid.uuid4())
         try:
             one = await setup.client.turn(setup.request("what is the answer?", conversation))
@@ -116,12 +125,12 @@ async def test_second_turn_sends_first_turns_history(tmp_path, workspace, kind) 
     assert two.text == "You asked about the answer."
 
 
-async def test_ask_mode_refuses_to_write(tmp_path, workspace) -> None:
+async def test_ask_mode_refuses_to_write(tmp_path, workspace, transport) -> None:
     target = str(workspace / "new.txt")
     async with FakeProvider() as fp:
         fp.script.tool_calls([("call_w", "Write", {"path": target, "contents": "x"})])
         fp.script.text("I cannot write in Ask mode.")
-        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat", transport)
         try:
             result = await setup.client.turn(
                 setup.request("create new.txt", str(uuid.uuid4()), mode=2)
@@ -138,11 +147,11 @@ async def test_ask_mode_refuses_to_write(tmp_path, workspace) -> None:
     assert not [e for e in setup.client.exec_log if e.WhichOneof("message") == "write_args"]
 
 
-async def test_rate_limit_is_retried_then_succeeds(tmp_path, workspace) -> None:
+async def test_rate_limit_is_retried_then_succeeds(tmp_path, workspace, transport) -> None:
     async with FakeProvider() as fp:
         fp.script.error(429, retry_after=0, message="slow down")
         fp.script.text("made it")
-        setup = Setup(tmp_path, workspace, fp, "anthropic")
+        setup = Setup(tmp_path, workspace, fp, "anthropic", transport)
         try:
             result = await setup.client.turn(setup.request("hi", str(uuid.uuid4())))
         finally:
@@ -152,10 +161,10 @@ async def test_rate_limit_is_retried_then_succeeds(tmp_path, workspace) -> None:
     assert result.text == "made it"
 
 
-async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace) -> None:
+async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace, transport) -> None:
     async with FakeProvider() as fp:
         fp.script.error(401, message="Incorrect API key provided")
-        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat", transport)
         try:
             result = await setup.client.turn(setup.request("hi", str(uuid.uuid4())))
         finally:
@@ -183,10 +192,12 @@ async def test_unknown_model_lists_the_configured_ones(tmp_path, workspace) -> N
     assert MODEL in error_details(result.end).details.detail
 
 
-async def test_cancel_mid_stream_aborts_the_provider_request(tmp_path, workspace) -> None:
+async def test_cancel_mid_stream_aborts_the_provider_request(
+    tmp_path, workspace, transport
+) -> None:
     async with FakeProvider() as fp:
         fp.script.hang(text="thinking out loud")
-        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat", transport)
 
         def cancel_on_text(run) -> None:
             def on_message(message: pb.AgentServerMessage) -> None:
@@ -248,7 +259,7 @@ async def test_context_parts_are_fetched_by_kv_get_into_the_prompt(tmp_path, wor
     assert "Answer in haiku." in system and str(workspace) in system
 
 
-async def test_parallel_tool_calls_answer_in_one_message(tmp_path, workspace) -> None:
+async def test_parallel_tool_calls_answer_in_one_message(tmp_path, workspace, transport) -> None:
     notes, readme = str(workspace / "notes.txt"), str(workspace / "README.md")
     async with FakeProvider() as fp:
         fp.script.tool_calls(
@@ -260,7 +271,7 @@ async def test_parallel_tool_calls_answer_in_one_message(tmp_path, workspace) ->
             ]
         )
         fp.script.text("done")
-        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        setup = Setup(tmp_path, workspace, fp, "openai-chat", transport)
         try:
             result = await setup.client.turn(setup.request("go", str(uuid.uuid4())))
         finally:

@@ -16,6 +16,7 @@ import h2.connection
 import h2.events
 import h2.settings
 import pytest
+from cursor_client import FAKE_TOKEN
 from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
 from mitm import TEST_HOST
@@ -56,6 +57,7 @@ class H2Client:
             (":authority", TEST_HOST),
             ("content-type", content_type),
             ("connect-protocol-version", "1"),
+            ("authorization", FAKE_TOKEN),  # the same client as the CursorTurn below
         ]
         self.conn.send_headers(stream, headers)
         self.conn.send_data(stream, body, end_stream=True)

@@ -43,8 +43,8 @@ async def test_turn_streams_execs_and_checkpoints(mitm, workspace, http2) -> Non
     assert "--- ERROR" not in mitm.log()
 
 
-async def test_second_turn_restores_history_from_checkpoint(mitm, workspace) -> None:
-    client = client_for(mitm, workspace)
+async def test_second_turn_restores_history_from_checkpoint(mitm, workspace, transport) -> None:
+    client = client_for(mitm, workspace, transport=transport)
     try:
         conversation = str(uuid.uuid4())
         one = await client.turn(client.run_request("read notes.txt", conversation_id=conversation))
@@ -106,9 +106,9 @@ async def test_runsse_dropped_and_reopened_mid_turn(mitm, workspace, drops) -> N
     assert result.text == baseline.text
 
 
-async def test_two_conversations_at_once_stay_apart(mitm, workspace) -> None:
-    a = client_for(mitm, workspace)
-    b = client_for(mitm, workspace, http2=True)
+async def test_two_conversations_at_once_stay_apart(mitm, workspace, transport) -> None:
+    a = client_for(mitm, workspace, transport=transport)
+    b = client_for(mitm, workspace, transport=transport, http2=True)
     try:
         ra, rb = await asyncio.gather(
             a.turn(a.run_request("read notes.txt", conversation_id="conv-a"), request_id="req-a"),
@@ -124,8 +124,8 @@ async def test_two_conversations_at_once_stay_apart(mitm, workspace) -> None:
     assert all(b"req-a" not in f for f in rb.frames)
 
 
-async def test_cancel_action_ends_the_turn_cleanly(mitm, workspace) -> None:
-    client = client_for(mitm, workspace, answer_execs=False)
+async def test_cancel_action_ends_the_turn_cleanly(mitm, workspace, transport) -> None:
+    client = client_for(mitm, workspace, transport=transport, answer_execs=False)
 
     def cancel_on_exec(run) -> None:
         def on_message(message: pb.AgentServerMessage) -> None:
@@ -171,9 +171,9 @@ async def test_stream_gone_past_grace_period_cancels_and_keeps_state(tmp_path, w
     assert result.reconnects == 1
 
 
-async def test_new_message_supersedes_the_running_turn(mitm, workspace) -> None:
-    stuck = client_for(mitm, workspace, answer_execs=False)
-    fresh = client_for(mitm, workspace)
+async def test_new_message_supersedes_the_running_turn(mitm, workspace, transport) -> None:
+    stuck = client_for(mitm, workspace, transport=transport, answer_execs=False)
+    fresh = client_for(mitm, workspace, transport=transport)
     conversation = str(uuid.uuid4())
     try:
         first = asyncio.ensure_future(
@@ -203,10 +203,10 @@ async def test_run_request_may_arrive_before_the_stream(mitm, workspace) -> None
     assert "alpha" in result.text
 
 
-async def test_heartbeats_keep_a_silent_stream_alive(mitm, workspace) -> None:
+async def test_heartbeats_keep_a_silent_stream_alive(mitm, workspace, transport) -> None:
     """While the turn waits on the client (an exec nobody answers), the server sends heartbeats
     (every 300 ms here), which are live-only: never part of the replayed backlog."""
-    client = client_for(mitm, workspace, answer_execs=False)
+    client = client_for(mitm, workspace, transport=transport, answer_execs=False)
 
     def cancel_later(run) -> None:
         async def later() -> None:
@@ -229,9 +229,9 @@ async def test_heartbeats_keep_a_silent_stream_alive(mitm, workspace) -> None:
     assert "heartbeat" not in result.kinds()
 
 
-async def test_large_frames_are_gzip_compressed(mitm, workspace) -> None:
+async def test_large_frames_are_gzip_compressed(mitm, workspace, transport) -> None:
     (workspace / "big.txt").write_text("".join(f"line {i} of a large file\n" for i in range(2000)))
-    client = client_for(mitm, workspace)
+    client = client_for(mitm, workspace, transport=transport)
     try:
         result = await client.turn(client.run_request("big.txt", conversation_id=str(uuid.uuid4())))
     finally:
@@ -242,8 +242,8 @@ async def test_large_frames_are_gzip_compressed(mitm, workspace) -> None:
     assert len(small) + result.compressed == len(result.frames)
 
 
-async def test_checkpoint_turn_blob_holds_the_steps_shown(mitm, workspace) -> None:
-    client = client_for(mitm, workspace)
+async def test_checkpoint_turn_blob_holds_the_steps_shown(mitm, workspace, transport) -> None:
+    client = client_for(mitm, workspace, transport=transport)
     try:
         result = await client.turn(
             client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))

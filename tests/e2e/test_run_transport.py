@@ -1,0 +1,197 @@
+"""Cursor's default transport: the full-duplex HTTP/2 `Run` stream, through a real mitmdump.
+
+The client is our own h2 client (tests/e2e/h2_client.py): CONNECT, TLS with ALPN h2, one
+connection, and it waits for each server frame before it answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import uuid
+
+import pytest
+from cursor_client import FAKE_TOKEN
+from cursor_client import CursorLikeClient
+from cursor_client import CursorTurn
+from mitm import TEST_HOST
+
+from cursor_byok import connect
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+pytestmark = pytest.mark.timeout(90)
+RUN = "/agent.v1.AgentService/Run"
+
+
+def run_client(mitm, workspace, **kwargs) -> CursorLikeClient:
+    return CursorLikeClient.through(mitm, workspace, transport="run", **kwargs)
+
+
+async def test_turn_over_run_with_exec_kv_and_checkpoints(mitm, workspace) -> None:
+    client = run_client(mitm, workspace)
+    try:
+        first = client.run_request("please look at README.md", conversation_id="run-1")
+        result = await client.turn(first)
+    finally:
+        await client.aclose()
+    assert result.end.ok, result.end.error
+    kinds = result.kinds()
+    assert kinds.index("exec:read_args") < kinds.index("tool_call_completed")
+    assert "kv:set_blob_args" in kinds
+    assert kinds.index("turn_ended") < kinds.index("conversation_checkpoint_update")
+    assert "# Demo project" in result.text
+    final = result.checkpoints[-1]
+    for ident in list(final.root_prompt_messages_json) + list(final.turns):
+        assert ident in client.blobs  # every referenced blob was SET and acknowledged
+    # The server ended first while our upload stayed open: END_STREAM must still arrive promptly
+    # (mitmproxy withholds it unless the response has trailers). Measured ~2 ms; the bound only
+    # separates "prompt" from "withheld until the client gives up".
+    assert result.end_stream_gap is not None and result.end_stream_gap < 0.5
+    assert "Run (HTTP/2 stream)" in (mitm.data_dir / "activity.json").read_text()
+
+
+async def test_second_turn_over_run_restores_history(mitm, workspace) -> None:
+    client = run_client(mitm, workspace)
+    try:
+        one = await client.turn(client.run_request("read notes.txt", conversation_id="run-2"))
+        two = await client.turn(
+            client.run_request("again", conversation_id="run-2", state=one.checkpoints[-1])
+        )
+    finally:
+        await client.aclose()
+    assert one.end.ok and two.end.ok, two.end.error
+
+
+async def test_two_run_streams_and_an_unrelated_request_on_one_connection(mitm, workspace) -> None:
+    client = run_client(mitm, workspace)
+    try:
+        h2 = await client.h2()
+        unrelated = await h2.request(
+            "/aiserver.v1.AiService/Unrelated",
+            {":authority": TEST_HOST, "content-type": "application/proto"},
+            body=b"",
+            end=True,
+        )
+        a, b = await asyncio.gather(
+            client.turn(client.run_request("read notes.txt", conversation_id="run-a")),
+            client.turn(client.run_request("read README.md", conversation_id="run-b")),
+        )
+        [chunk async for chunk in unrelated.chunks()]
+    finally:
+        await client.aclose()
+    assert a.end.ok and b.end.ok
+    assert "alpha" in a.text and "Demo project" in b.text
+    assert unrelated.status is not None  # answered (upstream is unreachable: an error page)
+
+
+async def test_reset_mid_turn_then_a_new_run_attempt_continues_the_run(mitm, workspace) -> None:
+    client = run_client(mitm, workspace, drop_after=[2], reconnect_new_id=True)
+    try:
+        first = client.run_request("read notes.txt", conversation_id="run-rst")
+        first.run_request.run_id = "run-rst-1"
+        result = await client.turn(first, request_id="run-rst-1")
+    finally:
+        await client.aclose()
+    assert result.reconnects == 1
+    assert result.end.ok, result.end.error
+    assert "alpha" in result.text
+    assert len(client.exec_log) == 1  # the read ran once on the client
+    assert "client went away" in mitm.log()
+
+
+async def test_retried_run_after_the_end_is_answered_from_what_was_sent(mitm, workspace) -> None:
+    client = run_client(mitm, workspace)
+    try:
+        first = client.run_request("read notes.txt", conversation_id="run-retry")
+        first.run_request.run_id = "run-retry-1"
+        done = await client.turn(first, request_id="run-retry-1")
+        execs = len(client.exec_log)
+        again = await client.turn(first, request_id=str(uuid.uuid4()))
+    finally:
+        await client.aclose()
+    assert done.end.ok and again.end.ok
+    assert again.text == done.text  # replayed, not recomputed
+    assert len(client.exec_log) == execs == 1
+    assert mitm.log().count("attaches to run run-retry-1 (finished)") == 1
+
+
+async def _raw_run(mitm, body: bytes, headers: dict[str, str] | None = None) -> bytes:
+    client = run_client(mitm, None)
+    try:
+        h2 = await client.h2()
+        stream = await h2.request(
+            RUN,
+            {
+                ":authority": TEST_HOST,
+                "content-type": "application/connect+proto",
+                "authorization": FAKE_TOKEN,
+                "x-request-id": str(uuid.uuid4()),
+                **(headers or {}),
+            },
+            body=body,
+            end=False,  # the upload stays open, as Cursor's does
+        )
+        out = b"".join([chunk async for chunk in stream.chunks()])
+        assert stream.status == 200 and stream.ended_at is not None
+        return out
+    finally:
+        await client.aclose()
+
+
+def _end(body: bytes) -> connect.EndStream:
+    frames = connect.decode_envelopes(body)
+    assert frames[-1].is_end_stream
+    return connect.parse_end_stream(frames[-1].payload)
+
+
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        (b"\x07\x00\x00\x00\x01x", "invalid_argument"),  # unknown flags
+        (b"\x00\xff\xff\xff\xff", "invalid_argument"),  # oversized frame
+        (connect.encode_frame(b"\xff\xff\xff"), "invalid_argument"),  # not protobuf
+        (
+            connect.encode_frame(
+                pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat()).SerializeToString()
+            ),
+            "invalid_argument",
+        ),  # the first message is not a run request
+        (
+            connect.encode_frame_raw(connect.FLAG_COMPRESSED, gzip.compress(b"\x00" * (80 << 20))),
+            "invalid_argument",
+        ),  # gzip bomb
+    ],
+    ids=["flags", "oversized", "garbage", "not-run-request", "gzip-bomb"],
+)
+async def test_bad_input_ends_that_stream_with_a_connect_error(mitm, workspace, body, code):
+    end = _end(await _raw_run(mitm, body, {"connect-content-encoding": "gzip"}))
+    assert end.error is not None and end.error.code == code, end
+    # the proxy goes on: a normal turn still works
+    client = run_client(mitm, workspace)
+    try:
+        result = await client.turn(client.run_request("read notes.txt", conversation_id="ok"))
+    finally:
+        await client.aclose()
+    assert result.end.ok
+
+
+async def test_result_for_an_exec_never_sent_ends_the_stream(mitm, workspace) -> None:
+    turn_client = run_client(mitm, workspace)
+    try:
+        run = CursorTurn(turn_client, str(uuid.uuid4()))
+        bogus = pb.AgentClientMessage()
+        bogus.exec_client_message.id = 999
+        bogus.exec_client_message.read_result.success.content = "injected"
+        original = run._handle
+
+        def inject_once(message):  # answer the first frame with a result nobody asked for
+            run._handle = original
+            run.spawn(run.append(bogus))
+            original(message)
+
+        run._handle = inject_once
+        result = await run.run(turn_client.run_request("read notes.txt", conversation_id="inj"))
+    finally:
+        await turn_client.aclose()
+    assert result.end.error is not None and result.end.error.code == "invalid_argument"
+    assert "never sent" in result.end.error.message
