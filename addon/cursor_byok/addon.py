@@ -404,12 +404,21 @@ class CursorByok:
         request = flow.request
         if path == RUN_PATH:
             self._note_activity(flow, path)
+        unsupported = _unsupported_content_type(path, request)
+        if unsupported and path != RUN_PATH:
+            log.warning("%s: %s", path.rsplit("/", 1)[-1], unsupported)
+            flow.response = connect_error_response("invalid_argument", unsupported)
+            return
         too_large = _declared_size(request) > connect.DEFAULT_MAX_DECOMPRESSED_SIZE
         if path != RUN_PATH and not too_large:
             return  # unary-ish bodies stay buffered; handled in `request`
         problem = await self._wait_ready()
         if problem is not None:
             flow.response = self._error(flow, "unavailable", problem)
+            return
+        if unsupported:
+            log.warning("Run: %s", unsupported)
+            self._answer_from_loopback(flow, "invalid_argument", unsupported, stream=True)
             return
         if too_large:
             log.warning("%s: request body of %d bytes refused", path, _declared_size(request))
@@ -511,7 +520,13 @@ class CursorByok:
             raw=append.raw,
             owner=self._owner(request),
         )
-        flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
+        if _is_grpc_web(request):
+            body = connect.encode_frame(b"") + connect.encode_grpc_web_trailer(None)
+            flow.response = http.Response.make(
+                200, body, {"content-type": "application/grpc-web+proto"}
+            )
+        else:
+            flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
 
     def _run_sse(self, flow: http.HTTPFlow) -> None:
         assert self.registry is not None
@@ -624,6 +639,21 @@ class CursorByok:
         upload = flow.metadata.get(UPLOAD_KEY)
         if upload is not None:
             upload.abandon()
+
+
+_CONTENT_TYPES = {
+    BIDI_APPEND_PATH: ("application/proto", "application/connect+proto", "application/grpc-web"),
+    RUN_SSE_PATH: ("application/connect+proto", "application/grpc-web"),
+    RUN_PATH: ("application/connect+proto", "application/grpc-web"),
+}
+
+
+def _unsupported_content_type(path: str, request: http.Request) -> str | None:
+    """Why we cannot answer this content type (Connect or gRPC-Web protobuf), or None."""
+    ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if not ctype or ctype.startswith(_CONTENT_TYPES[path]):
+        return None
+    return f"unsupported content type {ctype!r}: cursor-byok speaks Connect and gRPC-Web protobuf"
 
 
 def _discard(chunk: bytes) -> list[bytes]:

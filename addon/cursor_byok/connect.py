@@ -453,7 +453,8 @@ def decode_unary_body(
     ctype = (content_type or "").split(";")[0].strip().lower()
     # A BidiAppendRequest starts with a field tag (never 0x00/0x01), so the envelope check is
     # safe whatever the content type says.
-    if ctype.startswith("application/connect+") or looks_enveloped(body):
+    enveloped_type = ctype.startswith(("application/connect+", "application/grpc-web"))
+    if enveloped_type or looks_enveloped(body):
         frames = decode_envelopes(body, max_decompressed_size=max_size)
         if len(frames) != 1 or frames[0].is_end_stream:
             raise ProtocolViolation("a unary request must be exactly one data envelope")

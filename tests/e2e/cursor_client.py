@@ -108,6 +108,7 @@ class CursorLikeClient:
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     transport: str = "bidi"  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
     reconnect_new_id: bool = False  # reconnect as captured: new request id, same run request
+    grpc_web: bool = False  # speak gRPC-Web (application/grpc-web+proto) instead of Connect
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
@@ -259,6 +260,16 @@ class CursorTurn:
         await asyncio.gather(*(self._post_append(body) for _ in range(copies)))
 
     async def _post_append(self, body: bytes) -> None:
+        if self.client.grpc_web:
+            response = await self.http.post(
+                self.client.base_url + BIDI_APPEND,
+                content=connect.encode_frame(body),
+                headers=self.headers("application/grpc-web+proto"),
+            )
+            assert response.status_code == 200, response.text
+            assert response.headers["content-type"] == "application/grpc-web+proto"
+            assert b"grpc-status: 0" in response.content, response.content
+            return
         response = await self.http.post(
             self.client.base_url + BIDI_APPEND,
             content=body,
@@ -313,22 +324,30 @@ class CursorTurn:
         if resend and self.client.upload_first:
             await self.append(first)
             resend = False
+        grpc_web = self.client.grpc_web
+        headers = {
+            **self.headers("application/connect+proto"),
+            "connect-accept-encoding": "gzip",
+            "connect-content-encoding": "gzip",
+        }
+        if grpc_web:
+            headers = {**self.headers("application/grpc-web+proto"), "grpc-accept-encoding": "gzip"}
         async with self.http.stream(
             "POST",
             self.client.base_url + RUN_SSE,
             content=connect.encode_frame(encode_run_sse_request(self.request_id)),
-            headers={
-                **self.headers("application/connect+proto"),
-                "connect-accept-encoding": "gzip",
-                "connect-content-encoding": "gzip",
-            },
+            headers=headers,
         ) as response:
             assert response.status_code == 200, await response.aread()
-            assert response.headers["content-type"] == "text/event-stream"
+            expected = "application/grpc-web+proto" if grpc_web else "text/event-stream"
+            assert response.headers["content-type"] == expected
             if resend:
                 self.spawn(self.append(first))
-            decoder = connect.EnvelopeDecoder(
-                encoding=response.headers.get("connect-content-encoding")
+            encoding = response.headers.get(
+                "grpc-encoding" if grpc_web else "connect-content-encoding"
+            )
+            decoder = (
+                GrpcWebDecoder(encoding) if grpc_web else connect.EnvelopeDecoder(encoding=encoding)
             )
             replay = _Replay(self.frames, new_attempt=new_id)
             async for chunk in response.aiter_raw():
@@ -450,6 +469,45 @@ class CursorTurn:
                 stream_close=pb.ExecClientStreamClose(id=request.id)
             )
             await self.append(pb.AgentClientMessage(exec_client_control_message=close))
+
+
+class GrpcWebDecoder:
+    """gRPC-Web response frames: data envelopes, then a trailer frame (flag 0x80) whose
+    grpc-status becomes a Connect end of stream."""
+
+    def __init__(self, encoding: str | None) -> None:
+        self.encoding = encoding
+        self.buffer = b""
+
+    def feed(self, data: bytes) -> list[connect.Frame]:
+        self.buffer += data
+        frames = []
+        while len(self.buffer) >= 5:
+            flags, length = self.buffer[0], int.from_bytes(self.buffer[1:5], "big")
+            if len(self.buffer) < 5 + length:
+                break
+            payload, self.buffer = self.buffer[5 : 5 + length], self.buffer[5 + length :]
+            if flags & 0x80:
+                frames.append(connect.Frame(connect.FLAG_END_STREAM, _grpc_end(payload)))
+            elif flags & connect.FLAG_COMPRESSED:
+                frames.append(connect.Frame(flags, connect.decompress(payload, self.encoding)))
+            else:
+                frames.append(connect.Frame(flags, payload))
+        return frames
+
+
+def _grpc_end(trailer: bytes) -> bytes:
+    """The gRPC-Web trailer as the Connect end-stream JSON the rest of the client reads."""
+    import json
+    from urllib.parse import unquote
+
+    fields = dict(line.split(": ", 1) for line in trailer.decode().split("\r\n") if ": " in line)
+    status = int(fields["grpc-status"])
+    if status == 0:
+        return b"{}"
+    code = {v: k for k, v in connect.GRPC_STATUS.items()}[status]
+    message = unquote(fields.get("grpc-message", ""))
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
 
 
 _DELTAS = frozenset({"text_delta", "thinking_delta", "token_delta"})
