@@ -402,10 +402,13 @@ def test_out_of_order_uploads_share_one_global_budget() -> None:
     big = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
     core.receive("a", 5, big, raw=b"x" * 600, owner=OWNER, now=0)
     assert core.budget.used == 600
-    core.receive("b", 5, big, raw=b"x" * 600, owner=OWNER, now=0)
-    assert core.attempts["b"].ended
+    with pytest.raises(Refused) as refused:
+        core.receive("b", 5, big, raw=b"x" * 600, owner=OWNER, now=0)
+    assert refused.value.code == "resource_exhausted"
     assert core.attempts["b"].end.code == "resource_exhausted"
     assert core.budget.used == 600
+    with pytest.raises(Refused):  # the refused request id stays refused
+        core.receive("b", 6, big, raw=b"x", owner=OWNER, now=0)
 
 
 def test_too_many_attempts_evicts_the_idle_or_refuses() -> None:

@@ -67,6 +67,7 @@ PATH_KEY = "cursor_byok_path"
 UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback streamer
 AGENTS = ("provider", "scripted")
+MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the addon to be ready
 
 
@@ -162,6 +163,12 @@ class CursorByok:
             "long as it keeps sending heartbeats.",
         )
         loader.add_option(
+            "cursor_byok_gap_timeout_ms",
+            int,
+            30_000,
+            "Fail a run when an append_seqno gap stays open this long (a lost upload).",
+        )
+        loader.add_option(
             "cursor_byok_coalesce_ms",
             int,
             15,
@@ -203,6 +210,7 @@ class CursorByok:
             "cursor_byok_linger_ms",
             "cursor_byok_exec_timeout_ms",
             "cursor_byok_ack_timeout_ms",
+            "cursor_byok_gap_timeout_ms",
         ):
             if getattr(opts, name) <= 0:
                 raise exceptions.OptionsError(f"{name} must be positive")
@@ -226,6 +234,7 @@ class CursorByok:
             grace_period=opts.cursor_byok_grace_ms / 1000,
             run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,
             linger=opts.cursor_byok_linger_ms / 1000,
+            gap_timeout=opts.cursor_byok_gap_timeout_ms / 1000,
             exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
             # Recordings must replay frame for frame, and coalescing depends on timing.
             coalesce_window=0
@@ -409,7 +418,7 @@ class CursorByok:
             log.warning("%s: %s", path.rsplit("/", 1)[-1], unsupported)
             flow.response = connect_error_response("invalid_argument", unsupported)
             return
-        too_large = _declared_size(request) > connect.DEFAULT_MAX_DECOMPRESSED_SIZE
+        too_large = _declared_size(request) > MAX_BODY
         if path != RUN_PATH and not too_large:
             return  # unary-ish bodies stay buffered; handled in `request`
         problem = await self._wait_ready()
@@ -500,7 +509,7 @@ class CursorByok:
         raw = request.raw_content or b""
         encoding = request.headers.get("content-encoding")
         try:
-            return connect.decompress(raw, encoding, limit=connect.DEFAULT_MAX_DECOMPRESSED_SIZE)
+            return connect.decompress(raw, encoding, limit=MAX_BODY)
         except connect.ConnectError as exc:
             raise BadFraming(f"request body: {exc}") from None
 

@@ -142,18 +142,27 @@ def decompress(
     return _unzstd_bounded(data, limit)
 
 
+_STEP = 1 << 20  # inflate in steps, so a bomb never costs more than `limit` plus one step
+
+
 def _gunzip_bounded(data: bytes, limit: int) -> bytes:
     out = bytearray()
     remaining = data
     try:
         while True:
             inflater = zlib.decompressobj(wbits=31)
-            chunk = inflater.decompress(remaining, limit + 1 - len(out))
-            out += chunk
-            while inflater.unconsumed_tail and len(out) <= limit:
-                out += inflater.decompress(inflater.unconsumed_tail, limit + 1 - len(out))
-            if len(out) > limit:
-                raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
+            pending = remaining
+            while True:
+                out += inflater.decompress(pending, _STEP)
+                if len(out) > limit:
+                    raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
+                pending = inflater.unconsumed_tail
+                if not pending:
+                    # decompress() may hold back output even with no input left
+                    tail = inflater.decompress(b"", _STEP) if not inflater.eof else b""
+                    if not tail:
+                        break
+                    out += tail
             if not inflater.eof:
                 raise DecompressionFailed("gzip payload is truncated")
             remaining = inflater.unused_data
@@ -164,15 +173,19 @@ def _gunzip_bounded(data: bytes, limit: int) -> bytes:
 
 
 def _unzstd_bounded(data: bytes, limit: int) -> bytes:
+    out = bytearray()
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BytesIO(data), read_across_frames=True
         )
         with reader:
-            out = reader.read(limit + 1)
-            if len(out) > limit:
-                raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
-            return out
+            while True:
+                chunk = reader.read(_STEP)
+                if not chunk:
+                    return bytes(out)
+                out += chunk
+                if len(out) > limit:
+                    raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
     except zstandard.ZstdError as exc:
         raise DecompressionFailed(f"corrupt zstd payload: {exc}") from None
 

@@ -598,6 +598,8 @@ class Sessions:
     ) -> list[Command]:
         """One client message: a BidiAppend (`seqno`) or the next message of a `Run` stream."""
         attempt = self.attempt(request_id, owner=owner, now=now, transport=transport)
+        if attempt.ended and attempt.run is None and attempt.end is not None:
+            raise Refused(attempt.end.code, attempt.end.message)
         if seqno is None:
             seqno = attempt._next_seqno
             attempt._next_seqno += 1
@@ -605,7 +607,11 @@ class Sessions:
         try:
             pushed = attempt.inbox.push(seqno, message, size=len(raw), now=now)
         except InboxOverflow as exc:
-            return self._fail_attempt(attempt, "resource_exhausted", str(exc), now)
+            attempt.inbox.clear()
+            commands = self._fail_attempt(attempt, "resource_exhausted", str(exc), now)
+            if attempt.run is None:
+                raise Refused("resource_exhausted", str(exc)) from None
+            return commands
         commands: list[Command] = []
         if pushed.outcome is Outcome.DUPLICATE:
             commands += self._duplicate(attempt, seqno, message, digest, now)

@@ -105,6 +105,7 @@ class CursorLikeClient:
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
+    answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     transport: str = "bidi"  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
     reconnect_new_id: bool = False  # reconnect as captured: new request id, same run request
@@ -419,7 +420,8 @@ class CursorTurn:
             self.on_message(message)
         kind = message.WhichOneof("message")
         if kind == "kv_server_message":
-            self.spawn(self._kv(message.kv_server_message))
+            if self.client.answer_kv:
+                self.spawn(self._kv(message.kv_server_message))
         elif kind == "exec_server_message":
             if message.exec_server_message.id not in self.exec_results:
                 self.client.exec_log.append(message.exec_server_message)
