@@ -288,9 +288,90 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     )
 
 
+# --- init --------------------------------------------------------------------------------------
+
+
+def _add_init(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.presets import PRESETS
+
+    parser = subparsers.add_parser(
+        "init",
+        help="write a minimal working config for one provider, then run the doctor",
+        description="Write a config with one provider (a preset of a well-known service) and one "
+        "model, refuse to overwrite an existing one without --force, then check it with the "
+        "doctor (including a one-word request to the provider).",
+    )
+    parser.add_argument(
+        "--provider", required=True, choices=list(PRESETS), help="which service (a preset)"
+    )
+    parser.add_argument("--model", help="the provider's model id (default: the preset's)")
+    parser.add_argument("--name", help="the name Cursor's model picker shows")
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--key-env", metavar="VAR", help="environment variable holding the key")
+    keys.add_argument("--key-file", metavar="PATH", help="file holding the key")
+    parser.add_argument("--base-url", help="override the preset's base URL (proxies, gateways)")
+    parser.add_argument("--context-window", type=int, metavar="TOKENS")
+    parser.add_argument("--config", help="where to write (default: the user config dir)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing config")
+    parser.add_argument("--no-doctor", action="store_true", help="do not run the doctor after")
+    parser.add_argument("--no-provider", action="store_true", help="doctor: skip the provider")
+    parser.add_argument("--confdir", help="mitmproxy's confdir, for the doctor")
+    parser.set_defaults(func=_cmd_init)
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    import tomllib
+    from pathlib import Path
+
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import default_config_path
+    from cursor_byok.config import parse_config
+    from cursor_byok.doctor import run_doctor
+    from cursor_byok.presets import InitError
+    from cursor_byok.presets import key_hint
+    from cursor_byok.presets import render_config
+    from cursor_byok.presets import write_config
+
+    path = Path(args.config).expanduser() if args.config else default_config_path()
+    try:
+        text = render_config(
+            args.provider,
+            model=args.model,
+            name=args.name,
+            key_env=args.key_env,
+            key_file=args.key_file,
+            base_url=args.base_url,
+            context_window=args.context_window,
+        )
+        parse_config(tomllib.loads(text), path)  # validate first: a bad --base-url shows here
+        write_config(path, text, force=args.force)
+    except (InitError, ConfigError) as exc:
+        return _error(str(exc))
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("Wrote", "bold"), f" {path}"))
+    hint = key_hint(args.provider, args.key_env, args.key_file)
+    if hint:
+        console.print(f"Next: {hint}")
+    if args.no_doctor:
+        return EXIT_OK
+    console.print("Checking it (cursor-byok doctor):")
+    code = run_doctor(
+        config_path=path,
+        confdir=Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy",
+        data_dir=default_data_dir(),
+        providers=not args.no_provider,
+        first_run=True,
+    )
+    if code == 0:
+        console.print("Start the proxy with: cursor-byok run")
+    return code
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_init,
     _add_run,
     _add_record,
     _add_replay,

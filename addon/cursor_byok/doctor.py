@@ -130,12 +130,12 @@ def _der_certs(pem_text: str) -> set[bytes]:
     return certs
 
 
-def check_ca(confdir: Path) -> list[Check]:
+def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
     ca = confdir / "mitmproxy-ca-cert.pem"
     if not ca.exists():
         return [
             Check(
-                FAIL,
+                WARN if first_run else FAIL,
                 "mitmproxy CA",
                 f"{ca} does not exist yet",
                 fix="start the proxy once (cursor-byok run); it creates the CA",
@@ -304,9 +304,14 @@ def run_doctor(
     port: int = 8080,
     providers: bool = True,
     watch: float = 0.0,
+    first_run: bool = False,
     out: Callable[[str], None] | None = None,
 ) -> int:
-    """Run every check, print one line each; exit code 1 when any check failed."""
+    """Run every check, print one line each; exit code 1 when any check failed.
+
+    `first_run` (after `init`): the proxy has not run yet, so a missing CA is only a warning and
+    there is no traffic to look at.
+    """
     from rich.console import Console
 
     console = Console(highlight=False)
@@ -331,11 +336,12 @@ def run_doctor(
         report(*check_providers(config))
     if config is not None:
         report(*check_unused_providers(config))
-    report(*check_ca(confdir))
+    report(*check_ca(confdir, first_run))
     report(check_port(host, port))
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")
-    report(check_activity(data_dir, watch))
+    if not first_run:
+        report(check_activity(data_dir, watch))
     failed = sum(c.status == FAIL for c in checks)
     emit(f"{len(checks) - failed} of {len(checks)} checks passed" + (" (see ✘)" if failed else ""))
     return 1 if failed else 0
