@@ -119,7 +119,7 @@ def test_usage_settings_and_used_providers() -> None:
     raw = config_with()
     raw["usage"] = {"retention_days": 30}
     config = parse_config(raw)
-    assert config.usage.retention_days == 30 and config.usage.enabled
+    assert config.usage.retention_days == 30
     assert config.used_providers() == ["p"] and config.unused_providers() == ["spare"]
     raw["usage"] = {"retention_days": 0}
     with pytest.raises(ConfigError, match="retention_days"):

@@ -368,6 +368,86 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return code
 
 
+# --- usage -------------------------------------------------------------------------------------
+
+
+def _add_usage(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.usage import BY
+
+    parser = subparsers.add_parser(
+        "usage",
+        help="tokens and cost of your turns (today, this week, by model or conversation)",
+        description="Sum the usage the proxy recorded for every Agent turn. Costs come from the "
+        "`prices` of each model in the config (per million tokens); models without prices show "
+        "tokens only.",
+    )
+    parser.add_argument(
+        "--since",
+        default="7d",
+        metavar="WHEN",
+        help="today, week (since Monday), 7d, 12h, 2w, all or a date (default 7d)",
+    )
+    parser.add_argument("--by", choices=BY, default="day", help="group rows by (default day)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per group per line")
+    parser.add_argument("--config", help="config TOML, for prices (default: the user config dir)")
+    parser.add_argument("--data-dir", help="cursor-byok's data dir (where usage.sqlite3 is)")
+    parser.set_defaults(func=_cmd_usage)
+
+
+def _cmd_usage(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from cursor_byok import usage
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import default_config_path
+    from cursor_byok.config import load_config
+
+    try:
+        since = usage.parse_since(args.since)
+    except ValueError as exc:
+        return _error(str(exc))
+    config_path = Path(args.config).expanduser() if args.config else default_config_path()
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, highlight=False)
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        config = None
+        Console(stderr=True, highlight=False).print(f"no prices (config not loaded: {exc})")
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else default_data_dir()
+    try:
+        store = usage.UsageStore(data_dir)
+    except (OSError, usage.sqlite3.Error) as exc:
+        return _error(f"{data_dir}: {exc}")
+    try:
+        if config is not None and config.usage.retention_days:
+            store.prune(config.usage.retention_days)
+        rows = store.rows(since.timestamp())
+    finally:
+        store.close()
+    groups, total = usage.summarise(rows, args.by, config)
+    if args.json:
+        for group in [*groups, total]:
+            record = dataclasses.asdict(group)
+            if group.unpriced == group.turns:
+                record["cost"] = None
+            print(json.dumps(record))
+        return EXIT_OK
+    title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
+    if not rows:
+        console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}")
+        return EXIT_OK
+    console.print(usage.usage_table(groups, total, args.by, title))
+    if total.unpriced:
+        console.print(
+            f"{total.unpriced} of {total.turns} turns have no prices: add "
+            "prices = { input = ..., cached_input = ..., output = ... } to their [[models]]"
+        )
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -376,6 +456,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_record,
     _add_replay,
     _add_doctor,
+    _add_usage,
     _add_decode,
 ]
 

@@ -46,7 +46,7 @@ _MODEL_KEYS = {
 }
 _TOP_KEYS = {"providers", "models", "default_model", "max_steps", "usage"}
 _PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
-_USAGE_KEYS = {"enabled", "retention_days"}
+_USAGE_KEYS = {"retention_days"}
 # Header names that carry credentials: their value must come from an env var or a file.
 SECRET_HEADERS = frozenset(
     {
@@ -193,7 +193,8 @@ class Prices:
 
 @dataclass(frozen=True)
 class UsageSettings:
-    enabled: bool = True
+    """How long `cursor-byok usage` keeps turn rows (pruned when it runs)."""
+
     retention_days: int | None = None  # None: keep every row
 
 
@@ -287,13 +288,10 @@ def _usage(table: Any, fail) -> UsageSettings:
     if not isinstance(table, dict):
         raise fail("usage", "must be a table")
     _unknown(table, _USAGE_KEYS, "usage.", fail)
-    enabled = table.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise fail("usage.enabled", "must be true or false")
     days = table.get("retention_days")
     if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
         raise fail("usage.retention_days", "must be a positive number of days")
-    return UsageSettings(enabled=enabled, retention_days=days)
+    return UsageSettings(retention_days=days)
 
 
 def _prices(table: Any, key: str, fail) -> Prices | None:
