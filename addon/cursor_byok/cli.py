@@ -125,6 +125,16 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where conversation blobs are kept")
     parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
     parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")
+    parser.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="write the proxy's output to PATH, rotated (used by `service` without a journal)",
+    )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="run under mitmweb: watch Cursor's calls (and ours, decoded) in the browser",
+    )
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
 
 
@@ -152,6 +162,8 @@ def run_options(args: argparse.Namespace):
         confdir=Path(args.confdir).expanduser() if args.confdir else None,
         quiet=args.quiet,
         extra=extra,
+        log_file=Path(args.log_file).expanduser().resolve() if args.log_file else None,
+        web=args.web,
         **kwargs,
     )
 
@@ -448,6 +460,73 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- service -----------------------------------------------------------------------------------
+
+
+def _add_service(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.service import PLATFORMS
+
+    parser = subparsers.add_parser(
+        "service",
+        help="keep the proxy running: install|uninstall|status|logs a per-user service",
+        description="Run `cursor-byok run` as a per-user service that starts at login and "
+        "restarts on failure: a systemd user unit (Linux), a LaunchAgent (macOS) or a logon task "
+        "(Windows). Options for `run` go after `--`, e.g. `service install -- --port 8081`. "
+        "Uninstall leaves config, data and the CA alone.",
+    )
+    parser.add_argument("action", choices=["install", "uninstall", "status", "logs"])
+    parser.add_argument(
+        "--platform", choices=PLATFORMS, help="whose files (default: this machine's)"
+    )
+    parser.add_argument(
+        "--print",
+        action="store_true",
+        help="print the files and commands instead of installing (any platform)",
+    )
+    parser.set_defaults(func=_cmd_service, run_args=[])  # main() fills run_args from after `--`
+
+
+def _cmd_service(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cursor_byok import service
+
+    here = service.current_platform()
+    platform = args.platform or here
+    home = Path.home()
+    run_args = [a for a in args.run_args if a != "--"]
+    if args.print or platform != here:
+        if not args.print:
+            print(f"# {platform} is not this machine ({here}): printing only", file=sys.stderr)
+        if args.action == "install":
+            for file in service.unit_files(platform, home, run_args):
+                print(f"# {file.path} (mode {file.mode:o})")
+                content = file.content
+                print(
+                    content.decode(
+                        "utf-16" if content[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+                    )
+                )
+        for command in service.manager_commands(platform, args.action, home):
+            print(service.shell_line(command))
+        return EXIT_OK
+    if args.action == "install":
+        paths, code = service.install(platform, home, run_args)
+        for path in paths:
+            print(f"wrote {path}")
+        print(service.describe(platform, home) if code == 0 else "the service manager failed")
+        return EXIT_OK if code == 0 else 1
+    if args.action == "uninstall":
+        removed, code = service.uninstall(platform, home)
+        for path in removed:
+            print(f"removed {path}")
+        print("config, data and the CA are kept")
+        return EXIT_OK if code == 0 else 1
+    print(service.describe(platform, home))
+    codes = [service.run_manager(c) for c in service.manager_commands(platform, args.action, home)]
+    return EXIT_OK if not any(codes) else 1
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -457,6 +536,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_replay,
     _add_doctor,
     _add_usage,
+    _add_service,
     _add_decode,
 ]
 
@@ -475,10 +555,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cursor-byok` script; returns the process exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] = []
+    if argv[:1] == ["service"] and "--" in argv:  # `service install -- RUN_OPTIONS...`
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    if tail:
+        args.run_args = tail
     handler: Handler = args.func
     return handler(args)
 

@@ -18,6 +18,8 @@ from cursor_byok.config import default_config_path
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
 SCRIPT = Path(__file__).with_name("script.py")
+LOG_BYTES = 5_000_000
+LOG_BACKUPS = 3
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class RunOptions:
     confdir: Path | None = None
     quiet: bool = False
     extra: tuple[str, ...] = ()
+    log_file: Path | None = None  # write output there, rotated (services without a journal)
+    web: bool = False  # mitmweb instead of mitmdump: watch the flows in a browser
 
 
 def mitmdump_executable() -> str:
@@ -105,10 +109,61 @@ def setup_text(opts: RunOptions) -> str:
 def run(opts: RunOptions) -> int:
     from rich.console import Console
 
+    args = mitmdump_args(opts)
+    if opts.log_file is not None:
+        return run_logged(args, opts)
     console = Console(stderr=True, highlight=False)
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
-    args = mitmdump_args(opts)
     sys.stderr.flush()
     os.execv(args[0], args)
     return 0  # not reached
+
+
+def run_logged(args: list[str], opts: RunOptions) -> int:
+    """Run mitmdump as a child and copy its output into a size-rotated log file.
+
+    For service managers without a journal (launchd, Task Scheduler): the log never grows past
+    LOG_BYTES x (LOG_BACKUPS + 1). SIGTERM/SIGINT are passed on, so stopping the service stops
+    the proxy; the exit status is mitmdump's (so "restart on failure" sees failures).
+    """
+    import logging
+    import logging.handlers
+    import signal
+    import subprocess
+
+    assert opts.log_file is not None
+    opts.log_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    umask = os.umask(0o077)  # rotated files are created later: keep them private too
+    handler = logging.handlers.RotatingFileHandler(
+        opts.log_file, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger = logging.getLogger("cursor_byok.service_log")
+    logger.propagate = False
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        logger.info("cursor-byok: starting %s", " ".join(args))
+        child = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
+
+        def forward(signum, _frame) -> None:
+            child.send_signal(signum)
+
+        for signum in previous:
+            signal.signal(signum, forward)
+        assert child.stdout is not None
+        for line in child.stdout:
+            logger.info("%s", line.rstrip("\n"))
+        code = child.wait()
+        logger.info("cursor-byok: mitmdump exited with status %s", code)
+    finally:
+        for signum, handler_before in previous.items():
+            signal.signal(signum, handler_before)
+        logger.removeHandler(handler)
+        handler.close()
+        os.umask(umask)
+    return code
