@@ -460,6 +460,26 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- addon-path --------------------------------------------------------------------------------
+
+
+def _add_addon_path(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "addon-path",
+        help="print the path of the mitmproxy script, for mitmdump -s",
+        description='For composing with other addons: mitmdump -s "$(cursor-byok addon-path)" '
+        "-s your_addon.py (works from a tool install, no checkout needed).",
+    )
+    parser.set_defaults(func=_cmd_addon_path)
+
+
+def _cmd_addon_path(args: argparse.Namespace) -> int:
+    from cursor_byok.launch import SCRIPT
+
+    print(SCRIPT)
+    return EXIT_OK
+
+
 # --- service -----------------------------------------------------------------------------------
 
 
@@ -537,6 +557,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_doctor,
     _add_usage,
     _add_service,
+    _add_addon_path,
     _add_decode,
 ]
 
