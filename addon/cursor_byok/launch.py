@@ -18,6 +18,7 @@ from cursor_byok.config import default_config_path
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
 SCRIPT = Path(__file__).with_name("script.py")
+WEB_SCRIPT = Path(__file__).with_name("webview.py")
 LOG_BYTES = 5_000_000
 LOG_BACKUPS = 3
 
@@ -39,14 +40,15 @@ class RunOptions:
     web: bool = False  # mitmweb instead of mitmdump: watch the flows in a browser
 
 
-def mitmdump_executable() -> str:
-    beside = Path(sys.executable).with_name("mitmdump")
-    return str(beside) if beside.exists() else (shutil.which("mitmdump") or "mitmdump")
+def mitmdump_executable(name: str = "mitmdump") -> str:
+    beside = Path(sys.executable).with_name(name)
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
 
 
 def mitmdump_args(opts: RunOptions) -> list[str]:
-    """The full mitmdump command line for one run mode."""
-    args = [mitmdump_executable(), "--listen-host", opts.host, "-p", str(opts.port)]
+    """The full mitmdump (or, with `web`, mitmweb) command line for one run mode."""
+    program = mitmdump_executable("mitmweb" if opts.web else "mitmdump")
+    args = [program, "--listen-host", opts.host, "-p", str(opts.port)]
     args += ["--set", "connection_strategy=lazy"]
     if opts.mode == "reverse":
         args += ["--mode", f"reverse:{opts.upstream}"]
@@ -64,8 +66,11 @@ def mitmdump_args(opts: RunOptions) -> list[str]:
         args += ["--set", f"confdir={opts.confdir}"]
     if opts.quiet:
         args += ["--set", "cursor_byok_status=false"]
-    args += ["--set", "flow_detail=0", "-s", str(SCRIPT), *opts.extra]
-    return args
+    args += ["--set", "flow_detail=0", "-s", str(SCRIPT)]
+    if opts.web:
+        # Keep our synthesised RunSSE streams for the flow view, and decode Connect bodies.
+        args += ["--set", "store_streamed_bodies=true", "-s", str(WEB_SCRIPT)]
+    return [*args, *opts.extra]
 
 
 def setup_text(opts: RunOptions) -> str:
@@ -115,6 +120,11 @@ def run(opts: RunOptions) -> int:
     console = Console(stderr=True, highlight=False)
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
+    if opts.web:
+        console.print(
+            "mitmweb: the flows open in your browser (the URL with its token is printed below); "
+            "Cursor's Connect bodies show decoded in the 'Cursor Connect' view."
+        )
     sys.stderr.flush()
     os.execv(args[0], args)
     return 0  # not reached
