@@ -134,3 +134,12 @@ def test_legacy_records_without_times_still_count_when_new(tmp_path) -> None:
         (tmp_path / ACTIVITY_FILE).write_text(json.dumps({"agent_calls": 2}))
 
     assert check_activity(tmp_path, watch=5, sleep=sleep).status == "ok"
+
+
+def test_route_label() -> None:
+    from cursor_byok.activity import route_label
+
+    assert route_label(["regular"], "HTTP/1.1") == "regular proxy, HTTP/1.1"
+    assert route_label(["reverse:https://api2.cursor.sh@8443"]) == "reverse"
+    assert route_label(["local:Cursor"], "HTTP/2.0") == "local, HTTP/2.0"
+    assert route_label([]) == "regular proxy"

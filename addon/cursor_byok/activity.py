@@ -14,6 +14,7 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,16 @@ class Activity:
             write_private(self.path, json.dumps(self.record).encode())
         except OSError as exc:  # the doctor then says so; never disturb a call
             log.debug("cannot write the activity file %s: %s", self.path, exc)
+
+
+def route_label(modes: Sequence[str], http_version: str = "") -> str:
+    """How calls reach the proxy, for the record: "regular proxy, HTTP/1.1", "reverse", ..."""
+    names = []
+    for mode in modes:
+        kind = str(mode).split(":", 1)[0].split("@", 1)[0]
+        names.append("regular proxy" if kind == "regular" else kind)
+    label = ", ".join(dict.fromkeys(names)) or "regular proxy"
+    return f"{label}, {http_version}" if http_version else label
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -262,7 +262,8 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check the setup: versions, config, provider keys, CA, port, Agent traffic",
-        description="Run every check and print one line each, with the fix for what fails.",
+        description="Run every check and print one line each, with the fix for what fails. "
+        "Only providers that a configured model uses are asked for a one-word answer.",
     )
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
@@ -277,7 +278,8 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=0,
         metavar="SECONDS",
-        help="wait this long for Cursor's next Agent call to reach the running proxy",
+        help="wait up to SECONDS for a new Agent call (made after the doctor started) to reach "
+        "the running proxy, and say which transport and route it took",
     )
     parser.set_defaults(func=_cmd_doctor)
 
