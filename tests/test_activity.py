@@ -24,7 +24,7 @@ class Clock:
 
 def test_agent_calls_are_written_at_once_private_and_whole(tmp_path) -> None:
     clock = Clock()
-    activity = Activity(tmp_path / "data", clock=clock, monotonic=clock)
+    activity = Activity(tmp_path / "data", clock=clock, monotonic=clock, background=False)
     for n in range(1, 4):
         clock.now += 0.01  # well within a second: each Agent call is still written
         activity.note("agent", "RunSSE", "regular proxy")
@@ -38,7 +38,7 @@ def test_agent_calls_are_written_at_once_private_and_whole(tmp_path) -> None:
 
 def test_other_calls_are_written_at_most_once_a_second(tmp_path) -> None:
     clock = Clock()
-    activity = Activity(tmp_path, clock=clock, monotonic=clock)
+    activity = Activity(tmp_path, clock=clock, monotonic=clock, background=False)
     activity.note("other")
     activity.note("other")
     assert read_activity(tmp_path)[0]["other_cursor_calls"] == 1
@@ -49,14 +49,28 @@ def test_other_calls_are_written_at_most_once_a_second(tmp_path) -> None:
         activity.note("bogus")
 
 
+def test_the_writer_thread_writes_the_latest_record_without_blocking_the_caller(tmp_path) -> None:
+    activity = Activity(tmp_path)
+    for _ in range(50):
+        activity.note("agent", "BidiAppend", "regular proxy")
+    assert activity.flush(10)
+    record, _ = read_activity(tmp_path)
+    assert record["agent_calls"] == 50 and record["last_transport"] == "BidiAppend"
+    assert stat.S_IMODE((tmp_path / ACTIVITY_FILE).stat().st_mode) == 0o600
+
+
 def test_an_unwritable_data_dir_never_breaks_a_call(tmp_path) -> None:
     (tmp_path / "file").write_text("")
-    Activity(tmp_path / "file" / "sub").note("agent", "RunSSE", "x")  # logs, does not raise
+    Activity(tmp_path / "file" / "sub", background=False).note(
+        "agent", "RunSSE", "x"
+    )  # logs, does not raise
 
 
 def test_watch_ignores_calls_from_before_it_started(tmp_path) -> None:
     clock = Clock()
-    Activity(tmp_path, clock=clock).note("agent", "RunSSE", "regular proxy")  # an old session
+    Activity(tmp_path, clock=clock, background=False).note(
+        "agent", "RunSSE", "regular proxy"
+    )  # an old session
     clock.now += 60
     slept: list[float] = []
 
@@ -74,7 +88,7 @@ def test_watch_ignores_calls_from_before_it_started(tmp_path) -> None:
 
 def test_watch_returns_when_a_new_call_arrives_and_names_its_route(tmp_path) -> None:
     clock = Clock()
-    proxy = Activity(tmp_path, clock=clock)
+    proxy = Activity(tmp_path, clock=clock, background=False)
     proxy.note("agent", "RunSSE", "old")
 
     def sleep(seconds: float) -> None:
@@ -91,7 +105,7 @@ def test_watch_returns_when_a_new_call_arrives_and_names_its_route(tmp_path) -> 
 
 def test_watch_diagnoses_http2_when_only_other_calls_arrive(tmp_path) -> None:
     clock = Clock()
-    proxy = Activity(tmp_path, clock=clock, monotonic=clock)
+    proxy = Activity(tmp_path, clock=clock, monotonic=clock, background=False)
 
     def sleep(seconds: float) -> None:
         clock.now += seconds
