@@ -536,8 +536,18 @@ def _cmd_service(args: argparse.Namespace) -> int:
         paths, code = service.install(platform, home, run_args)
         for path in paths:
             print(f"wrote {path}")
-        print(service.describe(platform, home) if code == 0 else "the service manager failed")
-        return EXIT_OK if code == 0 else 1
+        if code == 0:
+            print(service.describe(platform, home))
+            return EXIT_OK
+        print(
+            f"the service manager failed (status {code}); the file is in place, start it with:\n"
+            + "\n".join(
+                "  " + service.shell_line(c)
+                for c in service.manager_commands(platform, "install", home)
+            ),
+            file=sys.stderr,
+        )
+        return 1
     if args.action == "uninstall":
         removed, code = service.uninstall(platform, home)
         for path in removed:
