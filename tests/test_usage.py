@@ -120,3 +120,22 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
     console.print(table)
     text = console.export_text()
     assert "$4.5000" in text and "this session: 1 turn, $3.00" in text
+
+
+def test_usage_command_names_unpriced_models_literally(tmp_path, capsys) -> None:
+    import time
+
+    from cursor_byok.cli import main
+
+    store = UsageStore(tmp_path)
+    store.add(row("Free", time.time(), input_tokens=10))
+    store.close()
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[providers.p]\nkind = "openai-chat"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        '[[models]]\nname = "Free"\nprovider = "p"\nmodel = "b"\n'
+    )
+    assert main(["usage", "--data-dir", str(tmp_path), "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 turns have no prices" in out and "to their [[models]]" in out
+    assert main(["usage", "--data-dir", str(tmp_path), "--since", "soon"]) == 2

@@ -451,13 +451,14 @@ def _cmd_usage(args: argparse.Namespace) -> int:
         return EXIT_OK
     title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
     if not rows:
-        console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}")
+        console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
         return EXIT_OK
     console.print(usage.usage_table(groups, total, args.by, title))
     if total.unpriced:
         console.print(
             f"{total.unpriced} of {total.turns} turns have no prices: add "
-            "prices = { input = ..., cached_input = ..., output = ... } to their [[models]]"
+            "prices = { input = ..., cached_input = ..., output = ... } to their [[models]]",
+            markup=False,
         )
     return EXIT_OK
 

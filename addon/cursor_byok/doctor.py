@@ -278,7 +278,8 @@ def _watch_activity(
         return Check(
             FAIL,
             title,
-            f"the proxy writes no activity record ({data_dir / ACTIVITY_FILE})",
+            f"no activity record at {data_dir / ACTIVITY_FILE} (is the proxy running, with this "
+            "data dir?)",
             fix="start the proxy (cursor-byok run) with this data dir, then send a message in "
             "Cursor's Agent while the doctor waits",
         )
