@@ -24,7 +24,7 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import Prices
 from cursor_byok.sessions import LiveSession
-from cursor_byok.usage import UsageStore
+from cursor_byok.usage import store_for
 from cursor_byok.usage import summarise
 from cursor_byok.usage import turn_cost
 
@@ -88,11 +88,7 @@ def session_cost_text(data_dir: Path, since: float, config: Config | None) -> st
     """Cost of the turns finished since the proxy started (from the usage database)."""
     from cursor_byok.usage import format_cost
 
-    store = UsageStore(data_dir)
-    try:
-        rows = store.rows(since)
-    finally:
-        store.close()
+    rows = store_for(data_dir).rows(since)  # the proxy's open store: no open per refresh
     if not rows:
         return ""
     _groups, total = summarise(rows, "model", config)
