@@ -69,11 +69,14 @@ def test_launchd_plist(home) -> None:
     assert plist["Umask"] == 0o077
 
 
-def test_windows_logon_task(home) -> None:
+def test_windows_logon_task(home, monkeypatch) -> None:
+    monkeypatch.setenv("USERNAME", "ada")
+    monkeypatch.setenv("USERDOMAIN", "LAB")
     [task] = service.unit_files("windows", home, RUN_ARGS)
     assert task.content[:2] == b"\xff\xfe"  # UTF-16, as schtasks /XML wants
     root = ET.fromstring(task.content.decode("utf-16").split("\n", 1)[1])
-    assert root.find("t:Triggers/t:LogonTrigger", TASK_NS) is not None
+    assert root.find("t:Triggers/t:LogonTrigger/t:UserId", TASK_NS).text == "LAB\\ada"
+    assert root.find("t:Principals/t:Principal/t:UserId", TASK_NS).text == "LAB\\ada"
     assert root.find("t:Settings/t:RestartOnFailure/t:Count", TASK_NS).text == "999"
     assert root.find("t:Principals/t:Principal/t:RunLevel", TASK_NS).text == "LeastPrivilege"
     arguments = root.find("t:Actions/t:Exec/t:Arguments", TASK_NS).text

@@ -120,18 +120,29 @@ def launchd_plist(command: Sequence[str], home: Path) -> bytes:
     return plistlib.dumps(plist)
 
 
-def windows_task(command: Sequence[str]) -> bytes:
+def windows_user() -> str:
+    """DOMAIN\\user of the current user (what Task Scheduler's UserId wants)."""
+    import getpass
+
+    user = os.environ.get("USERNAME") or getpass.getuser()
+    domain = os.environ.get("USERDOMAIN")
+    return f"{domain}\\{user}" if domain else user
+
+
+def windows_task(command: Sequence[str], user: str | None = None) -> bytes:
     program, args = command[0], subprocess.list2cmdline(list(command[1:]))
+    user_id = escape(user or windows_user())
     xml = f"""<?xml version="1.0" encoding="UTF-16"?>
 <Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
   <RegistrationInfo>
     <Description>cursor-byok: Cursor's Agent on your own LLM provider</Description>
   </RegistrationInfo>
   <Triggers>
-    <LogonTrigger><Enabled>true</Enabled></LogonTrigger>
+    <LogonTrigger><Enabled>true</Enabled><UserId>{user_id}</UserId></LogonTrigger>
   </Triggers>
   <Principals>
     <Principal id="Author">
+      <UserId>{user_id}</UserId>
       <LogonType>InteractiveToken</LogonType>
       <RunLevel>LeastPrivilege</RunLevel>
     </Principal>
