@@ -21,3 +21,11 @@ lint:
 bench:
     uv run python bench/bench_codec.py
     uv run python bench/bench_turns.py 30
+
+# The same proxy under mitmweb, Cursor's Connect bodies decoded in the browser
+web *ARGS:
+    uv run cursor-byok run --web {{ARGS}}
+
+# Tokens and cost of the recorded turns (e.g. `just usage --since today --by model`)
+usage *ARGS:
+    uv run cursor-byok usage {{ARGS}}

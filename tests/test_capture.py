@@ -153,7 +153,7 @@ async def test_no_planted_secret_reaches_the_file(tmp_path) -> None:
 kind = "openai-chat"
 base_url = "https://llm.example/v1"
 api_key_env = "PLANTED_KEY_ENV"
-headers = { "x-api-key" = "planted-config-header-secret" }
+headers = { "x-org-note" = "planted-config-header-secret", "x-api-key" = { env = "PLANTED_HDR" } }
 
 [[models]]
 name = "Model A"

@@ -125,6 +125,16 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where conversation blobs are kept")
     parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
     parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")
+    parser.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="write the proxy's output to PATH, rotated (used by `service` without a journal)",
+    )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="run under mitmweb: watch Cursor's calls (and ours, decoded) in the browser",
+    )
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
 
 
@@ -152,6 +162,8 @@ def run_options(args: argparse.Namespace):
         confdir=Path(args.confdir).expanduser() if args.confdir else None,
         quiet=args.quiet,
         extra=extra,
+        log_file=Path(args.log_file).expanduser().resolve() if args.log_file else None,
+        web=args.web,
         **kwargs,
     )
 
@@ -250,7 +262,8 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check the setup: versions, config, provider keys, CA, port, Agent traffic",
-        description="Run every check and print one line each, with the fix for what fails.",
+        description="Run every check and print one line each, with the fix for what fails. "
+        "Only providers that a configured model uses are asked for a one-word answer.",
     )
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
@@ -265,7 +278,8 @@ def _add_doctor(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=0,
         metavar="SECONDS",
-        help="wait this long for Cursor's next Agent call to reach the running proxy",
+        help="wait up to SECONDS for a new Agent call (made after the doctor started) to reach "
+        "the running proxy, and say which transport and route it took",
     )
     parser.set_defaults(func=_cmd_doctor)
 
@@ -288,13 +302,275 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     )
 
 
+# --- init --------------------------------------------------------------------------------------
+
+
+def _add_init(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.presets import PRESETS
+
+    parser = subparsers.add_parser(
+        "init",
+        help="write a minimal working config for one provider, then run the doctor",
+        description="Write a config with one provider (a preset of a well-known service) and one "
+        "model, refuse to overwrite an existing one without --force, then check it with the "
+        "doctor (including a one-word request to the provider).",
+    )
+    parser.add_argument(
+        "--provider", required=True, choices=list(PRESETS), help="which service (a preset)"
+    )
+    parser.add_argument("--model", help="the provider's model id (default: the preset's)")
+    parser.add_argument("--name", help="the name Cursor's model picker shows")
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--key-env", metavar="VAR", help="environment variable holding the key")
+    keys.add_argument("--key-file", metavar="PATH", help="file holding the key")
+    parser.add_argument("--base-url", help="override the preset's base URL (proxies, gateways)")
+    parser.add_argument("--context-window", type=int, metavar="TOKENS")
+    parser.add_argument("--config", help="where to write (default: the user config dir)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing config")
+    parser.add_argument("--no-doctor", action="store_true", help="do not run the doctor after")
+    parser.add_argument("--no-provider", action="store_true", help="doctor: skip the provider")
+    parser.add_argument("--confdir", help="mitmproxy's confdir, for the doctor")
+    parser.set_defaults(func=_cmd_init)
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    import tomllib
+    from pathlib import Path
+
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import default_config_path
+    from cursor_byok.config import parse_config
+    from cursor_byok.doctor import run_doctor
+    from cursor_byok.presets import InitError
+    from cursor_byok.presets import key_hint
+    from cursor_byok.presets import render_config
+    from cursor_byok.presets import write_config
+
+    path = Path(args.config).expanduser() if args.config else default_config_path()
+    try:
+        text = render_config(
+            args.provider,
+            model=args.model,
+            name=args.name,
+            key_env=args.key_env,
+            key_file=args.key_file,
+            base_url=args.base_url,
+            context_window=args.context_window,
+        )
+        parse_config(tomllib.loads(text), path)  # validate first: a bad --base-url shows here
+        write_config(path, text, force=args.force)
+    except (InitError, ConfigError) as exc:
+        return _error(str(exc))
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("Wrote", "bold"), f" {path}"))
+    hint = key_hint(args.provider, args.key_env, args.key_file)
+    if hint:
+        console.print(f"Next: {hint}")
+    if args.no_doctor:
+        return EXIT_OK
+    console.print("Checking it (cursor-byok doctor):")
+    code = run_doctor(
+        config_path=path,
+        confdir=Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy",
+        data_dir=default_data_dir(),
+        providers=not args.no_provider,
+        first_run=True,
+    )
+    if code == 0:
+        console.print("Start the proxy with: cursor-byok run")
+    return code
+
+
+# --- usage -------------------------------------------------------------------------------------
+
+
+def _add_usage(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.usage import BY
+
+    parser = subparsers.add_parser(
+        "usage",
+        help="tokens and cost of your turns (today, this week, by model or conversation)",
+        description="Sum the usage the proxy recorded for every Agent turn. Costs come from the "
+        "`prices` of each model in the config (per million tokens); models without prices show "
+        "tokens only.",
+    )
+    parser.add_argument(
+        "--since",
+        default="7d",
+        metavar="WHEN",
+        help="today, week (since Monday), 7d, 12h, 2w, all or a date (default 7d)",
+    )
+    parser.add_argument("--by", choices=BY, default="day", help="group rows by (default day)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per group per line")
+    parser.add_argument("--config", help="config TOML, for prices (default: the user config dir)")
+    parser.add_argument("--data-dir", help="cursor-byok's data dir (where usage.sqlite3 is)")
+    parser.set_defaults(func=_cmd_usage)
+
+
+def _cmd_usage(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from cursor_byok import usage
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import default_config_path
+    from cursor_byok.config import load_config
+
+    try:
+        since = usage.parse_since(args.since)
+    except ValueError as exc:
+        return _error(str(exc))
+    config_path = Path(args.config).expanduser() if args.config else default_config_path()
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, highlight=False)
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        config = None
+        Console(stderr=True, highlight=False).print(f"no prices (config not loaded: {exc})")
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else default_data_dir()
+    try:
+        store = usage.UsageStore(data_dir)
+    except (OSError, usage.sqlite3.Error) as exc:
+        return _error(f"{data_dir}: {exc}")
+    try:
+        if config is not None and config.usage.retention_days:
+            store.prune(config.usage.retention_days)
+        rows = store.rows(since.timestamp())
+    finally:
+        store.close()
+    groups, total = usage.summarise(rows, args.by, config)
+    if args.json:
+        for group in [*groups, total]:
+            record = dataclasses.asdict(group)
+            if group.unpriced == group.turns:
+                record["cost"] = None
+            print(json.dumps(record))
+        return EXIT_OK
+    title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
+    if not rows:
+        console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
+        return EXIT_OK
+    console.print(usage.usage_table(groups, total, args.by, title))
+    if total.unpriced:
+        console.print(
+            f"{total.unpriced} of {total.turns} turns have no prices: add "
+            "prices = { input = ..., cached_input = ..., output = ... } to their [[models]]",
+            markup=False,
+        )
+    return EXIT_OK
+
+
+# --- addon-path --------------------------------------------------------------------------------
+
+
+def _add_addon_path(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "addon-path",
+        help="print the path of the mitmproxy script, for mitmdump -s",
+        description='For composing with other addons: mitmdump -s "$(cursor-byok addon-path)" '
+        "-s your_addon.py (works from a tool install, no checkout needed).",
+    )
+    parser.set_defaults(func=_cmd_addon_path)
+
+
+def _cmd_addon_path(args: argparse.Namespace) -> int:
+    from cursor_byok.launch import SCRIPT
+
+    print(SCRIPT)
+    return EXIT_OK
+
+
+# --- service -----------------------------------------------------------------------------------
+
+
+def _add_service(subparsers: argparse._SubParsersAction) -> None:
+    from cursor_byok.service import PLATFORMS
+
+    parser = subparsers.add_parser(
+        "service",
+        help="keep the proxy running: install|uninstall|status|logs a per-user service",
+        description="Run `cursor-byok run` as a per-user service that starts at login and "
+        "restarts on failure: a systemd user unit (Linux), a LaunchAgent (macOS) or a logon task "
+        "(Windows). Options for `run` go after `--`, e.g. `service install -- --port 8081`. "
+        "Uninstall leaves config, data and the CA alone.",
+    )
+    parser.add_argument("action", choices=["install", "uninstall", "status", "logs"])
+    parser.add_argument(
+        "--platform", choices=PLATFORMS, help="whose files (default: this machine's)"
+    )
+    parser.add_argument(
+        "--print",
+        action="store_true",
+        help="print the files and commands instead of installing (any platform)",
+    )
+    parser.set_defaults(func=_cmd_service, run_args=[])  # main() fills run_args from after `--`
+
+
+def _cmd_service(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cursor_byok import service
+
+    here = service.current_platform()
+    platform = args.platform or here
+    home = Path.home()
+    run_args = [a for a in args.run_args if a != "--"]
+    if args.print or platform != here:
+        if not args.print:
+            print(f"# {platform} is not this machine ({here}): printing only", file=sys.stderr)
+        if args.action == "install":
+            for file in service.unit_files(platform, home, run_args):
+                print(f"# {file.path} (mode {file.mode:o})")
+                content = file.content
+                print(
+                    content.decode(
+                        "utf-16" if content[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+                    )
+                )
+        for command in service.manager_commands(platform, args.action, home):
+            print(service.shell_line(command))
+        return EXIT_OK
+    if args.action == "install":
+        paths, code = service.install(platform, home, run_args)
+        for path in paths:
+            print(f"wrote {path}")
+        if code == 0:
+            print(service.describe(platform, home))
+            return EXIT_OK
+        print(
+            f"the service manager failed (status {code}); the file is in place, start it with:\n"
+            + "\n".join(
+                "  " + service.shell_line(c)
+                for c in service.manager_commands(platform, "install", home)
+            ),
+            file=sys.stderr,
+        )
+        return 1
+    if args.action == "uninstall":
+        removed, code = service.uninstall(platform, home)
+        for path in removed:
+            print(f"removed {path}")
+        print("config, data and the CA are kept")
+        return EXIT_OK if code == 0 else 1
+    print(service.describe(platform, home))
+    codes = [service.run_manager(c) for c in service.manager_commands(platform, args.action, home)]
+    return EXIT_OK if not any(codes) else 1
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_init,
     _add_run,
     _add_record,
     _add_replay,
     _add_doctor,
+    _add_usage,
+    _add_service,
+    _add_addon_path,
     _add_decode,
 ]
 
@@ -313,10 +589,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cursor-byok` script; returns the process exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] = []
+    if argv[:1] == ["service"] and "--" in argv:  # `service install -- RUN_OPTIONS...`
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    if tail:
+        args.run_args = tail
     handler: Handler = args.func
     return handler(args)
 

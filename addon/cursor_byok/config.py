@@ -2,7 +2,8 @@
 
 API keys never live in the file itself: a provider names an environment variable (`api_key_env`)
 or a key file (`api_key_file`). Errors say which file, which key and what is wrong, so a typo is a
-one-line fix instead of a traceback.
+one-line fix instead of a traceback. The same holds for extra headers that carry a credential
+(`Authorization`, `x-api-key`, ...): their value names an env var or a file, never the secret.
 """
 
 from __future__ import annotations
@@ -41,8 +42,32 @@ _MODEL_KEYS = {
     "supports_thinking",
     "thinking",
     "params",
+    "prices",
 }
-_TOP_KEYS = {"providers", "models", "default_model", "max_steps"}
+_TOP_KEYS = {"providers", "models", "default_model", "max_steps", "usage"}
+_PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
+_USAGE_KEYS = {"retention_days"}
+# Header names that carry credentials: their value must come from an env var or a file.
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "x-auth-token",
+        "x-access-token",
+    }
+)
+_SECRET_WORDS = ("auth", "api-key", "apikey", "api_key", "token", "secret", "password", "cookie")
+_HEADER_REF_KEYS = {"env", "file", "prefix"}
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header name looks like it carries a credential (case-insensitive)."""
+    lowered = name.strip().lower()
+    return lowered in SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
 
 
 class ConfigError(ValueError):
@@ -55,13 +80,34 @@ def default_config_path() -> Path:
 
 
 @dataclass(frozen=True)
+class SecretRef:
+    """A header value read when a request is made: `prefix` + the env var's or file's content."""
+
+    env: str | None = None
+    file: Path | None = None
+    prefix: str = ""
+
+    def resolve(self, where: str) -> str:
+        if self.env:
+            value = os.environ.get(self.env, "")
+            if not value:
+                raise ConfigError(f"{where}: environment variable {self.env} is not set")
+            return self.prefix + value.strip()
+        assert self.file is not None
+        try:
+            return self.prefix + self.file.expanduser().read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read {self.file}: {exc.strerror}") from None
+
+
+@dataclass(frozen=True)
 class ProviderConfig:
     name: str
     kind: str
     base_url: str
     api_key_env: str | None = None
     api_key_file: Path | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str | SecretRef] = field(default_factory=dict)
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
     max_retries: int = 2
@@ -88,12 +134,21 @@ class ProviderConfig:
                 ) from None
         return ""  # local servers (Ollama, vLLM) often need none
 
+    def resolved_headers(self) -> dict[str, str]:
+        """Extra headers with credential references read now (never logged)."""
+        return {
+            name: value.resolve(f"provider {self.name!r}: header {name}")
+            if isinstance(value, SecretRef)
+            else value
+            for name, value in self.headers.items()
+        }
+
     def settings(self) -> ProviderSettings:
         return ProviderSettings(
             kind=self.kind,
             base_url=self.base_url,
             api_key=self.api_key(),
-            extra_headers=dict(self.headers),
+            extra_headers=self.resolved_headers(),
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
             max_retries=self.max_retries,
@@ -102,6 +157,45 @@ class ProviderConfig:
             extra_body=dict(self.extra_body),
             chat_reasoning_passback=self.reasoning_passback,
         )
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What a model costs, in currency units per million tokens (the provider's price list).
+
+    `cached_input` applies to cache reads and `cache_write` to cache writes; each defaults to
+    `input` when not given.
+    """
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+    def cost(
+        self,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """Cost of one call; `input_tokens` is the uncached input only."""
+        cached = self.input if self.cached_input is None else self.cached_input
+        write = self.input if self.cache_write is None else self.cache_write
+        return (
+            input_tokens * self.input
+            + output_tokens * self.output
+            + cache_read_tokens * cached
+            + cache_write_tokens * write
+        ) / 1_000_000
+
+
+@dataclass(frozen=True)
+class UsageSettings:
+    """How long `cursor-byok usage` keeps turn rows (pruned when it runs)."""
+
+    retention_days: int | None = None  # None: keep every row
 
 
 @dataclass(frozen=True)
@@ -115,6 +209,7 @@ class ModelConfig:
     supports_thinking: bool = False
     thinking: bool = False  # ask the provider for reasoning
     params: dict[str, Any] = field(default_factory=dict)
+    prices: Prices | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +219,7 @@ class Config:
     default_model: str | None = None
     max_steps: int = 50
     path: Path | None = None
+    usage: UsageSettings = field(default_factory=UsageSettings)
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -136,6 +232,15 @@ class Config:
 
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]
+
+    def used_providers(self) -> list[str]:
+        """Providers some model routes to, in config order."""
+        used = {m.provider for m in self.models}
+        return [name for name in self.providers if name in used]
+
+    def unused_providers(self) -> list[str]:
+        used = set(self.used_providers())
+        return [name for name in self.providers if name not in used]
 
 
 def load_config(path: Path) -> Config:
@@ -175,7 +280,38 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     max_steps = raw.get("max_steps", 50)
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise fail("max_steps", "must be a positive integer")
-    return Config(providers, models, default or names[0], max_steps, path)
+    usage = _usage(raw.get("usage", {}), fail)
+    return Config(providers, models, default or names[0], max_steps, path, usage)
+
+
+def _usage(table: Any, fail) -> UsageSettings:
+    if not isinstance(table, dict):
+        raise fail("usage", "must be a table")
+    _unknown(table, _USAGE_KEYS, "usage.", fail)
+    days = table.get("retention_days")
+    if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
+        raise fail("usage.retention_days", "must be a positive number of days")
+    return UsageSettings(retention_days=days)
+
+
+def _prices(table: Any, key: str, fail) -> Prices | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise fail(key, "must be a table { input = ..., output = ... } (per million tokens)")
+    _unknown(table, _PRICE_KEYS, key + ".", fail)
+    for name in ("input", "output"):
+        if name not in table:
+            raise fail(f"{key}.{name}", "is required (price per million tokens)")
+    for name, value in table.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise fail(f"{key}.{name}", "must be a number of at least 0 (per million tokens)")
+    return Prices(
+        input=float(table["input"]),
+        output=float(table["output"]),
+        cached_input=None if "cached_input" not in table else float(table["cached_input"]),
+        cache_write=None if "cache_write" not in table else float(table["cache_write"]),
+    )
 
 
 def _unknown(table: dict, allowed: set[str], prefix: str, fail) -> None:
@@ -229,7 +365,7 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         base_url=base_url.rstrip("/"),
         api_key_env=key_env,
         api_key_file=Path(key_file) if key_file else None,
-        headers={str(k): str(v) for k, v in table.get("headers", {}).items()},
+        headers=_headers(table.get("headers", {}), prefix + "headers.", fail),
         connect_timeout=float(table.get("connect_timeout", 10.0)),
         read_timeout=float(table.get("read_timeout", 300.0)),
         max_retries=retries,
@@ -237,6 +373,34 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         extra_body=dict(table.get("extra_body", {})),
         reasoning_passback=table.get("reasoning_passback"),
     )
+
+
+def _headers(table: dict, prefix: str, fail) -> dict[str, str | SecretRef]:
+    """Plain values for ordinary headers; credentials only as { env = ... } or { file = ... }."""
+    headers: dict[str, str | SecretRef] = {}
+    for name, value in table.items():
+        key = prefix + str(name)
+        if isinstance(value, dict):
+            _unknown(value, _HEADER_REF_KEYS, key + ".", fail)
+            env, file, pre = value.get("env"), value.get("file"), value.get("prefix", "")
+            if (env is None) == (file is None):
+                raise fail(key, 'give exactly one of env = "VAR" or file = "PATH"')
+            source = env if env is not None else file
+            if not isinstance(source, str) or not source or not isinstance(pre, str):
+                raise fail(key, "env, file and prefix must be strings")
+            headers[str(name)] = SecretRef(env=env, file=Path(file) if file else None, prefix=pre)
+        elif is_secret_header(str(name)):
+            raise fail(
+                key,
+                "looks like a credential, so it may not be written in the config; use "
+                '{ env = "VAR" } or { file = "PATH" } (optionally with prefix = "Bearer "), '
+                "like api_key_env / api_key_file",
+            )
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            headers[str(name)] = str(value)
+        else:
+            raise fail(key, "must be a string, or a table { env = ... } / { file = ... }")
+    return headers
 
 
 def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -> ModelConfig:
@@ -273,6 +437,7 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         supports_thinking=table.get("supports_thinking", False) or table.get("thinking", False),
         thinking=table.get("thinking", False),
         params=dict(table.get("params", {})),
+        prices=_prices(table.get("prices"), prefix + "prices", fail),
     )
 
 

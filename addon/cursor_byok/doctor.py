@@ -3,13 +3,13 @@
 Most support questions are one of: wrong Python or mitmproxy, a config typo, a provider key that
 does not work, the CA not trusted, the port taken, or Cursor not sending its Agent calls through
 the proxy (HTTP/2 still on). Each has a check here. The last one reads the activity file the
-running proxy keeps in its data directory, so it works from a second terminal.
+running proxy keeps in its data directory (`cursor_byok.activity`), so it works from a second
+terminal; with `--watch N` it waits for an Agent call made after the doctor started.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import ssl
@@ -19,12 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cursor_byok.activity import ACTIVITY_FILE
+from cursor_byok.activity import read_activity
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import load_config
 
 OK, WARN, FAIL = "ok", "warn", "fail"
-ACTIVITY_FILE = "activity.json"
+__all__ = ["ACTIVITY_FILE", "Check", "run_doctor"]  # ACTIVITY_FILE: old import path, kept
+WATCH_POLL = 0.2
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,20 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
         return Check(FAIL, "config", str(exc), fix=f"fix {path} (see config.example.toml)"), None
     names = ", ".join(config.model_names())
     return Check(OK, f"config {path}", f"models: {names}"), config
+
+
+def check_unused_providers(config: Config) -> list[Check]:
+    """Providers no model routes to are not checked (their keys may well be missing)."""
+    unused = config.unused_providers()
+    if not unused:
+        return []
+    return [
+        Check(
+            OK,
+            f"providers not checked: {', '.join(unused)}",
+            "no model uses them (remove them, or add a [[models]] entry that does)",
+        )
+    ]
 
 
 async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
@@ -95,7 +112,8 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
 
 
 def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
-    used = sorted({m.provider for m in config.models})
+    """Ping each provider that a configured model uses, all at once."""
+    used = config.used_providers()
 
     async def all_checks() -> list[Check]:
         return list(await asyncio.gather(*(_ping_provider(config, p, timeout) for p in used)))
@@ -112,12 +130,12 @@ def _der_certs(pem_text: str) -> set[bytes]:
     return certs
 
 
-def check_ca(confdir: Path) -> list[Check]:
+def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
     ca = confdir / "mitmproxy-ca-cert.pem"
     if not ca.exists():
         return [
             Check(
-                FAIL,
+                WARN if first_run else FAIL,
                 "mitmproxy CA",
                 f"{ca} does not exist yet",
                 fix="start the proxy once (cursor-byok run); it creates the CA",
@@ -171,27 +189,27 @@ def check_port(host: str, port: int) -> Check:
     return Check(OK, f"port {host}:{port} is free")
 
 
+def _agent_line(activity: dict) -> str:
+    how = " / ".join(x for x in (activity.get("last_transport"), activity.get("last_route")) if x)
+    return f"last at {activity.get('last_agent_call', '?')}" + (f" via {how}" if how else "")
+
+
 def check_activity(
-    data_dir: Path, watch: float, sleep: Callable[[float], None] = time.sleep
+    data_dir: Path,
+    watch: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
 ) -> Check:
-    """Whether the running proxy has seen Cursor's Agent calls (waits up to `watch` seconds)."""
+    """Whether Cursor's Agent calls reach the running proxy.
+
+    Without `watch`, what the record says (calls may be from an earlier session). With `watch`,
+    wait up to that many seconds for an Agent call made after this check started, and say which
+    transport and route it took.
+    """
     path = data_dir / ACTIVITY_FILE
-    deadline = time.monotonic() + watch
-    while True:
-        try:
-            activity = json.loads(path.read_text())
-        except (OSError, ValueError):
-            activity = None
-        if activity and activity.get("agent_calls", 0) > 0:
-            return Check(
-                OK,
-                "Agent calls arrive",
-                f"{activity['agent_calls']} RunSSE/BidiAppend calls, last at "
-                f"{activity.get('last_agent_call', '?')}",
-            )
-        if time.monotonic() >= deadline:
-            break
-        sleep(0.5)
+    if watch > 0:
+        return _watch_activity(data_dir, watch, sleep, clock)
+    activity, _stamp = read_activity(data_dir)
     if activity is None:
         return Check(
             FAIL,
@@ -199,17 +217,82 @@ def check_activity(
             f"{path} does not exist",
             fix="start the proxy (cursor-byok run) and send a message in Cursor's Agent",
         )
-    if activity.get("other_cursor_calls", 0) > 0:
+    if activity.get("agent_calls", 0) > 0:
+        return Check(
+            OK,
+            "Agent calls arrive",
+            f"{activity['agent_calls']} RunSSE/BidiAppend calls, {_agent_line(activity)}",
+        )
+    return _no_agent_calls(activity)
+
+
+def _no_agent_calls(activity: dict, other_calls: int | None = None) -> Check:
+    others = activity.get("other_cursor_calls", 0) if other_calls is None else other_calls
+    if others > 0:
         return Check(
             FAIL,
             "Cursor talks to the proxy, but no Agent calls arrived",
-            f"{activity['other_cursor_calls']} other Cursor calls seen",
+            f"{others} other Cursor calls seen",
             fix='set "cursor.general.disableHttp2": true (HTTP/1.1 mode) and fully restart Cursor',
         )
     return Check(
         FAIL,
         "no Cursor traffic reached the proxy",
         fix='set "http.proxy" and "http.proxySupport" in Cursor, trust the CA, restart Cursor',
+    )
+
+
+def _is_new(activity: dict | None, stamp: float, before: dict | None, started: float) -> bool:
+    """An Agent call after `started`: by its time, or (older proxies) by count and file time."""
+    if not activity or activity.get("agent_calls", 0) <= 0:
+        return False
+    if "last_agent_at" in activity:
+        return float(activity["last_agent_at"]) > started
+    # File times come from a coarse kernel clock: allow a little slack; the count decides.
+    counted_before = (before or {}).get("agent_calls", 0)
+    return stamp >= started - 1.0 and activity["agent_calls"] != counted_before
+
+
+def _watch_activity(
+    data_dir: Path, watch: float, sleep: Callable[[float], None], clock: Callable[[], float]
+) -> Check:
+    started = clock()
+    before, _ = read_activity(data_dir)
+    deadline = started + watch
+    activity = before
+    while True:
+        activity, stamp = read_activity(data_dir)
+        if _is_new(activity, stamp, before, started):
+            assert activity is not None
+            waited = max(float(activity.get("last_agent_at", clock())) - started, 0.0)
+            return Check(
+                OK,
+                "a new Agent call arrived",
+                f"after {waited:.1f}s, {_agent_line(activity)}",
+            )
+        if clock() >= deadline:
+            break
+        sleep(min(WATCH_POLL, max(deadline - clock(), 0.0)))
+    title = f"no new Agent call in {watch:g}s"
+    if activity is None:
+        return Check(
+            FAIL,
+            title,
+            f"no activity record at {data_dir / ACTIVITY_FILE} (is the proxy running, with this "
+            "data dir?)",
+            fix="start the proxy (cursor-byok run) with this data dir, then send a message in "
+            "Cursor's Agent while the doctor waits",
+        )
+    others = activity.get("other_cursor_calls", 0) - (before or {}).get("other_cursor_calls", 0)
+    if others > 0:
+        check = _no_agent_calls(activity, others)
+        return Check(check.status, title, f"{others} other Cursor calls arrived", check.fix)
+    return Check(
+        FAIL,
+        title,
+        "no Cursor call reached the proxy while waiting",
+        fix="send a message in Cursor's Agent while the doctor waits; if it still does not "
+        'arrive, check "http.proxy" in Cursor and restart Cursor',
     )
 
 
@@ -222,29 +305,44 @@ def run_doctor(
     port: int = 8080,
     providers: bool = True,
     watch: float = 0.0,
+    first_run: bool = False,
     out: Callable[[str], None] | None = None,
 ) -> int:
-    """Run every check, print one line each; exit code 1 when any check failed."""
+    """Run every check, print one line each; exit code 1 when any check failed.
+
+    `first_run` (after `init`): the proxy has not run yet, so a missing CA is only a warning and
+    there is no traffic to look at.
+    """
     from rich.console import Console
 
     console = Console(highlight=False)
     emit = out or console.print
-    checks = [check_python(), check_mitmproxy()]
-    config_check, config = check_config(config_path)
-    checks.append(config_check)
-    if config is not None and providers:
-        checks += check_providers(config)
-    checks += check_ca(confdir)
-    checks.append(check_port(host, port))
-    checks.append(check_activity(data_dir, watch))
     marks = {OK: "[green]✔[/green]", WARN: "[yellow]![/yellow]", FAIL: "[red]✘[/red]"}
-    for check in checks:
-        line = f"{marks[check.status]} {check.title}"
-        if check.detail:
-            line += f" — {check.detail}"
-        if check.fix and check.status != OK:
-            line += f"\n    fix: {check.fix}"
-        emit(line)
+    checks: list[Check] = []
+
+    def report(*new: Check) -> None:
+        for check in new:
+            checks.append(check)
+            line = f"{marks[check.status]} {check.title}"
+            if check.detail:
+                line += f" — {check.detail}"
+            if check.fix and check.status != OK:
+                line += f"\n    fix: {check.fix}"
+            emit(line)
+
+    report(check_python(), check_mitmproxy())
+    config_check, config = check_config(config_path)
+    report(config_check)
+    if config is not None and providers:
+        report(*check_providers(config))
+    if config is not None:
+        report(*check_unused_providers(config))
+    report(*check_ca(confdir, first_run))
+    report(check_port(host, port))
+    if watch > 0:
+        emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")
+    if not first_run:
+        report(check_activity(data_dir, watch))
     failed = sum(c.status == FAIL for c in checks)
     emit(f"{len(checks) - failed} of {len(checks)} checks passed" + (" (see ✘)" if failed else ""))
     return 1 if failed else 0

@@ -18,6 +18,9 @@ from cursor_byok.config import default_config_path
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
 SCRIPT = Path(__file__).with_name("script.py")
+WEB_SCRIPT = Path(__file__).with_name("webview.py")
+LOG_BYTES = 5_000_000
+LOG_BACKUPS = 3
 
 
 @dataclass(frozen=True)
@@ -33,16 +36,19 @@ class RunOptions:
     confdir: Path | None = None
     quiet: bool = False
     extra: tuple[str, ...] = ()
+    log_file: Path | None = None  # write output there, rotated (services without a journal)
+    web: bool = False  # mitmweb instead of mitmdump: watch the flows in a browser
 
 
-def mitmdump_executable() -> str:
-    beside = Path(sys.executable).with_name("mitmdump")
-    return str(beside) if beside.exists() else (shutil.which("mitmdump") or "mitmdump")
+def mitmdump_executable(name: str = "mitmdump") -> str:
+    beside = Path(sys.executable).with_name(name)
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
 
 
 def mitmdump_args(opts: RunOptions) -> list[str]:
-    """The full mitmdump command line for one run mode."""
-    args = [mitmdump_executable(), "--listen-host", opts.host, "-p", str(opts.port)]
+    """The full mitmdump (or, with `web`, mitmweb) command line for one run mode."""
+    program = mitmdump_executable("mitmweb" if opts.web else "mitmdump")
+    args = [program, "--listen-host", opts.host, "-p", str(opts.port)]
     args += ["--set", "connection_strategy=lazy"]
     if opts.mode == "reverse":
         args += ["--mode", f"reverse:{opts.upstream}"]
@@ -60,8 +66,11 @@ def mitmdump_args(opts: RunOptions) -> list[str]:
         args += ["--set", f"confdir={opts.confdir}"]
     if opts.quiet:
         args += ["--set", "cursor_byok_status=false"]
-    args += ["--set", "flow_detail=0", "-s", str(SCRIPT), *opts.extra]
-    return args
+    args += ["--set", "flow_detail=0", "-s", str(SCRIPT)]
+    if opts.web:
+        # Keep our synthesised RunSSE streams for the flow view, and decode Connect bodies.
+        args += ["--set", "store_streamed_bodies=true", "-s", str(WEB_SCRIPT)]
+    return [*args, *opts.extra]
 
 
 def setup_text(opts: RunOptions) -> str:
@@ -105,10 +114,66 @@ def setup_text(opts: RunOptions) -> str:
 def run(opts: RunOptions) -> int:
     from rich.console import Console
 
+    args = mitmdump_args(opts)
+    if opts.log_file is not None:
+        return run_logged(args, opts)
     console = Console(stderr=True, highlight=False)
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
-    args = mitmdump_args(opts)
+    if opts.web:
+        console.print(
+            "mitmweb: the flows open in your browser (the URL with its token is printed below); "
+            "Cursor's Connect bodies show decoded in the 'Cursor Connect' view."
+        )
     sys.stderr.flush()
     os.execv(args[0], args)
     return 0  # not reached
+
+
+def run_logged(args: list[str], opts: RunOptions) -> int:
+    """Run mitmdump as a child and copy its output into a size-rotated log file.
+
+    For service managers without a journal (launchd, Task Scheduler): the log never grows past
+    LOG_BYTES x (LOG_BACKUPS + 1). SIGTERM/SIGINT are passed on, so stopping the service stops
+    the proxy; the exit status is mitmdump's (so "restart on failure" sees failures).
+    """
+    import logging
+    import logging.handlers
+    import signal
+    import subprocess
+
+    assert opts.log_file is not None
+    opts.log_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    umask = os.umask(0o077)  # rotated files are created later: keep them private too
+    handler = logging.handlers.RotatingFileHandler(
+        opts.log_file, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger = logging.getLogger("cursor_byok.service_log")
+    logger.propagate = False
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        logger.info("cursor-byok: starting %s", " ".join(args))
+        child = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
+
+        def forward(signum, _frame) -> None:
+            child.send_signal(signum)
+
+        for signum in previous:
+            signal.signal(signum, forward)
+        assert child.stdout is not None
+        for line in child.stdout:
+            logger.info("%s", line.rstrip("\n"))
+        code = child.wait()
+        logger.info("cursor-byok: mitmdump exited with status %s", code)
+    finally:
+        for signum, handler_before in previous.items():
+            signal.signal(signum, handler_before)
+        logger.removeHandler(handler)
+        handler.close()
+        os.umask(umask)
+    return code

@@ -1,4 +1,4 @@
-"""Live status in the terminal: active turns, model, tokens, speed, current tool, outcome.
+"""Live status in the terminal: active turns, model, tokens, speed, tool, cost, outcome.
 
 A separate addon so it can be switched off (`--set cursor_byok_status=false`, or `cursor-byok
 run --quiet`) and so nothing in the request path depends on it. It only reads session state.
@@ -11,24 +11,49 @@ import contextlib
 import logging
 import sys
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
+from pathlib import Path
 
 from mitmproxy import ctx
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from cursor_byok.config import Config
+from cursor_byok.config import ConfigError
+from cursor_byok.config import Prices
 from cursor_byok.sessions import LiveSession
+from cursor_byok.usage import store_for
+from cursor_byok.usage import summarise
+from cursor_byok.usage import turn_cost
 
 log = logging.getLogger(__name__)
 REFRESH = 0.5
+SESSION_COST_EVERY = 10  # refreshes between two reads of the usage database
 
 
-def status_table(sessions: Iterable[LiveSession], now: float | None = None) -> Table:
+def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
+    prices = prices_for(turn.model) if prices_for and turn.model else None
+    if prices is None:
+        return ""
+    usage = turn.usage
+    cost = turn_cost(prices, vars(usage))
+    return f"${cost:.4f}" if cost is not None else ""
+
+
+def status_table(
+    sessions: Iterable[LiveSession],
+    now: float | None = None,
+    prices_for: Callable[[str], Prices | None] | None = None,
+    session_cost: str = "",
+) -> Table:
     """One row per session that has (or had) a turn; pure, so it is testable."""
     now = time.monotonic() if now is None else now
-    table = Table(title="cursor-byok", expand=False)
-    for column in ("request", "conversation", "model", "state", "in", "out", "tok/s", "tool"):
+    title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
+    table = Table(title=title, expand=False)
+    columns = ("request", "conversation", "model", "state", "in", "out", "tok/s", "tool", "cost")
+    for column in columns:
         table.add_column(column, no_wrap=True)
     for live in sessions:
         turn = live.turn
@@ -46,8 +71,30 @@ def status_table(sessions: Iterable[LiveSession], now: float | None = None) -> T
             str(usage.output_tokens),
             f"{usage.output_tokens / elapsed:.1f}",
             turn.current_tool or "",
+            _turn_cost(turn, prices_for),
         )
     return table
+
+
+def prices_lookup(config: Config | None) -> Callable[[str], Prices | None]:
+    def prices_for(model: str) -> Prices | None:
+        configured = config.model(model) if config is not None else None
+        return configured.prices if configured else None
+
+    return prices_for
+
+
+def session_cost_text(data_dir: Path, since: float, config: Config | None) -> str:
+    """Cost of the turns finished since the proxy started (from the usage database)."""
+    from cursor_byok.usage import format_cost
+
+    rows = store_for(data_dir).rows(since)  # the proxy's open store: no open per refresh
+    if not rows:
+        return ""
+    _groups, total = summarise(rows, "model", config)
+    cost = format_cost(total)
+    turns = f"{total.turns} turn{'s' if total.turns != 1 else ''}"
+    return f"this session: {turns}" + (f", {cost}" if cost != "—" else "")
 
 
 class LiveStatus:
@@ -76,10 +123,29 @@ class LiveStatus:
         if addon is None or addon.registry is None:
             return
         console = Console(stderr=True)
+        started = time.time()
+        session_cost, refreshes = "", 0
         with (
             contextlib.suppress(asyncio.CancelledError),
             Live(console=console, refresh_per_second=2, transient=True) as live,
         ):
             while True:
-                live.update(status_table(addon.registry.sessions.values()))
+                try:
+                    config = addon.config()
+                except ConfigError:
+                    config = None
+                if refreshes % SESSION_COST_EVERY == 0:
+                    data_dir = Path(ctx.options.cursor_byok_data_dir).expanduser()
+                    try:
+                        session_cost = session_cost_text(data_dir, started, config)
+                    except Exception as exc:  # a display must never take the proxy down
+                        log.debug("no session cost: %s", exc)
+                refreshes += 1
+                live.update(
+                    status_table(
+                        addon.registry.sessions.values(),
+                        prices_for=prices_lookup(config),
+                        session_cost=session_cost,
+                    )
+                )
                 await asyncio.sleep(REFRESH)

@@ -31,6 +31,7 @@ from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import TurnCancelled
 from cursor_byok.sessions import TurnFailed
+from cursor_byok.usage import record_turn
 
 log = logging.getLogger(__name__)
 
@@ -397,6 +398,8 @@ async def run_turn(
             turn.usage.input_tokens,
             turn.usage.output_tokens,
         )
+        # The usage database sits beside the blobs in the data dir; never raises.
+        record_turn(blobs.root.parent, turn, outcome=outcome, duration=time.monotonic() - started)
 
 
 async def _close_interrupted(turn: Turn, reason: BaseException) -> str:

@@ -82,3 +82,43 @@ async def test_quick_start_with_the_example_config_and_a_fake_provider(tmp_path,
         assert fp.requests[0].json["model"] == "claude-sonnet-4-5"
     assert result.end.ok, result.end.error
     assert result.text == "Hello from your own model."
+
+
+async def test_quick_start_with_init_and_a_fake_provider(tmp_path, workspace) -> None:
+    """README quick start: `cursor-byok init --provider anthropic` (the doctor asks the provider
+    one word), then `cursor-byok run`; the picker name init chose reaches that provider."""
+    import asyncio
+    import os
+    import subprocess
+
+    config = tmp_path / "config.toml"
+    env = {"ANTHROPIC_API_KEY": "quickstart-test-key"}
+    async with FakeProvider(api_key="quickstart-test-key") as fp:
+        fp.script.text("pong")  # the doctor's one-word request
+        fp.script.text("Hello from your own model.")
+        init = [
+            str(Path(sys.executable).with_name("cursor-byok")),
+            "init", "--provider", "anthropic", "--config", str(config),
+            "--base-url", fp.base_url.removesuffix("/v1"), "--confdir", str(tmp_path / "mitmconf"),
+        ]  # fmt: skip
+        done = await asyncio.to_thread(
+            subprocess.run, init, capture_output=True, text=True, timeout=60,
+            env=dict(os.environ, **env),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "answered a one-word request" in done.stdout
+        proxy = start_mitmdump(
+            tmp_path, command=run_command(tmp_path, "--config", str(config)), env=env
+        )
+        client = CursorLikeClient.through(proxy, workspace)
+        try:
+            message = client.run_request(
+                "hi", conversation_id=str(uuid.uuid4()), model="claude-sonnet-4-5 (BYOK)"
+            )
+            result = await client.turn(message)
+        finally:
+            await client.aclose()
+            proxy.stop()
+        assert [r.json["model"] for r in fp.requests] == ["claude-sonnet-4-5"] * 2
+    assert result.end.ok, result.end.error
+    assert result.text == "Hello from your own model."

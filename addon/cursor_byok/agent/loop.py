@@ -19,10 +19,10 @@ from dataclasses import field
 from typing import Any
 
 from cursor_byok.agent import context as prompts
+from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
-from cursor_byok.models import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest

@@ -1,0 +1,317 @@
+"""Usage and cost: one row per Agent turn in a small SQLite database under the data dir.
+
+A BYOK user pays per token, so every turn's usage (model, input / cached / output / reasoning
+tokens, duration, outcome, route) is kept locally in `<data_dir>/usage.sqlite3` (stdlib sqlite3,
+WAL, private to the user). Costs are not stored: `cursor-byok usage` prices the rows with the
+`prices` of each model in the current config, so prices added later apply to past turns too.
+Recording must never break a turn: `record_turn` logs and returns on any failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from cursor_byok.config import Config
+from cursor_byok.config import Prices
+
+log = logging.getLogger(__name__)
+
+USAGE_FILE = "usage.sqlite3"
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY,
+    started REAL NOT NULL,          -- unix time the turn started
+    duration REAL NOT NULL,         -- seconds
+    conversation TEXT NOT NULL,
+    request TEXT NOT NULL,
+    model TEXT NOT NULL,            -- the configured model name (what Cursor's picker shows)
+    input_tokens INTEGER NOT NULL,  -- the whole prompt, cached tokens included
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, -- reasoning tokens included
+    reasoning_tokens INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    route TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_started ON turns (started);
+"""
+BY = ("day", "model", "conversation", "outcome")
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    started: float
+    duration: float
+    conversation: str
+    request: str
+    model: str
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    outcome: str = "ok"
+    route: str = ""
+
+
+def turn_cost(prices: Prices | None, row: Any) -> float | None:
+    """What one row (or a group's sums) cost; None without prices."""
+    if prices is None:
+        return None
+    read, write = row["cache_read_tokens"], row["cache_write_tokens"]
+    return prices.cost(
+        input_tokens=max(row["input_tokens"] - read - write, 0),
+        output_tokens=row["output_tokens"],
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+class UsageStore:
+    """The usage database of one data dir (safe to share between threads; close it after)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir = Path(data_dir).expanduser()
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = data_dir / USAGE_FILE
+        # Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
+        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
+        self._db.row_factory = sqlite3.Row
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                self._db.executescript(_SCHEMA)
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add(self, usage: TurnUsage) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO turns (started, duration, conversation, request, model, "
+                "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, "
+                "reasoning_tokens, outcome, route) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    usage.started,
+                    usage.duration,
+                    usage.conversation,
+                    usage.request,
+                    usage.model,
+                    usage.input_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    usage.output_tokens,
+                    usage.reasoning_tokens,
+                    usage.outcome[:200],
+                    usage.route,
+                ),
+            )
+            self._db.commit()
+
+    def prune(self, retention_days: int, now: float | None = None) -> int:
+        """Delete rows older than `retention_days`; returns how many went."""
+        cutoff = (time.time() if now is None else now) - retention_days * 86400
+        with self._lock:
+            deleted = self._db.execute("DELETE FROM turns WHERE started < ?", (cutoff,)).rowcount
+            self._db.commit()
+        return deleted
+
+    def rows(self, since: float = 0.0) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(
+                "SELECT * FROM turns WHERE started >= ? ORDER BY started", (since,)
+            ).fetchall()
+
+
+_OPEN_STORES = 4  # replays use a fresh temp data dir each: keep only the last few open
+_stores: OrderedDict[Path, UsageStore] = OrderedDict()
+_stores_lock = threading.Lock()
+
+
+def store_for(data_dir: Path) -> UsageStore:
+    """The open store of a data dir, for the proxy: opening costs ~20 ms, an insert ~20 µs."""
+    key = Path(data_dir).expanduser().absolute()
+    with _stores_lock:
+        store = _stores.get(key)
+        if store is not None and store.path.exists():
+            _stores.move_to_end(key)
+            return store
+        if store is not None:  # the file went away (a deleted temp dir): start again
+            store.close()
+        store = _stores[key] = UsageStore(key)
+        while len(_stores) > _OPEN_STORES:
+            _old_key, old = _stores.popitem(last=False)
+            old.close()
+        return store
+
+
+def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> None:
+    """Append one turn's usage; never raises (a turn must not fail because of accounting).
+
+    `turn` is a `cursor_byok.turn.Turn`; its live session may carry a `route` attribute (how the
+    turn's calls reached the proxy), recorded when present.
+    """
+    try:
+        usage = turn.usage
+        row = TurnUsage(
+            started=time.time() - duration,
+            duration=duration,
+            conversation=turn.run_request.conversation_id or "",
+            request=turn.request_id,
+            model=turn.model or "",
+            input_tokens=usage.input_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            outcome=outcome,
+            route=str(getattr(turn.live, "route", "") or ""),
+        )
+        store_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a turn: %s", exc)
+
+
+# --- the report --------------------------------------------------------------------------------
+
+_SINCE = re.compile(r"^(\d+)\s*([hdw])$")
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """`today`, `week` (since Monday), `7d`, `12h`, `2w`, `all` or an ISO date."""
+    now = now or datetime.now().astimezone()
+    text = text.strip().lower()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if text == "today":
+        return midnight
+    if text == "week":
+        return midnight - timedelta(days=midnight.weekday())
+    if text == "all":
+        return datetime.fromtimestamp(0).astimezone()
+    match = _SINCE.match(text)
+    if match:
+        count, unit = int(match[1]), match[2]
+        return now - {"h": timedelta(hours=count), "d": timedelta(days=count)}.get(
+            unit, timedelta(weeks=count)
+        )
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"cannot read --since {text!r} (use today, week, 7d, 12h, 2w, all or 2026-11-01)"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.astimezone()
+
+
+@dataclass
+class Group:
+    key: str
+    turns: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    duration: float = 0.0
+    cost: float = 0.0
+    unpriced: int = 0  # turns whose model has no prices
+
+    def add(self, row: Any, cost: float | None) -> None:
+        self.turns += 1
+        for name in (
+            "input_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+        ):
+            setattr(self, name, getattr(self, name) + row[name])
+        self.duration += row["duration"]
+        if cost is None:
+            self.unpriced += 1
+        else:
+            self.cost += cost
+
+
+def _key(row: Any, by: str) -> str:
+    if by == "day":
+        return datetime.fromtimestamp(row["started"]).astimezone().strftime("%Y-%m-%d %a")
+    if by == "model":
+        return row["model"] or "?"
+    if by == "conversation":
+        return row["conversation"] or "(none)"
+    return row["outcome"].split(":")[0].split(" (")[0]
+
+
+def summarise(rows: list[Any], by: str, config: Config | None) -> tuple[list[Group], Group]:
+    """Groups in order of first appearance (days ascending) and the total."""
+    if by not in BY:
+        raise ValueError(f"--by must be one of {', '.join(BY)}")
+    prices: dict[str, Prices | None] = {}
+    groups: dict[str, Group] = {}
+    total = Group("total")
+    for row in rows:
+        model = row["model"]
+        if model not in prices:
+            configured = config.model(model) if config is not None and model else None
+            prices[model] = configured.prices if configured else None
+        cost = turn_cost(prices[model], row)
+        key = _key(row, by)
+        groups.setdefault(key, Group(key)).add(row, cost)
+        total.add(row, cost)
+    return list(groups.values()), total
+
+
+def format_cost(group: Group, currency: str = "$") -> str:
+    if group.unpriced == group.turns:
+        return "—"
+    text = f"{currency}{group.cost:,.4f}" if group.cost < 1 else f"{currency}{group.cost:,.2f}"
+    return text + (" +?" if group.unpriced else "")
+
+
+def usage_table(groups: list[Group], total: Group, by: str, title: str):
+    from rich.table import Table
+
+    table = Table(title=title, show_footer=True)
+    columns = [
+        (by, total.key, "left"),
+        ("turns", str(total.turns), "right"),
+        ("input", f"{total.input_tokens:,}", "right"),
+        ("cached", f"{total.cache_read_tokens:,}", "right"),
+        ("output", f"{total.output_tokens:,}", "right"),
+        ("reasoning", f"{total.reasoning_tokens:,}", "right"),
+        ("time", f"{total.duration:,.0f}s", "right"),
+        ("cost", format_cost(total), "right"),
+    ]
+    for header, footer, justify in columns:
+        table.add_column(header, footer=footer, justify=justify, no_wrap=True)
+    for g in groups:
+        table.add_row(
+            g.key if by != "conversation" else g.key[:36],
+            str(g.turns),
+            f"{g.input_tokens:,}",
+            f"{g.cache_read_tokens:,}",
+            f"{g.output_tokens:,}",
+            f"{g.reasoning_tokens:,}",
+            f"{g.duration:,.0f}s",
+            format_cost(g),
+        )
+    return table

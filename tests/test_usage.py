@@ -1,0 +1,141 @@
+"""The usage store and report, without a proxy."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from types import SimpleNamespace
+
+import pytest
+
+from cursor_byok.config import parse_config
+from cursor_byok.turn import Usage
+from cursor_byok.usage import TurnUsage
+from cursor_byok.usage import UsageStore
+from cursor_byok.usage import format_cost
+from cursor_byok.usage import parse_since
+from cursor_byok.usage import record_turn
+from cursor_byok.usage import summarise
+
+CONFIG = parse_config(
+    {
+        "providers": {"p": {"kind": "anthropic", "base_url": "http://127.0.0.1:1"}},
+        "models": [
+            {"name": "Priced", "provider": "p", "model": "a",
+             "prices": {"input": 3, "output": 15, "cached_input": 0.3, "cache_write": 3.75}},
+            {"name": "Free", "provider": "p", "model": "b"},
+        ],
+    }
+)  # fmt: skip
+
+
+def row(model: str, started: float, **tokens) -> TurnUsage:
+    return TurnUsage(started, 2.0, "conv", "req", model, **tokens)
+
+
+def test_cache_reads_and_writes_are_priced_apart_from_input(tmp_path) -> None:
+    store = UsageStore(tmp_path)
+    store.add(
+        row("Priced", 100.0, input_tokens=1_000_000, cache_read_tokens=500_000,
+            cache_write_tokens=100_000, output_tokens=10_000)
+    )  # fmt: skip
+    store.add(row("Free", 200.0, input_tokens=5, output_tokens=1))
+    groups, total = summarise(store.rows(), "model", CONFIG)
+    store.close()
+    priced, free = groups
+    # 400k uncached x 3 + 500k read x 0.3 + 100k write x 3.75 + 10k out x 15
+    assert priced.cost == pytest.approx(1.2 + 0.15 + 0.375 + 0.15)
+    assert format_cost(free) == "—" and free.unpriced == 1
+    assert total.turns == 2 and format_cost(total).endswith(" +?")
+
+
+def test_prune_and_since(tmp_path) -> None:
+    store = UsageStore(tmp_path)
+    for day in (1, 5, 9):
+        store.add(row("Free", day * 86400.0))
+    assert store.prune(3, now=10 * 86400.0) == 2
+    assert [r["started"] for r in store.rows()] == [9 * 86400.0]
+    assert [r["started"] for r in store.rows(since=9.5 * 86400)] == []
+    store.close()
+
+
+def test_parse_since() -> None:
+    now = datetime(2026, 11, 26, 15, 30).astimezone()  # a Thursday
+    assert parse_since("today", now).hour == 0 and parse_since("today", now).day == 26
+    assert parse_since("week", now).day == 23  # Monday
+    assert (now - parse_since("7d", now)).days == 7
+    assert (now - parse_since("12h", now)).seconds == 12 * 3600
+    assert parse_since("2026-11-01", now).month == 11
+    with pytest.raises(ValueError, match="cannot read --since"):
+        parse_since("yesterday-ish", now)
+
+
+def test_record_turn_never_raises(tmp_path, caplog) -> None:
+    turn = SimpleNamespace(
+        usage=Usage(input_tokens=7, output_tokens=3),
+        run_request=SimpleNamespace(conversation_id="c1"),
+        request_id="r1",
+        model="Free",
+        live=SimpleNamespace(route="regular proxy"),
+    )
+    record_turn(tmp_path, turn, outcome="ok", duration=1.5)
+    store = UsageStore(tmp_path)
+    [recorded] = store.rows()
+    store.close()
+    assert recorded["route"] == "regular proxy" and recorded["input_tokens"] == 7
+    (tmp_path / "file").write_text("")
+    record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
+    assert "could not record the usage" in caplog.text
+
+
+def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None:
+    import time
+
+    from rich.console import Console
+
+    from cursor_byok.status import prices_lookup
+    from cursor_byok.status import session_cost_text
+    from cursor_byok.status import status_table
+
+    usage = Usage()
+    usage.add(input_tokens=1_000_000, output_tokens=100_000)
+    turn = SimpleNamespace(
+        usage=usage,
+        started=time.monotonic() - 1,
+        outcome=None,
+        model="Priced",
+        current_tool=None,
+        run_request=SimpleNamespace(conversation_id="c"),
+    )
+    live = SimpleNamespace(
+        turn=turn, request_id="r" * 10, core=SimpleNamespace(state=SimpleNamespace(value="running"))
+    )
+    store = UsageStore(tmp_path)
+    store.add(row("Priced", time.time(), input_tokens=1_000_000))
+    store.add(row("Priced", 1.0, input_tokens=1_000_000))  # before this proxy started
+    store.close()
+    total = session_cost_text(tmp_path, time.time() - 60, CONFIG)
+    assert total == "this session: 1 turn, $3.00"
+    console = Console(width=200, record=True)
+    table = status_table([live], prices_for=prices_lookup(CONFIG), session_cost=total)
+    console.print(table)
+    text = console.export_text()
+    assert "$4.5000" in text and "this session: 1 turn, $3.00" in text
+
+
+def test_usage_command_names_unpriced_models_literally(tmp_path, capsys) -> None:
+    import time
+
+    from cursor_byok.cli import main
+
+    store = UsageStore(tmp_path)
+    store.add(row("Free", time.time(), input_tokens=10))
+    store.close()
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[providers.p]\nkind = "openai-chat"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        '[[models]]\nname = "Free"\nprovider = "p"\nmodel = "b"\n'
+    )
+    assert main(["usage", "--data-dir", str(tmp_path), "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 turns have no prices" in out and "to their [[models]]" in out
+    assert main(["usage", "--data-dir", str(tmp_path), "--since", "soon"]) == 2
