@@ -12,11 +12,9 @@ import asyncio
 import hashlib
 import hmac
 import ipaddress
-import json
 import logging
 import os
 import secrets
-import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +24,8 @@ from mitmproxy import exceptions
 from mitmproxy import http
 
 from cursor_byok import connect
+from cursor_byok.activity import Activity
+from cursor_byok.activity import route_label
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
@@ -40,7 +40,6 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config import default_config_path
-from cursor_byok.doctor import ACTIVITY_FILE
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
@@ -108,8 +107,7 @@ class CursorByok:
         self._config: ConfigSource | None = None
         self.recorder = None  # capture.Recorder while recording
         self.providers = ProviderPool()  # provider clients shared across turns
-        self.activity: dict[str, int | str] = {"agent_calls": 0, "other_cursor_calls": 0}
-        self._activity_written = 0.0
+        self.activity: Activity | None = None
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
 
@@ -249,6 +247,8 @@ class CursorByok:
             self.registry.config = session_config
         if "cursor_byok_record_dir" in updated:
             self._configure_recorder(opts.cursor_byok_record_dir)
+        if "cursor_byok_data_dir" in updated or self.activity is None:
+            self.activity = Activity(Path(opts.cursor_byok_data_dir).expanduser())
         if "cursor_byok_data_dir" in updated or self.blobs is None:
             try:
                 self.blobs = BlobStore(Path(opts.cursor_byok_data_dir).expanduser() / "blobs")
@@ -482,26 +482,15 @@ class CursorByok:
         return connect_error_response(code, message)
 
     def _note_activity(self, flow: http.HTTPFlow, path: str | None) -> None:
-        """Count Cursor calls for `cursor-byok doctor`, which reads them from the data dir."""
+        """Record Cursor calls for `cursor-byok doctor`, which reads them from the data dir."""
+        if self.activity is None:
+            return
         if path is not None:
-            self.activity["agent_calls"] += 1
-            self.activity["last_agent_call"] = time.strftime("%Y-%m-%d %H:%M:%S")
-            self.activity["last_transport"] = (
-                "Run (HTTP/2 stream)" if path == RUN_PATH else "RunSSE + BidiAppend"
-            )
+            route = route_label(ctx.options.mode, flow.request.http_version)
+            transport = "Run (HTTP/2 stream)" if path == RUN_PATH else path.rsplit("/", 1)[-1]
+            self.activity.note("agent", transport, route)
         elif host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts):
-            self.activity["other_cursor_calls"] += 1
-        else:
-            return
-        now = time.monotonic()
-        if now - self._activity_written < 1.0:
-            return
-        self._activity_written = now
-        try:
-            target = Path(ctx.options.cursor_byok_data_dir).expanduser() / ACTIVITY_FILE
-            target.write_text(json.dumps(self.activity))
-        except OSError as exc:
-            log.debug("cannot write the activity file: %s", exc)
+            self.activity.note("other")
 
     def _body(self, request: http.Request) -> bytes:
         """The request body, its HTTP compression undone by our bounded decoder (never
