@@ -30,7 +30,6 @@ from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.bidi import BadFraming
-from cursor_byok.bidi import BidiDecodeError
 from cursor_byok.bidi import decode_bidi_append
 from cursor_byok.bidi import decode_run_sse_request
 from cursor_byok.bidi import parse_client_message
@@ -40,10 +39,10 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config import default_config_path
+from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
-from cursor_byok.session import Refused
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
@@ -437,7 +436,7 @@ class CursorByok:
             return
         try:
             self._open_run_stream(flow)
-        except (BidiDecodeError, Refused) as exc:
+        except ByokError as exc:
             log.warning("Run rejected: %s", exc)
             self._answer_from_loopback(flow, exc.code, str(exc), stream=True)
 
@@ -465,7 +464,7 @@ class CursorByok:
                 self._bidi_append(flow)
             else:
                 self._run_sse(flow)
-        except (BidiDecodeError, Refused) as exc:
+        except ByokError as exc:
             log.warning("%s rejected: %s", path.rsplit("/", 1)[-1], exc)
             flow.response = self._error(flow, exc.code, str(exc))
         except Exception:
@@ -706,8 +705,8 @@ class RunUpload:
                     owner=self.owner,
                     transport="run",
                 )
-        except (connect.ConnectError, BidiDecodeError, Refused) as exc:
-            self._fail(getattr(exc, "code", "invalid_argument"), f"Run request stream: {exc}")
+        except ByokError as exc:
+            self._fail(exc.code, f"Run request stream: {exc}")
         except Exception:
             log.exception("Run %s: upload failed", self.request_id)
             self._fail("internal", "cursor-byok internal error")

@@ -14,14 +14,16 @@ from google.protobuf.message import Message
 
 from cursor_byok.connect import ConnectError
 from cursor_byok.connect import decode_unary_body
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
 
-class BidiDecodeError(ValueError):
+class BidiDecodeError(ByokError, ValueError):
     """A request body we cannot use; `code` is the Connect code to answer with."""
 
-    code = "invalid_argument"
+    code = Code.INVALID_ARGUMENT
 
 
 class InvalidHex(BidiDecodeError):

@@ -14,13 +14,18 @@ import os
 import tempfile
 from pathlib import Path
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
+
 log = logging.getLogger(__name__)
 
 BLOB_ID_SIZE = 32
 
 
-class BlobMismatch(ValueError):
+class BlobMismatch(ByokError, ValueError):
     """Bytes offered under an id they do not hash to."""
+
+    code = Code.INVALID_ARGUMENT
 
 
 def blob_id(data: bytes) -> bytes:

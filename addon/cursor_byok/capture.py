@@ -41,6 +41,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
 from cursor_byok import __version__
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.providers.base import Finish
@@ -646,7 +647,7 @@ class _RecordingProvider:
 # --- reading -----------------------------------------------------------------------------------
 
 
-class CaptureError(ValueError):
+class CaptureError(ByokError, ValueError):
     """A file that is not a usable capture (replay exits with 2)."""
 
 

@@ -34,6 +34,7 @@ from rich.tree import Tree
 
 from cursor_byok import bidi
 from cursor_byok import connect
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
@@ -43,7 +44,7 @@ BLOB_ID_SIZE = 32
 WIRE_TYPES = {0: "varint", 1: "fixed64", 2: "bytes", 3: "group", 5: "fixed32"}
 
 
-class CaptureError(Exception):
+class CaptureError(ByokError):
     """A file we cannot read or decode; the message is shown to the user as one line."""
 
 

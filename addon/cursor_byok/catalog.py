@@ -27,6 +27,7 @@ from google.protobuf.message import Message
 from cursor_byok import connect
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
@@ -226,7 +227,7 @@ def merge(method: str, body: bytes, config: Config) -> bytes:
     return _MERGERS[method](body, config)
 
 
-class UnsupportedBody(Exception):
+class UnsupportedBody(ByokError):
     """A response body we do not rewrite (JSON, unknown content type, bad framing)."""
 
 

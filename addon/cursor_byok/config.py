@@ -15,6 +15,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.providers.base import PROVIDER_KINDS
 from cursor_byok.providers.base import ProviderSettings
 
@@ -70,8 +72,10 @@ def is_secret_header(name: str) -> bool:
     return lowered in SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
 
 
-class ConfigError(ValueError):
+class ConfigError(ByokError, ValueError):
     """A configuration problem, phrased for the user: file, key, what is wrong."""
+
+    code = Code.FAILED_PRECONDITION
 
 
 def default_config_path() -> Path:

@@ -23,6 +23,9 @@ from urllib.parse import quote
 
 import zstandard
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
+
 FLAG_COMPRESSED = 0x01
 FLAG_END_STREAM = 0x02
 _KNOWN_FLAGS = FLAG_COMPRESSED | FLAG_END_STREAM
@@ -56,10 +59,10 @@ CONNECT_CODE_HTTP_STATUS: dict[str, int] = {
 }
 
 
-class ConnectError(Exception):
+class ConnectError(ByokError):
     """Base of every error this module raises; the addon maps it to `invalid_argument`."""
 
-    code = "invalid_argument"
+    code = Code.INVALID_ARGUMENT
 
 
 class UnknownFlags(ConnectError):

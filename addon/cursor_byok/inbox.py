@@ -11,6 +11,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
+
 DEFAULT_MAX_BUFFERED = 1024
 DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024
 
@@ -21,8 +24,10 @@ class Outcome(enum.Enum):
     DUPLICATE = "duplicate"  # already released or already buffered; dropped
 
 
-class InboxOverflow(Exception):
+class InboxOverflow(ByokError):
     """Too many out-of-order messages are waiting for a gap to fill."""
+
+    code = Code.RESOURCE_EXHAUSTED
 
 
 class Budget:

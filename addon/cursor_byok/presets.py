@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cursor_byok.activity import write_private
+from cursor_byok.errors import ByokError
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-class InitError(Exception):
+class InitError(ByokError):
     """Why no config was written, phrased for the user."""
 
 

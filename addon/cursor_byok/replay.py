@@ -52,6 +52,7 @@ from cursor_byok.capture import request_to_json
 from cursor_byok.capture import scrub_end_stream
 from cursor_byok.capture import server_kind
 from cursor_byok.capture import submessages
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError
@@ -389,7 +390,7 @@ class ReplayAgent:
 # --- the proxy and the client ------------------------------------------------------------------
 
 
-class ReplayError(RuntimeError):
+class ReplayError(ByokError, RuntimeError):
     """The replay machinery itself failed (not a mismatch)."""
 
 

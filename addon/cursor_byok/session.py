@@ -26,6 +26,7 @@ from dataclasses import field
 
 from cursor_byok import connect
 from cursor_byok.connect import EndStreamError
+from cursor_byok.errors import ByokError
 from cursor_byok.inbox import Budget
 from cursor_byok.inbox import Inbox
 from cursor_byok.inbox import InboxOverflow
@@ -69,12 +70,11 @@ class PendingKind(enum.Enum):
 PendingKey = tuple[PendingKind, int]
 
 
-class Refused(Exception):
+class Refused(ByokError):
     """A request the core will not take; `code` is the Connect code to answer with."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
 
 
 # --- commands for the async shell ---------------------------------------------------------------

@@ -14,6 +14,8 @@ from collections.abc import Awaitable
 from collections.abc import Callable
 
 from cursor_byok.connect import EndStreamError
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.session import CancelTurn
 from cursor_byok.session import Command
@@ -35,8 +37,10 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 
 
-class TurnCancelled(Exception):
+class TurnCancelled(ByokError):
     """Raised inside a turn when it is cancelled (user stop, client gone, superseded)."""
+
+    code = Code.CANCELED
 
     def __init__(self, reason: str, action: pb.CancelAction | None = None) -> None:
         super().__init__(reason)
@@ -44,12 +48,11 @@ class TurnCancelled(Exception):
         self.action = action
 
 
-class TurnFailed(Exception):
+class TurnFailed(ByokError):
     """Raised inside a turn when the transport fails it (seqno gap, overflow, watchdog)."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
 
 
 TurnRunner = Callable[["LiveRun", pb.AgentRunRequest], Awaitable[None]]

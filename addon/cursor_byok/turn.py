@@ -26,6 +26,7 @@ from cursor_byok.checkpoint import decode_message
 from cursor_byok.checkpoint import referenced_blobs
 from cursor_byok.connect import EndStreamError
 from cursor_byok.connect import ErrorDetail
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.sessions import LiveSession
@@ -39,7 +40,7 @@ ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client i
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
 
 
-class TurnError(Exception):
+class TurnError(ByokError):
     """A failure Cursor should show: becomes the end-stream error (never assistant text)."""
 
     def __init__(
@@ -51,8 +52,7 @@ class TurnError(Exception):
         error: int | None = None,
         retryable: bool = False,
     ) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
         self.title = title
         self.error = error
         self.retryable = retryable

@@ -21,6 +21,8 @@ from typing import Any
 from typing import Literal
 from typing import Protocol
 
+from cursor_byok.errors import ByokError
+
 log = logging.getLogger(__name__)
 
 ProviderKind = Literal["openai-chat", "openai-responses", "anthropic"]
@@ -154,7 +156,7 @@ ErrorKind = Literal[
 _RETRYABLE_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
 
 
-class ProviderError(Exception):
+class ProviderError(ByokError):
     """A failed model call, classified so the loop can decide: retry, compact, or show.
 
     `message` is the provider's own message with secrets redacted; safe to show and log.

@@ -29,6 +29,7 @@ from typing import Any
 from typing import ClassVar
 from typing import Protocol
 
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class ToolOutcome:
     images: tuple[ToolImage, ...] = ()
 
 
-class ToolError(Exception):
+class ToolError(ByokError):
     """A tool-level failure raised inside `Tool._run`; `Tool.run` turns it into an outcome.
 
     `tool_call` is the UI card with its typed error result when the raiser built one; else
