@@ -29,3 +29,7 @@ web *ARGS:
 # Tokens and cost of the recorded turns (e.g. `just usage --since today --by model`)
 usage *ARGS:
     uv run cursor-byok usage {{ARGS}}
+
+# The fault suite at full size (bombs of 1 GiB, floods of 720 MiB)
+fuzz *ARGS:
+    FAULT_SCALE=large uv run pytest tests/faults {{ARGS}}

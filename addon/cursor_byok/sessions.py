@@ -334,12 +334,17 @@ class SessionRegistry:
             self.apply([FailTurn(run, error.code, error.message)])
         self._wake(request_id)
 
-    async def frames(self, sub: Subscriber) -> AsyncIterator[bytes]:
-        """Everything one response stream must write, as chunks, until its end-stream frame.
+    async def frames(
+        self, sub: Subscriber, *, until: asyncio.Future | None = None
+    ) -> AsyncIterator[bytes]:
+        """Everything one response stream must write, as chunks, until its end-stream frame
+        (or until `until` completes: the client went away).
 
         Frames that are ready together come as one chunk (one write, one proxy round)."""
         request_id = sub.attempt.request_id
-        while True:
+        if until is not None:
+            until.add_done_callback(lambda _: self._wake(request_id))
+        while until is None or not until.done():
             waker = self._wakers.get(request_id)
             if waker is None:
                 waker = self._wakers[request_id] = asyncio.Event()

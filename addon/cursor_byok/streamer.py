@@ -217,7 +217,7 @@ class Streamer:
         chunks = 0
         try:
             await writer.drain()
-            async for chunk in _until(self.registry.frames(sub), gone):
+            async for chunk in self.registry.frames(sub, until=gone):
                 writer.write(conn.send(h11.Data(data=chunk)))
                 await writer.drain()
                 chunks += 1
@@ -228,18 +228,3 @@ class Streamer:
             gone.cancel()
             self.registry.unsubscribe(sub)
             log.debug("request %s: stream wrote %d chunks", spec.request_id, chunks)
-
-
-async def _until(frames, stop: asyncio.Future):
-    """Yield from an async iterator until `stop` completes."""
-    iterator = frames.__aiter__()
-    while True:
-        step = asyncio.ensure_future(iterator.__anext__())
-        done, _ = await asyncio.wait({step, stop}, return_when=asyncio.FIRST_COMPLETED)
-        if step not in done:
-            step.cancel()
-            return
-        try:
-            yield step.result()
-        except StopAsyncIteration:
-            return
