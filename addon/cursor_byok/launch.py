@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cursor_byok.config import default_config_path
+from cursor_byok.transparent import DEFAULT_REDIRECT_HOSTS
 
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
@@ -33,6 +34,20 @@ class RunOptions:
     confdir: Path | None = None
     quiet: bool = False
     extra: tuple[str, ...] = ()
+    redirect_hosts: tuple[str, ...] = DEFAULT_REDIRECT_HOSTS  # transparent: port 443 redirected
+    print_rules: bool = False  # transparent: show the redirect rules, start nothing
+
+
+def ipv6_loopback() -> bool:
+    """Whether ::1 can be bound (transparent mode then also takes redirected IPv6 connections)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
 
 
 def mitmdump_executable() -> str:
@@ -40,8 +55,8 @@ def mitmdump_executable() -> str:
     return str(beside) if beside.exists() else (shutil.which("mitmdump") or "mitmdump")
 
 
-def mitmdump_args(opts: RunOptions) -> list[str]:
-    """The full mitmdump command line for one run mode."""
+def mitmdump_args(opts: RunOptions, ipv6: bool = False) -> list[str]:
+    """The full mitmdump command line for one run mode (`ipv6`: transparent also on ::1)."""
     args = [mitmdump_executable(), "--listen-host", opts.host, "-p", str(opts.port)]
     args += ["--set", "connection_strategy=lazy"]
     if opts.mode == "reverse":
@@ -50,6 +65,8 @@ def mitmdump_args(opts: RunOptions) -> list[str]:
         args += ["--mode", f"local:{opts.local_process}", "--allow-hosts", ALLOW_HOSTS]
     elif opts.mode == "transparent":
         args += ["--mode", "transparent", "--allow-hosts", ALLOW_HOSTS]
+        if ipv6 and opts.host == "127.0.0.1":  # the kernel redirects IPv6 connections to ::1
+            args += ["--mode", f"transparent@::1:{opts.port}"]
     else:
         args += ["--allow-hosts", ALLOW_HOSTS]
     args += ["--set", f"cursor_byok_config={opts.config or default_config_path()}"]
@@ -86,7 +103,16 @@ def setup_text(opts: RunOptions) -> str:
         f"           certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mitmproxy -i {ca}\n"
         f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
     )
-    if opts.mode in ("local", "transparent"):
+    if opts.mode == "transparent":
+        return (
+            "Transparent mode: connections to port 443 of Cursor's hosts are redirected to "
+            "mitmdump by firewall rules cursor-byok installs now and removes on exit.\n"
+            "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
+            '("cursor.general.disableHttp2": true) and fully restart Cursor.\n'
+            "Trust mitmproxy's CA: sudo cursor-byok trust install (system store and NSS); "
+            f"start Cursor with NODE_EXTRA_CA_CERTS={ca} for its Node side."
+        )
+    if opts.mode == "local":
         return (
             f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
             "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
@@ -105,10 +131,35 @@ def setup_text(opts: RunOptions) -> str:
 def run(opts: RunOptions) -> int:
     from rich.console import Console
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    if opts.print_rules:
+        from cursor_byok.redirect import rules_text
+
+        sys.stdout.write(rules_text(opts.port, opts.redirect_hosts))
+        return 0
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
+    if opts.mode == "transparent" and sys.platform.startswith("linux"):
+        return run_transparent(opts, console)
     args = mitmdump_args(opts)
     sys.stderr.flush()
     os.execv(args[0], args)
     return 0  # not reached
+
+
+def run_transparent(opts: RunOptions, console) -> int:
+    """Linux: install the redirect, run mitmdump as a child, remove the redirect on exit."""
+    from rich.text import Text
+
+    from cursor_byok import redirect
+    from cursor_byok.redirect import FirewallError
+
+    def say(message: str) -> None:
+        console.print(Text(message))
+
+    args = mitmdump_args(opts, ipv6=ipv6_loopback())
+    try:
+        return redirect.run_transparent(args, port=opts.port, hosts=opts.redirect_hosts, say=say)
+    except FirewallError as exc:
+        console.print(Text(f"cursor-byok: error: {exc}"))
+        return 2
