@@ -189,19 +189,24 @@ def perform(action: Action, user: User) -> None:
             raise TrustError(f"{action.describe()}: {detail[0]}")
 
 
-def _der_certs(pem_text: str) -> set[bytes]:
+def der_certs(pem_text: str) -> set[bytes]:
+    """The certificates of a PEM bundle (text between them, as in Fedora's bundle, is skipped)."""
     certs = set()
-    marker = "-----END CERTIFICATE-----"
-    for block in pem_text.split(marker):
-        if "-----BEGIN CERTIFICATE-----" in block:
-            certs.add(ssl.PEM_cert_to_DER_cert(block.strip() + "\n" + marker + "\n"))
+    begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+    for block in pem_text.split(end):
+        if begin in block:
+            body = block[block.index(begin) :].strip()
+            try:
+                certs.add(ssl.PEM_cert_to_DER_cert(body + "\n" + end + "\n"))
+            except ValueError:
+                continue
     return certs
 
 
 def in_bundle(pem: Path, bundle: Path) -> bool:
     """Whether the CA in `pem` is one of the certificates in `bundle`."""
     try:
-        return bool(_der_certs(pem.read_text()) & _der_certs(bundle.read_text(errors="replace")))
+        return bool(der_certs(pem.read_text()) & der_certs(bundle.read_text(errors="replace")))
     except OSError:
         return False
 

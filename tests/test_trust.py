@@ -1,0 +1,93 @@
+"""What `cursor-byok trust` does on each platform, as data; the Debian store and NSS are changed
+for real in tests/e2e/test_transparent.py (inside a private mount namespace)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cursor_byok import trust
+from cursor_byok.trust import Action
+
+CONF = Path("/home/u/.mitmproxy")
+PEM = str(CONF / "mitmproxy-ca-cert.pem")
+
+
+def test_platform_detection() -> None:
+    assert trust.system_store("darwin") is trust.MACOS
+    assert trust.system_store("win32") is trust.WINDOWS
+    debian = {"/usr/sbin/update-ca-certificates"}
+    assert trust.system_store("linux", debian.__contains__) is trust.DEBIAN
+    fedora = {"/etc/pki/ca-trust/source/anchors"}
+    assert trust.system_store("linux", fedora.__contains__) is trust.FEDORA
+    arch = {"/etc/ca-certificates/trust-source/anchors"}
+    assert trust.system_store("linux", arch.__contains__) is trust.ARCH
+    assert trust.system_store("linux", lambda path: False) is None
+
+
+def test_linux_stores_copy_the_anchor_and_refresh() -> None:
+    install = trust.plan_system(trust.DEBIAN, CONF, install=True)
+    assert install[1] == Action(
+        "copy", (PEM, "/usr/local/share/ca-certificates/cursor-byok-mitmproxy.crt")
+    )
+    assert install[2] == Action("run", ("update-ca-certificates",))
+    uninstall = trust.plan_system(trust.DEBIAN, CONF, install=False)
+    assert uninstall == [
+        Action("remove", ("/usr/local/share/ca-certificates/cursor-byok-mitmproxy.crt",)),
+        Action("run", ("update-ca-certificates", "--fresh")),
+    ]
+    fedora = trust.plan_system(trust.FEDORA, CONF, install=True)
+    assert fedora[1].args[1] == "/etc/pki/ca-trust/source/anchors/cursor-byok-mitmproxy.pem"
+    assert fedora[2].args == ("update-ca-trust", "extract")
+
+
+def test_macos_and_windows_commands() -> None:
+    (mac,) = trust.plan_system(trust.MACOS, CONF, install=True)
+    assert mac.args == (
+        "security",
+        "add-trusted-cert",
+        "-d",
+        "-r",
+        "trustRoot",
+        "-k",
+        "/Library/Keychains/System.keychain",
+        PEM,
+    )
+    (win,) = trust.plan_system(trust.WINDOWS, CONF, install=True)
+    assert win.args == ("certutil", "-addstore", "-f", "Root", str(CONF / "mitmproxy-ca-cert.cer"))
+    (win_off,) = trust.plan_system(trust.WINDOWS, CONF, install=False)
+    assert win_off.optional
+
+
+def test_nss_runs_as_the_user_and_creates_the_database_when_missing() -> None:
+    nssdb = Path("/home/u/.pki/nssdb")
+    actions = trust.plan_nss(nssdb, CONF, install=True, new_db=True)
+    assert all(a.as_user for a in actions)
+    assert [a.args[:2] for a in actions] == [
+        ("/home/u/.pki/nssdb",),
+        ("certutil", "-N"),
+        ("certutil", "-A"),
+    ]
+    assert actions[-1].args == (
+        "certutil",
+        "-A",
+        "-d",
+        "sql:/home/u/.pki/nssdb",
+        "-t",
+        "C,,",
+        "-n",
+        "cursor-byok-mitmproxy",
+        "-i",
+        PEM,
+    )
+    assert len(trust.plan_nss(nssdb, CONF, install=True, new_db=False)) == 1
+    (remove,) = trust.plan_nss(nssdb, CONF, install=False, new_db=False)
+    assert remove.args[:2] == ("certutil", "-D")
+
+
+def test_ca_is_created_when_missing_and_found_in_a_bundle(tmp_path) -> None:
+    pem = trust.ensure_ca(tmp_path / "conf")
+    assert pem.exists()
+    bundle = tmp_path / "bundle.crt"
+    bundle.write_text("junk\n" + pem.read_text())
+    assert trust.in_bundle(pem, bundle)
+    assert not trust.in_bundle(pem, tmp_path / "missing.crt")
