@@ -3,9 +3,16 @@ for real in tests/e2e/test_transparent.py (inside a private mount namespace)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
+
 from cursor_byok import trust
+from cursor_byok.doctor import OK
+from cursor_byok.doctor import WARN
+from cursor_byok.doctor import check_local_capture
+from cursor_byok.doctor import check_nss
 from cursor_byok.trust import Action
 
 CONF = Path("/home/u/.mitmproxy")
@@ -91,3 +98,36 @@ def test_ca_is_created_when_missing_and_found_in_a_bundle(tmp_path) -> None:
     bundle.write_text("junk\n" + pem.read_text())
     assert trust.in_bundle(pem, bundle)
     assert not trust.in_bundle(pem, tmp_path / "missing.crt")
+
+
+@pytest.mark.skipif(shutil.which("certutil") is None, reason="certutil (libnss3-tools) missing")
+def test_nss_install_and_doctor_check_with_a_real_certutil(tmp_path) -> None:
+    confdir = tmp_path / "conf"
+    pem = trust.ensure_ca(confdir)
+    nssdb = tmp_path / "home" / ".pki" / "nssdb"
+    assert trust.nss_status(nssdb, pem)[0] is False
+    assert check_nss(pem, nssdb).status == WARN
+    user = trust.User(tmp_path / "home")
+    for action in trust.plan_nss(nssdb, confdir, install=True, new_db=True):
+        trust.perform(action, user)
+    assert trust.nss_status(nssdb, pem)[0] is True
+    assert check_nss(pem, nssdb).status == OK
+    other = trust.ensure_ca(tmp_path / "other-conf")  # a different CA is not ours
+    assert trust.nss_status(nssdb, other)[0] is False
+    for action in trust.plan_nss(nssdb, confdir, install=False, new_db=False):
+        trust.perform(action, user)
+    assert trust.nss_status(nssdb, pem)[0] is False
+
+
+def test_doctor_says_when_local_capture_cannot_run() -> None:
+    btf = {"/sys/kernel/btf/vmlinux"}.__contains__
+    has_sudo = {"sudo": "/usr/bin/sudo"}.get
+    fine = check_local_capture("linux", "6.8.0-45-generic", btf, has_sudo)
+    assert fine.status == OK
+    old = check_local_capture("linux", "5.15.0", btf, has_sudo)
+    assert old.status == WARN and "kernel 5.15 < 6.8" in old.detail
+    sandbox = check_local_capture("linux", "6.18.44-fc", lambda p: False, lambda t: None)
+    assert "no BTF" in sandbox.detail and "sudo, which is not on PATH" in sandbox.detail
+    wsl = check_local_capture("linux", "6.6.36.3-microsoft-standard-WSL2", btf, has_sudo)
+    assert "WSL" in wsl.detail
+    assert check_local_capture("darwin").status == OK

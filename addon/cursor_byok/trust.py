@@ -211,16 +211,21 @@ def in_bundle(pem: Path, bundle: Path) -> bool:
         return False
 
 
-def nss_status(nssdb: Path) -> tuple[bool | None, str]:
-    """(True/False: listed or not, None: cannot tell) and a line saying why."""
+def nss_status(nssdb: Path, pem: Path) -> tuple[bool | None, str]:
+    """(True/False: our CA is listed or not, None: cannot tell) and a line saying where."""
     if shutil.which("certutil") is None or sys.platform != "linux":
         return None, "certutil not installed (Debian/Ubuntu: apt-get install libnss3-tools)"
     if not (nssdb / "cert9.db").exists():
         return False, f"no NSS database at {nssdb}"
     result = subprocess.run(
-        ["certutil", "-L", "-d", f"sql:{nssdb}", "-n", NAME], capture_output=True, text=True
+        ["certutil", "-L", "-d", f"sql:{nssdb}", "-n", NAME, "-a"], capture_output=True, text=True
     )
-    return result.returncode == 0, f"{nssdb} ({NAME})"
+    try:
+        ours = der_certs(pem.read_text())
+    except OSError:
+        ours = set()
+    listed = result.returncode == 0 and bool(ours & der_certs(result.stdout))
+    return listed, f"{nssdb} ({NAME})"
 
 
 @dataclass(frozen=True)
@@ -248,7 +253,7 @@ def status(confdir: Path, user: User | None = None) -> list[Status]:
     else:
         out.append(Status(store.name, None, "cannot check here"))
     if sys.platform == "linux":
-        trusted, detail = nss_status(user.home / ".pki" / "nssdb")
+        trusted, detail = nss_status(user.home / ".pki" / "nssdb", pem)
         out.append(Status("NSS (Chromium/Electron)", trusted, detail))
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
     node_ok = bool(extra) and in_bundle(pem, Path(extra).expanduser())
