@@ -104,13 +104,17 @@ def setup_text(opts: RunOptions) -> str:
         f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
     )
     if opts.mode == "transparent":
+        from cursor_byok.trust import node_ca_path
+        from cursor_byok.trust import system_store
+
+        node_ca = node_ca_path(system_store(), ca)
         return (
             "Transparent mode: connections to port 443 of Cursor's hosts are redirected to "
             "mitmdump by firewall rules cursor-byok installs now and removes on exit.\n"
             "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
             '("cursor.general.disableHttp2": true) and fully restart Cursor.\n'
             "Trust mitmproxy's CA: sudo cursor-byok trust install (system store and NSS); "
-            f"start Cursor with NODE_EXTRA_CA_CERTS={ca} for its Node side."
+            f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca} for its Node side."
         )
     if opts.mode == "local":
         return (
@@ -141,6 +145,14 @@ def run(opts: RunOptions) -> int:
     console.print(setup_text(opts))
     if opts.mode == "transparent" and sys.platform.startswith("linux"):
         return run_transparent(opts, console)
+    if opts.mode == "transparent" and sys.platform == "darwin":
+        from cursor_byok.redirect import mitmdump_gid
+        from cursor_byok.redirect import rules_text
+
+        console.print("Load these pf rules (cursor-byok does not change pf on macOS):")
+        sys.stderr.write(rules_text(opts.port, opts.redirect_hosts))
+        if os.geteuid() == 0:
+            os.setgid(mitmdump_gid())  # the group the pf rules exempt (no loop)
     args = mitmdump_args(opts)
     sys.stderr.flush()
     os.execv(args[0], args)

@@ -259,10 +259,18 @@ def status(confdir: Path, user: User | None = None) -> list[Status]:
     node_ok = bool(extra) and in_bundle(pem, Path(extra).expanduser())
     out.append(
         Status(
-            "Node (NODE_EXTRA_CA_CERTS)", node_ok, f"start Cursor with NODE_EXTRA_CA_CERTS={pem}"
+            "Node (NODE_EXTRA_CA_CERTS)",
+            node_ok,
+            f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca_path(store, pem)}",
         )
     )
     return out
+
+
+def node_ca_path(store: SystemStore | None, pem: Path) -> str:
+    """The CA file to give Node: the world-readable system-store copy when there is one (under
+    sudo the confdir may be root's home, which the user cannot read)."""
+    return store.anchor if store is not None and store.anchor else str(pem)
 
 
 def change(confdir: Path, install: bool, say: Callable[[str], None], nss: bool = True) -> int:
@@ -300,7 +308,7 @@ def change(confdir: Path, install: bool, say: Callable[[str], None], nss: bool =
             except (TrustError, OSError, subprocess.CalledProcessError) as exc:
                 say(f"NSS {nssdb}: {exc}")
     if install:
-        say(f"Node side of Cursor: start it with NODE_EXTRA_CA_CERTS={pem}")
+        say(f"Node side of Cursor: start it with NODE_EXTRA_CA_CERTS={node_ca_path(store, pem)}")
     return code
 
 
