@@ -34,6 +34,23 @@ def unavailable_reason(*tools: str) -> str | None:
     return None
 
 
+NAT_PROBES = {
+    "nft": "nft add table inet probe && "
+    "nft 'add chain inet probe c { type nat hook output priority -100; }'",
+    "iptables": "iptables -t nat -N PROBE && iptables -t nat -A OUTPUT -j PROBE",
+}
+
+
+def nat_unavailable_reason(firewall: str) -> str | None:
+    """Why `firewall` cannot create NAT rules here (tried in a throwaway namespace), or None."""
+    probe = subprocess.run(
+        ["unshare", "--net", "sh", "-c", NAT_PROBES[firewall]], capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        return f"{firewall} cannot create NAT rules here: {probe.stderr.strip()}"
+    return None
+
+
 class Namespace:
     """Network + mount namespaces held open by a child process; `run` enters both."""
 

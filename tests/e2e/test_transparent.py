@@ -24,6 +24,7 @@ from fakes.fake_provider import FakeProvider
 from mitm import start_mitmdump
 from netns import TEST_ADDRESS
 from netns import Namespace
+from netns import nat_unavailable_reason
 from netns import unavailable_reason
 from provider_config import KEY_ENV
 from provider_config import MODEL
@@ -126,6 +127,18 @@ def redirect_rules(ns: Namespace, firewall: str) -> str:
     return listing if "CURSOR_BYOK" in listing else ""
 
 
+def child_pids(parent: int) -> list[int]:
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
 def wait_gone(pid: int, timeout: float = 20) -> None:
     """Until process `pid` has exited (a zombie counts as exited)."""
     deadline = time.monotonic() + timeout
@@ -143,9 +156,9 @@ def wait_gone(pid: int, timeout: float = 20) -> None:
 @pytest.fixture
 def namespace(tmp_path, request):
     firewall = request.param
-    reason = unavailable_reason(
-        firewall, "iptables-save" if firewall == "iptables" else firewall, "update-ca-certificates"
-    )
+    tools = (firewall, "iptables-save" if firewall == "iptables" else firewall)
+    reason = unavailable_reason(*tools, "update-ca-certificates")
+    reason = reason or nat_unavailable_reason(firewall)
     if reason:
         pytest.skip(f"transparent-mode namespace test: {reason}")
     ns = Namespace(tmp_path, {API_HOST: TEST_ADDRESS, OTHER_HOST: TEST_ADDRESS})
@@ -198,11 +211,12 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
         # SIGKILL: no chance to clean up; mitmdump follows its parent; the next start cleans up.
         proxy = start_proxy(ns, tmp_path, config)
         killed = proxy.process.pid
-        children = Path(f"/proc/{killed}/task/{killed}/children").read_text().split()
+        children = child_pids(killed)
+        assert children, "mitmdump runs as a child of cursor-byok"
         proxy.process.kill()
         proxy.process.wait()
         for child in children:
-            wait_gone(int(child))
+            wait_gone(child)
         assert f"pid {killed}" in redirect_rules(ns, firewall)
         proxy = start_proxy(ns, tmp_path, config)
         try:
