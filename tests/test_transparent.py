@@ -3,7 +3,10 @@ tools). Applying the rules is proven in tests/e2e/test_transparent.py (network n
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +134,63 @@ def test_without_root_it_refuses_and_says_how(monkeypatch, capsys, tmp_path) -> 
     code = main(["run", "--transparent", "--confdir", str(tmp_path), "--redirect-host", "x.test"])
     assert code == 2
     assert "needs root: sudo cursor-byok run --transparent" in capsys.readouterr().err
+
+
+class FakeFirewall:
+    name = "fake"
+
+    def __init__(self, listing: str | None = None) -> None:
+        self._listing = listing
+        self.removed = 0
+        self.added: list[tuple[list[str], list[str], int]] = []
+
+    def listing(self) -> str | None:
+        return self._listing
+
+    def remove(self) -> None:
+        self.removed += 1
+        self._listing = None
+
+    def add(self, v4, v6, port) -> None:
+        self.added.append((list(v4), list(v6), port))
+
+
+def test_new_addresses_of_cursors_hosts_are_added_and_old_ones_kept(monkeypatch) -> None:
+    fw = FakeFirewall()
+    monkeypatch.setattr(
+        redirect, "resolve", lambda hosts: (("192.0.2.1", "192.0.2.3"), ("2001:db8::3",), [])
+    )
+    known = {"192.0.2.1", "192.0.2.2"}
+    new = redirect._refresh(fw, ["api2.cursor.sh"], known, 8080)
+    assert new == {"192.0.2.3", "2001:db8::3"}
+    assert fw.added == [(["192.0.2.3"], ["2001:db8::3"], 8080)]
+    assert redirect._refresh(fw, ["api2.cursor.sh"], known | new, 8080) == set()
+    assert len(fw.added) == 1
+
+
+def test_stale_rules_are_removed_unless_their_owner_still_runs(tmp_path) -> None:
+    said: list[str] = []
+    fw = FakeFirewall(
+        'table inet cursor_byok { comment "cursor-byok transparent redirect pid 999999999"'
+    )
+    redirect.remove_stale(fw, said.append)
+    assert fw.removed == 1 and "left by an earlier run (pid 999999999)" in said[0]
+    redirect.remove_stale(fw, said.append)  # nothing there: nothing done
+    assert fw.removed == 1
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()", "cursor-byok"], stdin=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while b"cursor-byok" not in Path(f"/proc/{owner.pid}/cmdline").read_bytes():
+            assert time.monotonic() < deadline, "the stand-in owner did not start"
+            time.sleep(0.01)
+        fw = FakeFirewall(
+            f'-A OUTPUT -m comment --comment "cursor-byok transparent redirect pid {owner.pid}"'
+        )
+        with pytest.raises(redirect.FirewallError, match=f"pid {owner.pid}.*running"):
+            redirect.remove_stale(fw, said.append)
+        assert fw.removed == 0
+    finally:
+        owner.stdin.close()
+        owner.wait()

@@ -3,7 +3,9 @@ for real in tests/e2e/test_transparent.py (inside a private mount namespace)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,9 +85,9 @@ def test_nss_runs_as_the_user_and_creates_the_database_when_missing() -> None:
         "C,,",
         "-n",
         "cursor-byok-mitmproxy",
-        "-i",
-        PEM,
+        "-a",
     )
+    assert actions[-1].stdin == PEM  # read as root, fed to certutil running as the user
     assert len(trust.plan_nss(nssdb, CONF, install=True, new_db=False)) == 1
     (remove,) = trust.plan_nss(nssdb, CONF, install=False, new_db=False)
     assert remove.args[:2] == ("certutil", "-D")
@@ -131,3 +133,25 @@ def test_doctor_says_when_local_capture_cannot_run() -> None:
     wsl = check_local_capture("linux", "6.6.36.3-microsoft-standard-WSL2", btf, has_sudo)
     assert "WSL" in wsl.detail
     assert check_local_capture("darwin").status == OK
+
+
+@pytest.mark.skipif(
+    shutil.which("certutil") is None or os.geteuid() != 0, reason="needs certutil and root"
+)
+def test_under_sudo_nss_is_changed_as_the_user_with_the_ca_read_by_root(tmp_path) -> None:
+    """`sudo cursor-byok trust install`: root's confdir is unreadable to the user, the user's NSS
+    database must stay the user's (files not owned by root)."""
+    confdir = tmp_path / "root-only" / "conf"
+    pem = trust.ensure_ca(confdir)
+    (tmp_path / "root-only").chmod(0o700)
+    home = Path(tempfile.mkdtemp(prefix="cursor-byok-nss-"))
+    try:
+        os.chown(home, 65534, 65534)
+        nssdb = home / ".pki" / "nssdb"
+        user = trust.User(home, uid=65534, gid=65534)
+        for action in trust.plan_nss(nssdb, confdir, install=True, new_db=True):
+            trust.perform(action, user)
+        assert (nssdb / "cert9.db").stat().st_uid == 65534
+        assert trust.nss_status(nssdb, pem)[0] is True
+    finally:
+        shutil.rmtree(home)

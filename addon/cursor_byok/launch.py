@@ -145,6 +145,13 @@ def run(opts: RunOptions) -> int:
     console.print(setup_text(opts))
     if opts.mode == "transparent" and sys.platform.startswith("linux"):
         return run_transparent(opts, console)
+    if opts.mode == "local":
+        from cursor_byok.doctor import WARN
+        from cursor_byok.doctor import check_local_capture
+
+        check = check_local_capture()
+        if check.status == WARN:  # say it plainly before mitmproxy's traceback
+            console.print(f"[yellow]Local capture will likely fail here:[/yellow] {check.detail}")
     if opts.mode == "transparent" and sys.platform == "darwin":
         from cursor_byok.redirect import mitmdump_gid
         from cursor_byok.redirect import rules_text

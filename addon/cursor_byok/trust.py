@@ -32,10 +32,11 @@ class Action:
     args: tuple[str, ...]
     as_user: bool = False  # run as the user who called sudo (their NSS database, their files)
     optional: bool = False  # a failure is reported, not fatal (e.g. nothing to delete)
+    stdin: str | None = None  # a file fed to the command, read before dropping privileges
 
     def describe(self) -> str:
         if self.kind == "run":
-            return " ".join(self.args)
+            return " ".join(self.args) + (f" < {self.stdin}" if self.stdin else "")
         return f"{self.kind} {' '.join(self.args)}"
 
 
@@ -120,11 +121,9 @@ def plan_nss(nssdb: Path, confdir: Path, install: bool, new_db: bool) -> list[Ac
             Action("run", ("certutil", "-N", "-d", db, "--empty-password"), as_user=True),
         ]
     pem = str(confdir / CA_PEM)
-    actions.append(
-        Action(
-            "run", ("certutil", "-A", "-d", db, "-t", "C,,", "-n", NAME, "-i", pem), as_user=True
-        )
-    )
+    # On stdin: under sudo the CA may sit in root's home, which the user cannot read.
+    add = ("certutil", "-A", "-d", db, "-t", "C,,", "-n", NAME, "-a")
+    actions.append(Action("run", add, as_user=True, stdin=pem))
     return actions
 
 
@@ -183,7 +182,10 @@ def perform(action: Action, user: User) -> None:
     else:
         if shutil.which(action.args[0]) is None:
             raise TrustError(f"{action.args[0]} not found on PATH")
-        result = subprocess.run(list(action.args), capture_output=True, text=True, **demote)
+        data = Path(action.stdin).read_text() if action.stdin else None
+        result = subprocess.run(
+            list(action.args), input=data, capture_output=True, text=True, **demote
+        )
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["?"]
             raise TrustError(f"{action.describe()}: {detail[0]}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -224,6 +225,8 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
             rules = redirect_rules(ns, firewall)
             assert f"pid {proxy.process.pid}" in rules and f"pid {killed}" not in rules
         finally:
+            proxy.process.send_signal(signal.SIGTERM)  # as systemd or `kill` stop it
+            proxy.process.wait(timeout=30)
             proxy.stop()
         assert redirect_rules(ns, firewall) == ""
     finally:
