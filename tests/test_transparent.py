@@ -194,3 +194,8 @@ def test_stale_rules_are_removed_unless_their_owner_still_runs(tmp_path) -> None
     finally:
         owner.stdin.close()
         owner.wait()
+
+
+def test_print_rules_needs_transparent_mode(capsys) -> None:
+    assert main(["run", "--print-rules"]) == 2
+    assert "--print-rules goes with --transparent" in capsys.readouterr().err

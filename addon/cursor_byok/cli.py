@@ -158,8 +158,6 @@ def run_options(args: argparse.Namespace):
         mode = "transparent"
         if args.redirect_host:
             kwargs["redirect_hosts"] = tuple(args.redirect_host)
-    if args.print_rules and mode != "transparent":
-        raise SystemExit("cursor-byok: error: --print-rules goes with --transparent")
     return RunOptions(
         host=args.host,
         port=args.port if args.port is not None else (8443 if mode == "reverse" else 8080),

@@ -124,7 +124,12 @@ def check_ca(confdir: Path) -> list[Check]:
     checks = [Check(OK, "mitmproxy CA", str(ca))]
     cafile = ssl.get_default_verify_paths().cafile
     trusted = False
-    if cafile and Path(cafile).exists():
+    if sys.platform == "darwin" or sys.platform.startswith("win"):
+        from cursor_byok import trust
+
+        system = trust.status(confdir)[0]  # keychain / Root store, asked with their own tools
+        trusted, cafile = bool(system.trusted), system.detail
+    elif cafile and Path(cafile).exists():
         trusted = bool(ours & _der_certs(Path(cafile).read_text(errors="replace")))
     checks.append(
         Check(OK, "CA in the system trust store")

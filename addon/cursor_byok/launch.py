@@ -136,6 +136,9 @@ def run(opts: RunOptions) -> int:
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
+    if opts.print_rules and opts.mode != "transparent":
+        console.print("cursor-byok: error: --print-rules goes with --transparent")
+        return 2
     if opts.print_rules:
         from cursor_byok.redirect import rules_text
 

@@ -183,6 +183,12 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
     if shutil.which("certutil"):  # NSS for Chromium/Electron, in $HOME/.pki/nssdb
         assert "\n✔ NSS (Chromium/Electron)" in status.stdout, status.stdout
 
+    # --print-rules shows the rules for this machine and applies none.
+    show = ("run", "--transparent", "--print-rules", "-p", str(PORT), "--redirect-host", API_HOST)
+    printed = ns.run(*cursor_byok(*show))
+    assert TEST_ADDRESS in printed.stdout and f":{PORT}" in printed.stdout, printed.stdout
+    assert redirect_rules(ns, firewall) == ""
+
     cert = tmp_path / "upstream-cert.pem"
     server = [sys.executable, str(E2E / "tls_upstream.py"), TEST_ADDRESS, "443", OTHER_HOST]
     upstream = subprocess.Popen(
