@@ -155,3 +155,14 @@ def test_under_sudo_nss_is_changed_as_the_user_with_the_ca_read_by_root(tmp_path
         assert trust.nss_status(nssdb, pem)[0] is True
     finally:
         shutil.rmtree(home)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+def test_a_ca_created_under_sudo_in_the_users_home_belongs_to_the_user(tmp_path) -> None:
+    home = tmp_path / "home"
+    user = trust.User(home, uid=65534, gid=65534)
+    trust.ensure_ca(home / ".mitmproxy", user)
+    owners = {p.stat().st_uid for p in [home / ".mitmproxy", *(home / ".mitmproxy").iterdir()]}
+    assert owners == {65534}
+    trust.ensure_ca(tmp_path / "elsewhere", user)  # root's own confdir stays root's
+    assert (tmp_path / "elsewhere" / trust.CA_PEM).stat().st_uid == 0

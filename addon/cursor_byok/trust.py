@@ -154,14 +154,19 @@ def invoking_user() -> User:
     return User(Path.home())
 
 
-def ensure_ca(confdir: Path) -> Path:
-    """mitmproxy's CA in `confdir`, created the way mitmproxy creates it when missing."""
+def ensure_ca(confdir: Path, user: User | None = None) -> Path:
+    """mitmproxy's CA in `confdir`, created the way mitmproxy creates it when missing (and given
+    to the user who ran sudo when it is in their home, so their own proxy can read it)."""
     pem = confdir / CA_PEM
     if not pem.exists():
         from mitmproxy.certs import CertStore
 
         confdir.mkdir(parents=True, exist_ok=True)
         CertStore.from_store(confdir, "mitmproxy", 2048)
+        user = user or invoking_user()
+        if user.uid is not None and confdir.resolve().is_relative_to(user.home.resolve()):
+            for path in [confdir, *confdir.iterdir()]:
+                os.chown(path, user.uid, user.gid if user.gid is not None else -1)
     return pem
 
 
@@ -277,13 +282,13 @@ def node_ca_path(store: SystemStore | None, pem: Path) -> str:
 
 def change(confdir: Path, install: bool, say: Callable[[str], None], nss: bool = True) -> int:
     """Install or uninstall; 0 when the system store step worked, 1 otherwise."""
+    user = invoking_user()
     if install:
-        pem = ensure_ca(confdir)
+        pem = ensure_ca(confdir, user)
         if sys.platform.startswith("win") and not (confdir / CA_CER).exists():
             raise TrustError(f"{confdir / CA_CER} missing: start mitmproxy once")
     else:
         pem = confdir / CA_PEM
-    user = invoking_user()
     store = system_store()
     code = 0
     if store is None:
