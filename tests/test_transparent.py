@@ -3,6 +3,7 @@ tools). Applying the rules is proven in tests/e2e/test_transparent.py (network n
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -199,3 +200,47 @@ def test_stale_rules_are_removed_unless_their_owner_still_runs(tmp_path) -> None
 def test_print_rules_needs_transparent_mode(capsys) -> None:
     assert main(["run", "--print-rules"]) == 2
     assert "--print-rules goes with --transparent" in capsys.readouterr().err
+
+
+class RecordingFirewall(FakeFirewall):
+    def __init__(self, fail_install: bool = False) -> None:
+        super().__init__()
+        self.fail_install = fail_install
+        self.installed: list[Redirect] = []
+
+    def install(self, r: Redirect) -> None:
+        self.installed.append(r)
+        if self.fail_install:
+            raise redirect.FirewallError("iptables -t nat -A ... failed: no such table")
+
+
+@pytest.fixture
+def fake_system(monkeypatch):
+    """run_transparent with a recording firewall and resolver (no rules touch this machine)."""
+    fw = RecordingFirewall()
+    monkeypatch.setattr(redirect.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(redirect, "backend", lambda: fw)
+    monkeypatch.setattr(redirect, "resolve", lambda hosts: (("192.0.2.5",), (), []))
+    return fw
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="setgid needs root")
+def test_supervisor_runs_the_proxy_with_the_exempt_group_and_removes_rules_after(
+    fake_system,
+) -> None:
+    said: list[str] = []
+    child = [sys.executable, "-c", "import os, sys; sys.exit(os.getgid() % 200)"]
+    code = redirect.run_transparent(child, port=8080, hosts=["api2.cursor.sh"], say=said.append)
+    (installed,) = fake_system.installed
+    assert code == installed.gid % 200  # the child ran with the group the rules exempt
+    assert installed.v4 == ("192.0.2.5",) and installed.owner_pid == os.getpid()
+    assert fake_system.removed == 1 and said[-1] == "Removed the fake redirect rules."
+
+
+def test_a_failed_install_removes_what_got_in_and_says_why(fake_system) -> None:
+    fake_system.fail_install = True
+    with pytest.raises(redirect.FirewallError, match="no such table"):
+        redirect.run_transparent(["true"], port=8080, hosts=["api2.cursor.sh"], say=print)
+    assert fake_system.removed == 1
+    with pytest.raises(redirect.FirewallError, match="fixed port"):
+        redirect.run_transparent(["true"], port=0, hosts=["api2.cursor.sh"], say=print)

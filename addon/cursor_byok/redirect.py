@@ -192,6 +192,8 @@ def run_transparent(
             "transparent mode installs firewall rules and needs root: "
             "sudo cursor-byok run --transparent (or --print-rules to see them)"
         )
+    if not 0 < port < 65536:
+        raise FirewallError("transparent mode redirects to a fixed port: give --port 1-65535")
     fw = backend()
     remove_stale(fw, say)
     v4, v6, missing = resolve(hosts)
@@ -200,7 +202,11 @@ def run_transparent(
     if not v4 and not v6:
         raise FirewallError(f"none of {', '.join(hosts)} resolves; check DNS")
     redirect = Redirect(port=port, gid=mitmdump_gid(), v4=v4, v6=v6, owner_pid=os.getpid())
-    fw.install(redirect)
+    try:
+        fw.install(redirect)
+    except FirewallError:
+        fw.remove()  # what got in before the failure (iptables applies rule by rule)
+        raise
     say(
         f"Redirecting port 443 of {', '.join(hosts)} ({len(v4) + len(v6)} addresses) to "
         f"port {port} with {fw.name}; mitmdump runs with group {redirect.gid}, which is exempt."
