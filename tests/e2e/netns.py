@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 TEST_ADDRESS = "192.0.2.10"  # TEST-NET-1 (RFC 5737), only ever on the namespace's loopback
+TEST_ADDRESS6 = "2001:db8::10"  # documentation prefix (RFC 3849), likewise
 CA_DIRS = ("/etc/ssl/certs", "/usr/local/share/ca-certificates", "/etc/ca-certificates/update.d")
 
 
@@ -63,6 +64,8 @@ class Namespace:
         self._wait_until_entered()
         self.run("ip", "link", "set", "lo", "up")
         self.run("ip", "addr", "add", f"{TEST_ADDRESS}/32", "dev", "lo")
+        added6 = self.run("ip", "addr", "add", f"{TEST_ADDRESS6}/128", "dev", "lo", check=False)
+        self.ipv6 = added6.returncode == 0  # False where IPv6 is disabled
         lines = ["127.0.0.1 localhost", "::1 localhost"]
         lines += [f"{address} {name}" for name, address in hosts.items()]
         hosts_file = tmp / "hosts"

@@ -24,6 +24,7 @@ import pytest
 from fakes.fake_provider import FakeProvider
 from mitm import start_mitmdump
 from netns import TEST_ADDRESS
+from netns import TEST_ADDRESS6
 from netns import Namespace
 from netns import nat_unavailable_reason
 from netns import unavailable_reason
@@ -35,6 +36,7 @@ pytestmark = pytest.mark.timeout(240)
 
 E2E = Path(__file__).resolve().parent
 API_HOST = "api2.cursor.test"
+API_HOST6 = "api6.cursor.test"  # IPv6 only: the ip6 rules and mitmdump's ::1 listener
 OTHER_HOST = "downloads.cursor.test"  # redirected too, but not decrypted: passed through
 PORT = 8080
 KEY = "sk-transparent-test"
@@ -97,25 +99,20 @@ def start_proxy(ns: Namespace, tmp: Path, config: Path):
         API_HOST,
         "--redirect-host",
         OTHER_HOST,
+        "--redirect-host",
+        API_HOST6,
         "--",
         "--allow-hosts",
-        r"^api2\.cursor\.test:443$",
+        r"^api[26]\.cursor\.test:443$",
         "--set",
-        f"cursor_byok_hosts={API_HOST}",
+        "cursor_byok_hosts=api[26].cursor.test",
     )
     return start_mitmdump(tmp, command=ns.prefix + command, env={KEY_ENV: KEY})
 
 
-def client_turn(ns: Namespace, workspace: Path, cert: Path) -> dict:
-    result = ns.run(
-        sys.executable,
-        str(E2E / "transparent_client.py"),
-        str(workspace),
-        MODEL,
-        f"https://{OTHER_HOST}/",
-        str(cert),
-        timeout=120,
-    )
+def client_turn(ns: Namespace, workspace: Path, host: str, *passthrough: str) -> dict:
+    client = [sys.executable, str(E2E / "transparent_client.py"), str(workspace), MODEL, host]
+    result = ns.run(*client, *passthrough, timeout=120)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -162,7 +159,8 @@ def namespace(tmp_path, request):
     reason = reason or nat_unavailable_reason(firewall)
     if reason:
         pytest.skip(f"transparent-mode namespace test: {reason}")
-    ns = Namespace(tmp_path, {API_HOST: TEST_ADDRESS, OTHER_HOST: TEST_ADDRESS})
+    hosts = {API_HOST: TEST_ADDRESS, OTHER_HOST: TEST_ADDRESS, API_HOST6: TEST_ADDRESS6}
+    ns = Namespace(tmp_path, hosts)
     ns.private_ca_store()
     yield ns, firewall
     ns.close()
@@ -186,7 +184,7 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
     # --print-rules shows the rules for this machine and applies none.
     show = ("run", "--transparent", "--print-rules", "-p", str(PORT), "--redirect-host", API_HOST)
     printed = ns.run(*cursor_byok(*show))
-    assert TEST_ADDRESS in printed.stdout and f":{PORT}" in printed.stdout, printed.stdout
+    assert TEST_ADDRESS in printed.stdout and str(PORT) in printed.stdout, printed.stdout
     assert redirect_rules(ns, firewall) == ""
 
     cert = tmp_path / "upstream-cert.pem"
@@ -198,18 +196,23 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
     )
     try:
         assert upstream.stdout is not None and upstream.stdout.readline().strip() == "ready"
-        with ProviderInNamespace(ns, replies=1) as fp:
+        with ProviderInNamespace(ns, replies=2) as fp:
             config = write_config(tmp_path, fp, "anthropic")
             proxy = start_proxy(ns, tmp_path, config)
             try:
                 rules = redirect_rules(ns, firewall)
                 assert "meta skgid" in rules or "--gid-owner" in rules, rules
-                outcome = client_turn(ns, workspace, cert)
+                outcome = client_turn(ns, workspace, API_HOST, f"https://{OTHER_HOST}/", str(cert))
+                if ns.ipv6:
+                    outcome6 = client_turn(ns, workspace, API_HOST6)
             finally:
                 proxy.stop()
             assert proxy.process.returncode == 0, proxy.log()
         assert outcome["turn"] == {"ok": True, "error": "None", "text": REPLY}, proxy.log()
-        assert len(fp.requests) == 1 and fp.requests[0].path.endswith("/messages")
+        assert fp.requests[0].path.endswith("/messages")
+        if ns.ipv6:
+            assert outcome6["turn"] == {"ok": True, "error": "None", "text": REPLY}, proxy.log()
+        assert len(fp.requests) == (2 if ns.ipv6 else 1)
         # Passed through to the real server (its own certificate), not looped into the proxy.
         assert outcome["passthrough"] == {"status": 200, "body": f"upstream {OTHER_HOST}"}
         assert redirect_rules(ns, firewall) == "", "rules left after a clean exit"

@@ -1,8 +1,8 @@
 """Cursor with no proxy setting, as a process inside the test namespace (netns tests only).
 
-    python transparent_client.py WORKSPACE MODEL PASSTHROUGH_URL PASSTHROUGH_CERT
+    python transparent_client.py WORKSPACE MODEL API_HOST [PASSTHROUGH_URL PASSTHROUGH_CERT]
 
-Runs one Agent turn against https://api2.cursor.test, trusting only the system bundle (where
+Runs one Agent turn against https://API_HOST, trusting only the system bundle (where
 `cursor-byok trust install` put the CA), then fetches PASSTHROUGH_URL trusting only that
 server's own certificate. Prints one JSON object with what happened.
 """
@@ -23,11 +23,11 @@ from cursor_client import CursorLikeClient
 
 
 async def main() -> dict:
-    workspace, model, url, cert = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    workspace, model, host = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     out: dict = {}
     bundle = Path(ssl.get_default_verify_paths().cafile)
     client = CursorLikeClient(
-        base_url="https://api2.cursor.test", workspace=workspace, proxy=None, ca_file=bundle
+        base_url=f"https://{host}", workspace=workspace, proxy=None, ca_file=bundle
     )
     try:
         async with asyncio.timeout(60):
@@ -39,6 +39,9 @@ async def main() -> dict:
         out["turn"] = {"ok": False, "error": repr(exc), "text": ""}
     finally:
         await client.aclose()
+    if len(sys.argv) < 6:
+        return out
+    url, cert = sys.argv[4], sys.argv[5]
     try:
         async with httpx.AsyncClient(
             verify=ssl.create_default_context(cafile=cert), trust_env=False
