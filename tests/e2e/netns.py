@@ -17,7 +17,8 @@ from pathlib import Path
 
 TEST_ADDRESS = "192.0.2.10"  # TEST-NET-1 (RFC 5737), only ever on the namespace's loopback
 TEST_ADDRESS6 = "2001:db8::10"  # documentation prefix (RFC 3849), likewise
-CA_DIRS = ("/etc/ssl/certs", "/usr/local/share/ca-certificates", "/etc/ca-certificates/update.d")
+CA_DIRS = ("/etc/ssl/certs", "/usr/local/share/ca-certificates")
+HOOK_DIRS = ("/etc/ca-certificates/update.d",)  # e.g. Java's keystore: not run in tests
 
 
 def unavailable_reason(*tools: str) -> str | None:
@@ -101,11 +102,14 @@ class Namespace:
 
     def private_ca_store(self) -> None:
         """Bind private copies over the system CA store, so `trust install` changes only those."""
-        for number, directory in enumerate(CA_DIRS):
+        for number, directory in enumerate(CA_DIRS + HOOK_DIRS):
             if not Path(directory).is_dir():
                 continue
             copy = self.tmp / f"ca-store-{number}"
-            shutil.copytree(directory, copy, symlinks=True)
+            if directory in HOOK_DIRS:
+                copy.mkdir()
+            else:
+                shutil.copytree(directory, copy, symlinks=True)
             self.run("mount", "--bind", str(copy), directory)
 
     def enter_net(self) -> None:

@@ -171,6 +171,7 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
     ns, firewall = namespace
     monkeypatch.setenv("CURSOR_BYOK_FIREWALL", firewall)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the NSS database goes there
+    monkeypatch.delenv("SUDO_USER", raising=False)  # else the real user's NSS database
     (tmp_path / "home").mkdir()
 
     # The CA goes into the (private) system store the way a user puts it there.
