@@ -285,7 +285,7 @@ def run_doctor(
     """Run every check, print one line each; exit code 1 when any check failed."""
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # one line per check, whatever the width
     emit = out or console.print
     checks = [check_python(), check_mitmproxy()]
     config_check, config = check_config(config_path)
