@@ -130,8 +130,17 @@ class Iptables:
         return transparent.shell_lines(commands)
 
 
+def _sbin_on_path() -> None:
+    """Firewall tools live in /usr/sbin, which a user's PATH (or sudo's) may lack."""
+    parts = os.environ.get("PATH", "").split(os.pathsep)
+    extra = [d for d in ("/usr/sbin", "/sbin") if d not in parts and os.path.isdir(d)]
+    if extra:
+        os.environ["PATH"] = os.pathsep.join([*parts, *extra])
+
+
 def backend(env: dict[str, str] | None = None) -> Nft | Iptables:
     """nftables where `nft` is on PATH, else iptables; $CURSOR_BYOK_FIREWALL forces one."""
+    _sbin_on_path()
     forced = (env if env is not None else os.environ).get(FIREWALL_ENV, "").strip()
     if forced and forced not in ("nft", "iptables"):
         raise FirewallError(f"{FIREWALL_ENV}={forced!r}: use nft or iptables")
@@ -142,7 +151,7 @@ def backend(env: dict[str, str] | None = None) -> Nft | Iptables:
             return make()
     wanted = forced or "nft or iptables"
     raise FirewallError(
-        f"{wanted} not found on PATH (is /usr/sbin on it?): install nftables "
+        f"{wanted} not found (looked on PATH and in /usr/sbin): install nftables "
         "(Debian/Ubuntu: apt-get install nftables, Fedora: dnf install nftables) or iptables, "
         "or set up the redirect yourself (cursor-byok run --transparent --print-rules)"
     )
