@@ -119,7 +119,21 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PROCESS",
         help="capture one application's traffic at the OS level (needs root)",
     )
-    modes.add_argument("--transparent", action="store_true", help="transparent proxy mode")
+    modes.add_argument(
+        "--transparent",
+        action="store_true",
+        help="transparent proxy mode: installs (and on exit removes) a redirect (needs root)",
+    )
+    parser.add_argument(
+        "--print-rules", action="store_true", help="with --transparent: show the rules, apply none"
+    )
+    parser.add_argument(
+        "--redirect-host",
+        action="append",
+        metavar="HOST",
+        help="with --transparent: a host whose port 443 is redirected (repeatable; "
+        "default: Cursor's API hosts)",
+    )
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument("--agent", choices=["provider", "scripted"], default="provider")
     parser.add_argument("--data-dir", help="where conversation blobs are kept")
@@ -152,6 +166,8 @@ def run_options(args: argparse.Namespace):
         mode, kwargs["local_process"] = "local", args.local
     elif args.transparent:
         mode = "transparent"
+        if args.redirect_host:
+            kwargs["redirect_hosts"] = tuple(args.redirect_host)
     return RunOptions(
         host=args.host,
         port=args.port if args.port is not None else (8443 if mode == "reverse" else 8080),
@@ -164,6 +180,7 @@ def run_options(args: argparse.Namespace):
         extra=extra,
         log_file=Path(args.log_file).expanduser().resolve() if args.log_file else None,
         web=args.web,
+        print_rules=args.print_rules,
         **kwargs,
     )
 
@@ -253,6 +270,41 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)
     return replay.main([Path(p) for p in args.captures], stall=args.timeout, console=console)
+
+
+# --- trust --------------------------------------------------------------------------------------
+
+
+def _add_trust(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "trust",
+        help="put mitmproxy's CA into the system trust store and NSS (or take it out)",
+        description="install: add mitmproxy's CA (created if missing) to the system trust store "
+        "and to the NSS database Chromium/Electron read on Linux, and print the "
+        "NODE_EXTRA_CA_CERTS to start Cursor with. uninstall: remove it. status: where it is "
+        "trusted. Changing the system store needs root (sudo).",
+    )
+    parser.add_argument("action", choices=["install", "uninstall", "status"])
+    parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
+    parser.add_argument("--no-nss", action="store_true", help="leave the NSS database alone")
+    parser.set_defaults(func=_cmd_trust)
+
+
+def _cmd_trust(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cursor_byok import trust
+
+    confdir = Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy"
+    if args.action == "status":
+        marks = {True: "✔", False: "✘", None: "?"}
+        for item in trust.status(confdir):
+            print(f"{marks[item.trusted]} {item.store} — {item.detail}")
+        return EXIT_OK
+    try:
+        return trust.change(confdir, args.action == "install", print, nss=not args.no_nss)
+    except trust.TrustError as exc:
+        return _error(str(exc))
 
 
 # --- doctor -------------------------------------------------------------------------------------
@@ -572,6 +624,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_service,
     _add_addon_path,
     _add_decode,
+    _add_trust,
 ]
 
 

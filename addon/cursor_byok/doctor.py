@@ -122,12 +122,9 @@ def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
 
 
 def _der_certs(pem_text: str) -> set[bytes]:
-    certs = set()
-    marker = "-----END CERTIFICATE-----"
-    for block in pem_text.split(marker):
-        if "-----BEGIN CERTIFICATE-----" in block:
-            certs.add(ssl.PEM_cert_to_DER_cert(block.strip() + "\n" + marker + "\n"))
-    return certs
+    from cursor_byok.trust import der_certs
+
+    return der_certs(pem_text)
 
 
 def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
@@ -145,7 +142,12 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
     checks = [Check(OK, "mitmproxy CA", str(ca))]
     cafile = ssl.get_default_verify_paths().cafile
     trusted = False
-    if cafile and Path(cafile).exists():
+    if sys.platform == "darwin" or sys.platform.startswith("win"):
+        from cursor_byok import trust
+
+        system = trust.status(confdir)[0]  # keychain / Root store, asked with their own tools
+        trusted, cafile = bool(system.trusted), system.detail
+    elif cafile and Path(cafile).exists():
         trusted = bool(ours & _der_certs(Path(cafile).read_text(errors="replace")))
     checks.append(
         Check(OK, "CA in the system trust store")
@@ -154,9 +156,11 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
             WARN,
             "CA not found in the system trust store",
             f"looked in {cafile}" if cafile else "no default CA file",
-            fix="trust it (README, 'Regular proxy'); not needed in reverse mode",
+            fix="sudo cursor-byok trust install; not needed in reverse mode",
         )
     )
+    if sys.platform == "linux":
+        checks.append(check_nss(ca))
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
     if (
         extra
@@ -173,6 +177,60 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
             )
         )
     return checks
+
+
+def check_nss(ca: Path, nssdb: Path | None = None) -> Check:
+    """Linux: Chromium/Electron (Cursor's window) read the user's NSS database, not the bundle."""
+    from cursor_byok import trust
+
+    nssdb = nssdb or trust.invoking_user().home / ".pki" / "nssdb"
+    listed, detail = trust.nss_status(nssdb, ca)
+    if listed:
+        return Check(OK, "CA in the NSS database (Chromium/Electron)", detail)
+    return Check(
+        WARN,
+        "CA not in the NSS database (Chromium/Electron)",
+        detail,
+        fix="cursor-byok trust install (needs certutil: apt-get install libnss3-tools)",
+    )
+
+
+def check_local_capture(
+    platform: str = sys.platform,
+    release: str | None = None,
+    exists: Callable[[str], bool] = os.path.exists,
+    which: Callable[[str], str | None] | None = None,
+) -> Check:
+    """Whether `run --local` can work here (mitmproxy's Linux redirector: sudo, eBPF with BTF)."""
+    import shutil
+
+    title = "local capture (run --local)"
+    if platform != "linux":
+        return Check(OK, title, "macOS: network extension; Windows: WinDivert (needs admin)")
+    release = release or os.uname().release
+    reasons = []
+    if "microsoft" in release.lower():
+        reasons.append("WSL is not supported")
+    try:
+        major, minor = (int(x) for x in release.split("-")[0].split(".")[:2])
+        if (major, minor) < (6, 8):
+            reasons.append(f"kernel {major}.{minor} < 6.8")
+    except ValueError:
+        pass
+    if not exists("/sys/kernel/btf/vmlinux"):
+        reasons.append("no BTF (/sys/kernel/btf/vmlinux): the eBPF redirector cannot load")
+    if (which or shutil.which)("sudo") is None:
+        reasons.append("mitmproxy's redirector is started with sudo, which is not on PATH")
+    if reasons:
+        return Check(
+            WARN,
+            f"{title} cannot run here",
+            "; ".join(reasons),
+            fix="use the regular proxy or cursor-byok run --transparent",
+        )
+    return Check(
+        OK, title, "kernel, BTF and sudo present (a sandbox may still refuse the eBPF load)"
+    )
 
 
 def check_port(host: str, port: int) -> Check:
@@ -315,7 +373,7 @@ def run_doctor(
     """
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # one line per check, whatever the width
     emit = out or console.print
     marks = {OK: "[green]✔[/green]", WARN: "[yellow]![/yellow]", FAIL: "[red]✘[/red]"}
     checks: list[Check] = []
@@ -338,6 +396,7 @@ def run_doctor(
     if config is not None:
         report(*check_unused_providers(config))
     report(*check_ca(confdir, first_run))
+    report(check_local_capture())
     report(check_port(host, port))
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")

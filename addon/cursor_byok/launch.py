@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cursor_byok.config import default_config_path
+from cursor_byok.transparent import DEFAULT_REDIRECT_HOSTS
 
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
@@ -38,6 +39,20 @@ class RunOptions:
     extra: tuple[str, ...] = ()
     log_file: Path | None = None  # write output there, rotated (services without a journal)
     web: bool = False  # mitmweb instead of mitmdump: watch the flows in a browser
+    redirect_hosts: tuple[str, ...] = DEFAULT_REDIRECT_HOSTS  # transparent: port 443 redirected
+    print_rules: bool = False  # transparent: show the redirect rules, start nothing
+
+
+def ipv6_loopback() -> bool:
+    """Whether ::1 can be bound (transparent mode then also takes redirected IPv6 connections)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
 
 
 def mitmdump_executable(name: str = "mitmdump") -> str:
@@ -45,8 +60,9 @@ def mitmdump_executable(name: str = "mitmdump") -> str:
     return str(beside) if beside.exists() else (shutil.which(name) or name)
 
 
-def mitmdump_args(opts: RunOptions) -> list[str]:
-    """The full mitmdump (or, with `web`, mitmweb) command line for one run mode."""
+def mitmdump_args(opts: RunOptions, ipv6: bool = False) -> list[str]:
+    """The full mitmdump (or, with `web`, mitmweb) command line for one run mode (`ipv6`:
+    transparent mode also listens on ::1)."""
     program = mitmdump_executable("mitmweb" if opts.web else "mitmdump")
     args = [program, "--listen-host", opts.host, "-p", str(opts.port)]
     args += ["--set", "connection_strategy=lazy"]
@@ -56,6 +72,8 @@ def mitmdump_args(opts: RunOptions) -> list[str]:
         args += ["--mode", f"local:{opts.local_process}", "--allow-hosts", ALLOW_HOSTS]
     elif opts.mode == "transparent":
         args += ["--mode", "transparent", "--allow-hosts", ALLOW_HOSTS]
+        if ipv6 and opts.host == "127.0.0.1":  # the kernel redirects IPv6 connections to ::1
+            args += ["--mode", f"transparent@::1:{opts.port}"]
     else:
         args += ["--allow-hosts", ALLOW_HOSTS]
     args += ["--set", f"cursor_byok_config={opts.config or default_config_path()}"]
@@ -95,7 +113,20 @@ def setup_text(opts: RunOptions) -> str:
         f"           certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mitmproxy -i {ca}\n"
         f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
     )
-    if opts.mode in ("local", "transparent"):
+    if opts.mode == "transparent":
+        from cursor_byok.trust import node_ca_path
+        from cursor_byok.trust import system_store
+
+        node_ca = node_ca_path(system_store(), ca)
+        return (
+            "Transparent mode: connections to port 443 of Cursor's hosts are redirected to "
+            "mitmdump by firewall rules cursor-byok installs now and removes on exit.\n"
+            "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
+            '("cursor.general.disableHttp2": true) and fully restart Cursor.\n'
+            "Trust mitmproxy's CA: sudo cursor-byok trust install (system store and NSS); "
+            f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca} for its Node side."
+        )
+    if opts.mode == "local":
         return (
             f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
             "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
@@ -114,10 +145,17 @@ def setup_text(opts: RunOptions) -> str:
 def run(opts: RunOptions) -> int:
     from rich.console import Console
 
-    args = mitmdump_args(opts)
-    if opts.log_file is not None:
-        return run_logged(args, opts)
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    if opts.print_rules and opts.mode != "transparent":
+        console.print("cursor-byok: error: --print-rules goes with --transparent")
+        return 2
+    if opts.print_rules:
+        from cursor_byok.redirect import rules_text
+
+        sys.stdout.write(rules_text(opts.port, opts.redirect_hosts))
+        return 0
+    if opts.log_file is not None and opts.mode != "transparent":
+        return run_logged(mitmdump_args(opts), opts)
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
     if opts.web:
@@ -125,6 +163,24 @@ def run(opts: RunOptions) -> int:
             "mitmweb: the flows open in your browser (the URL with its token is printed below); "
             "Cursor's Connect bodies show decoded in the 'Cursor Connect' view."
         )
+    if opts.mode == "transparent" and sys.platform.startswith("linux"):
+        return run_transparent(opts, console)
+    if opts.mode == "local":
+        from cursor_byok.doctor import WARN
+        from cursor_byok.doctor import check_local_capture
+
+        check = check_local_capture()
+        if check.status == WARN:  # say it plainly before mitmproxy's traceback
+            console.print(f"[yellow]Local capture will likely fail here:[/yellow] {check.detail}")
+    if opts.mode == "transparent" and sys.platform == "darwin":
+        from cursor_byok.redirect import mitmdump_gid
+        from cursor_byok.redirect import rules_text
+
+        console.print("Load these pf rules (cursor-byok does not change pf on macOS):")
+        sys.stderr.write(rules_text(opts.port, opts.redirect_hosts))
+        if os.geteuid() == 0:
+            os.setgid(mitmdump_gid())  # the group the pf rules exempt (no loop)
+    args = mitmdump_args(opts)
     sys.stderr.flush()
     os.execv(args[0], args)
     return 0  # not reached
@@ -177,3 +233,21 @@ def run_logged(args: list[str], opts: RunOptions) -> int:
         handler.close()
         os.umask(umask)
     return code
+
+
+def run_transparent(opts: RunOptions, console) -> int:
+    """Linux: install the redirect, run mitmdump as a child, remove the redirect on exit."""
+    from rich.text import Text
+
+    from cursor_byok import redirect
+    from cursor_byok.redirect import FirewallError
+
+    def say(message: str) -> None:
+        console.print(Text(message))
+
+    args = mitmdump_args(opts, ipv6=ipv6_loopback())
+    try:
+        return redirect.run_transparent(args, port=opts.port, hosts=opts.redirect_hosts, say=say)
+    except FirewallError as exc:
+        console.print(Text(f"cursor-byok: error: {exc}"))
+        return 2
