@@ -158,10 +158,15 @@ class LiveRun:
         """When any attempt of this run last heard from the client (heartbeats included)."""
         return self.core.last_client_at
 
-    async def _await(self, key: PendingKey):
+    def _waiter(self, key: PendingKey) -> asyncio.Future:
+        """Register for the answer now, before anything can deliver it."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[key] = waiter
         self.changed()
+        return waiter
+
+    async def _await(self, key: PendingKey, waiter: asyncio.Future | None = None):
+        waiter = waiter if waiter is not None else self._waiter(key)
         try:
             return await waiter
         finally:
@@ -180,7 +185,8 @@ class LiveRun:
             return await self._await((PendingKind.EXEC, ident))
         queue: asyncio.Queue[pb.ExecClientMessage] = asyncio.Queue()
         self._streams[ident] = queue
-        result = asyncio.ensure_future(self._await((PendingKind.EXEC, ident)))
+        key = (PendingKind.EXEC, ident)
+        result = asyncio.ensure_future(self._await(key, self._waiter(key)))
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
@@ -200,7 +206,7 @@ class LiveRun:
         """Send a KV request; returns its key and an awaitable of the answer."""
         ident = self.core.open_kv(message, now=self.clock())
         key = (PendingKind.KV, ident)
-        return key, self._await(key)
+        return key, self._await(key, self._waiter(key))
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
         _, answer = self.open_kv(message)

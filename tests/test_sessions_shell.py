@@ -1,0 +1,250 @@
+"""The asyncio shell in-process: SessionRegistry, LiveRun, the loopback streamer and run_turn,
+driven by a tiny in-process client (no mitmproxy, no provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import httpx
+import pytest
+
+from cursor_byok import connect
+from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.blobs import BlobStore
+from cursor_byok.connect import EndStreamError
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.session import SessionConfig
+from cursor_byok.sessions import SessionRegistry
+from cursor_byok.sessions import TurnCancelled
+from cursor_byok.streamer import STREAM_HEADER
+from cursor_byok.streamer import Streamer
+from cursor_byok.streamer import StreamSpec
+from cursor_byok.turn import run_turn
+
+OWNER = b"me"
+
+
+def run_request(text: str, run_id: str = "") -> pb.AgentClientMessage:
+    message = pb.AgentClientMessage()
+    message.run_request.conversation_id = "c"
+    message.run_request.run_id = run_id
+    message.run_request.action.user_message_action.user_message.text = text
+    message.run_request.conversation_state.SetInParent()
+    return message
+
+
+class InProcessClient:
+    """Reads one attempt's frames from the registry and answers execs and KV like Cursor."""
+
+    def __init__(self, registry: SessionRegistry, request_id: str, files: dict[str, str]):
+        self.registry = registry
+        self.request_id = request_id
+        self.files = files
+        self.seqno = 0
+        self.messages: list[pb.AgentServerMessage] = []
+        self.end: connect.EndStream | None = None
+        self.execs = 0
+
+    def send(self, message: pb.AgentClientMessage) -> None:
+        self.registry.receive(
+            self.request_id, self.seqno, message, raw=message.SerializeToString(), owner=OWNER
+        )
+        self.seqno += 1
+
+    async def run(self, first: pb.AgentClientMessage) -> None:
+        sub = self.registry.subscribe(self.request_id, owner=OWNER)
+        self.send(first)
+        try:
+            async for chunk in self.registry.frames(sub):
+                for frame in connect.decode_envelopes(chunk):
+                    if frame.is_end_stream:
+                        self.end = connect.parse_end_stream(frame.payload)
+                        return
+                    self.handle(pb.AgentServerMessage.FromString(frame.payload))
+        finally:
+            self.registry.unsubscribe(sub)
+
+    def handle(self, message: pb.AgentServerMessage) -> None:
+        self.messages.append(message)
+        if message.HasField("exec_server_message"):
+            request = message.exec_server_message
+            self.execs += 1
+            reply = pb.AgentClientMessage()
+            reply.exec_client_message.id = request.id
+            reply.exec_client_message.read_result.success.content = self.files[
+                request.read_args.path
+            ]
+            self.send(reply)
+        elif message.HasField("kv_server_message"):
+            kv = message.kv_server_message
+            reply = pb.AgentClientMessage()
+            reply.kv_client_message.id = kv.id
+            reply.kv_client_message.set_blob_result.SetInParent()
+            assert hashlib.sha256(kv.set_blob_args.blob_data).digest() == kv.set_blob_args.blob_id
+            self.send(reply)
+
+
+def registry_for(tmp_path, **config) -> SessionRegistry:
+    blobs = BlobStore(tmp_path / "blobs")
+
+    async def runner(live, request) -> None:
+        await run_turn(live, request, blobs=blobs, agent=ScriptedAgent())
+
+    registry = SessionRegistry(runner, config=SessionConfig(**config))
+    registry.start()
+    return registry
+
+
+async def test_run_turn_in_process_with_the_scripted_agent(tmp_path) -> None:
+    registry = registry_for(tmp_path)
+    client = InProcessClient(registry, "r1", {"notes.txt": "alpha\nbeta\n"})
+    seen: list[tuple[str, bool]] = []
+    registry.observers.append(lambda run_id, payload, end: seen.append((run_id, end)))
+    await asyncio.wait_for(client.run(run_request("read notes.txt")), 10)
+    assert client.end is not None and client.end.ok
+    assert client.execs == 1
+    text = "".join(
+        m.interaction_update.text_delta.text
+        for m in client.messages
+        if m.HasField("interaction_update")
+    )
+    assert "alpha" in text
+    assert seen[-1] == ("r1", True) and all(r == "r1" for r, _ in seen)
+    await registry.stop()
+
+
+async def test_a_reconnect_attaches_and_the_turn_runs_once(tmp_path) -> None:
+    registry = registry_for(tmp_path)
+    runs = []
+    inner = registry.runner
+
+    async def counting(live, request) -> None:
+        runs.append(live.request_id)
+        await inner(live, request)
+
+    registry.runner = counting
+    first = InProcessClient(registry, "a", {"notes.txt": "alpha\n"})
+    await asyncio.wait_for(first.run(run_request("read notes.txt", run_id="a")), 10)
+    again = InProcessClient(registry, "b", {"notes.txt": "alpha\n"})
+    await asyncio.wait_for(again.run(run_request("read notes.txt", run_id="a")), 10)
+    assert runs == ["a"]
+    assert again.end.ok and again.execs == 0  # answered on the first attempt: not sent again
+    await registry.stop()
+
+
+async def test_timer_fires_at_the_deadline_not_on_a_poll(tmp_path) -> None:
+    registry = registry_for(tmp_path, heartbeat_interval=0.05, run_request_timeout=0.2)
+    sub = registry.subscribe("idle", owner=OWNER)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    chunks = [chunk async for chunk in registry.frames(sub)]
+    elapsed = loop.time() - started
+    frames = connect.decode_envelopes(b"".join(chunks))
+    assert connect.parse_end_stream(frames[-1].payload).error.code == "not_found"
+    assert sum(not f.is_end_stream for f in frames) >= 2  # heartbeats while waiting
+    assert elapsed < 5  # the timer is armed at the deadline; generous bound for slow machines
+    await registry.stop()
+
+
+async def test_a_failing_timer_callback_is_logged_and_timers_keep_running(
+    tmp_path, caplog, monkeypatch
+) -> None:
+    registry = registry_for(tmp_path, run_request_timeout=0.1)
+    calls = []
+    real_tick = registry.core.tick
+
+    def flaky(now):
+        calls.append(now)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return real_tick(now)
+
+    monkeypatch.setattr(registry.core, "tick", flaky)
+    sub = registry.subscribe("x", owner=OWNER)
+    [chunk async for chunk in registry.frames(sub)]  # ends once a later tick closes it
+    assert "session timers failed" in caplog.text and len(calls) >= 2
+    await registry.stop()
+
+
+async def test_liverun_cancel_interrupts_the_turn_and_aborts_pending(tmp_path) -> None:
+    waiting = asyncio.Event()
+
+    async def runner(live, request) -> None:
+        try:
+            waiting.set()
+            await live.exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="x")))
+        except asyncio.CancelledError:
+            reason = live.take_interrupt()
+            assert isinstance(reason, TurnCancelled)
+            live.abort_pending()
+            live.finish(EndStreamError("canceled", reason.reason))
+
+    registry = SessionRegistry(runner)
+    registry.start()
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    await asyncio.wait_for(waiting.wait(), 5)
+    cancel = pb.AgentClientMessage()
+    cancel.conversation_action.cancel_action.SetInParent()
+    registry.receive("r", 1, cancel, raw=b"2", owner=OWNER)
+    run = registry.run_for("r")
+    await asyncio.wait_for(run.task, 5)
+    assert run.core.end_stream.code == "canceled"
+    kinds = [
+        pb.AgentServerMessage.FromString(e.payload).WhichOneof("message")
+        for e in run.core.entries
+        if not e.end_stream
+    ]
+    assert kinds == ["exec_server_message", "exec_server_control_message"]
+
+
+async def test_streamer_serves_an_attempt_over_loopback_http(tmp_path) -> None:
+    registry = registry_for(tmp_path)
+    streamer = Streamer(registry)
+    port = await streamer.start()
+    client = InProcessClient(registry, "s1", {"notes.txt": "alpha\n"})
+    spec = StreamSpec("s1", owner=OWNER)
+    try:
+        async with (
+            httpx.AsyncClient(trust_env=False) as http,
+            http.stream(
+                "POST",
+                f"http://127.0.0.1:{port}/",
+                headers={STREAM_HEADER: streamer.header_value(spec)},
+            ) as response,
+        ):
+            assert response.headers["content-type"] == "text/event-stream"
+            client.send(run_request("read notes.txt"))
+            decoder = connect.EnvelopeDecoder()
+            async for chunk in response.aiter_raw():
+                for frame in decoder.feed(chunk):
+                    if frame.is_end_stream:
+                        client.end = connect.parse_end_stream(frame.payload)
+                    else:
+                        client.handle(pb.AgentServerMessage.FromString(frame.payload))
+        wrong = await httpx.AsyncClient(trust_env=False).post(
+            f"http://127.0.0.1:{port}/", headers={STREAM_HEADER: "not-the-secret:{}"}
+        )
+    finally:
+        await streamer.stop()
+        await registry.stop()
+    assert client.end is not None and client.end.ok and client.execs == 1
+    assert wrong.status_code == 404
+
+
+@pytest.mark.parametrize("code", ["invalid_argument", "resource_exhausted"])
+async def test_streamer_answers_error_specs_without_reading(tmp_path, code) -> None:
+    registry = registry_for(tmp_path)
+    streamer = Streamer(registry)
+    port = await streamer.start()
+    try:
+        async with httpx.AsyncClient(trust_env=False) as http:
+            spec = StreamSpec("", error=(code, "no"), error_stream=True)
+            response = await http.post(
+                f"http://127.0.0.1:{port}/", headers={STREAM_HEADER: streamer.header_value(spec)}
+            )
+    finally:
+        await streamer.stop()
+        await registry.stop()
+    [end] = connect.decode_envelopes(response.content)
+    assert connect.parse_end_stream(end.payload).error.code == code
