@@ -78,3 +78,23 @@ async def test_inline_context_wins() -> None:
         raise AssertionError("no blob read needed")
 
     assert (await prompts.request_context(request, read)).env.shell == "fish"
+
+
+def test_debug_mode_config_reaches_the_system_prompt() -> None:
+    from cursor_byok.agent.context import system_prompt
+
+    context = pb.RequestContext()
+    context.debug_mode_config.log_path = "/ws/.cursor/debug.log"
+    context.debug_mode_config.server_endpoint = "http://127.0.0.1:7777/ingest"
+    context.debug_mode_config.session_id = "dbg-42"
+    prompt = system_prompt(4, context, ["Read"])
+    assert "Debug mode" in prompt
+    assert "/ws/.cursor/debug.log" in prompt and "http://127.0.0.1:7777/ingest" in prompt
+    assert "dbg-42" in prompt
+
+
+def test_modes_without_instructions_are_named_truthfully() -> None:
+    from cursor_byok.agent.context import system_prompt
+
+    prompt = system_prompt(7, pb.RequestContext(), ["Read"])
+    assert "Multitask mode" in prompt and "Agent mode" not in prompt

@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 
 AGENT, ASK, PLAN, DEBUG = 1, 2, 3, 4
 MODE_NAMES = {AGENT: "agent", ASK: "ask", PLAN: "plan", DEBUG: "debug"}
+# Modes Cursor names (AgentMode) that cursor-byok has no instructions of its own for.
+OTHER_MODES = {5: "triage", 6: "project", 7: "multitask", 8: "custom"}
 _EMPTY_BLOB = bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 MAX_RULE_CHARS = 20_000
 
@@ -95,13 +97,51 @@ async def request_context(
     return context
 
 
+def mode_instructions(mode: int) -> str:
+    """What the model is told about its mode — never a mode it is not in."""
+    if mode in MODE_INSTRUCTIONS:
+        return MODE_INSTRUCTIONS[mode]
+    if mode in OTHER_MODES:
+        return (
+            f"Cursor runs this conversation in its {OTHER_MODES[mode].capitalize()} mode. Work on "
+            "the task in the user's message with the tools provided; make changes only where the "
+            "message asks for them."
+        )
+    return MODE_INSTRUCTIONS[AGENT]  # unspecified: Cursor's default is Agent
+
+
+def debug_instructions(config: pb.DebugModeConfig) -> str | None:
+    """Debug mode's runtime evidence channel: where instrumentation must write its logs."""
+    lines = []
+    if config.log_path:
+        lines.append(
+            f"Write instrumentation logs to this file (NDJSON, one event per line): "
+            f"{config.log_path}"
+        )
+    if config.server_endpoint:
+        lines.append(f"Or send them as HTTP POST requests to: {config.server_endpoint}")
+    if config.session_id:
+        lines.append(f"Tag every log event with the debug session id: {config.session_id}")
+    if not lines:
+        return None
+    lines.append(
+        "Read the log file after the user reproduces the issue, and remove the instrumentation "
+        "once the cause is fixed."
+    )
+    return "<debug_mode>\n" + "\n".join(lines) + "\n</debug_mode>"
+
+
 def system_prompt(mode: int, context: pb.RequestContext, tool_names: list[str]) -> str:
     sections = [
         "You are a coding agent working inside the user's editor (Cursor). You act through the "
         "tools provided; every tool runs on the user's machine. Be concise, and cite file paths.",
-        MODE_INSTRUCTIONS.get(mode, MODE_INSTRUCTIONS[AGENT]),
+        mode_instructions(mode),
         "Available tools: " + ", ".join(tool_names) + ".",
     ]
+    if context.HasField("debug_mode_config"):
+        debug = debug_instructions(context.debug_mode_config)
+        if debug:
+            sections.append(debug)
     env = context.env
     facts = []
     if env.os_version:
