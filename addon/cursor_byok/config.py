@@ -42,7 +42,7 @@ _MODEL_KEYS = {
     "thinking",
     "params",
 }
-_TOP_KEYS = {"providers", "models", "default_model", "max_steps"}
+_TOP_KEYS = {"providers", "models", "default_model", "max_steps", "subagent_model"}
 
 
 class ConfigError(ValueError):
@@ -124,6 +124,7 @@ class Config:
     default_model: str | None = None
     max_steps: int = 50
     path: Path | None = None
+    subagent_model: str | None = None  # model for subagent (Task) runs; None: what Cursor asks
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -175,7 +176,12 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     max_steps = raw.get("max_steps", 50)
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise fail("max_steps", "must be a positive integer")
-    return Config(providers, models, default or names[0], max_steps, path)
+    subagent_model = raw.get("subagent_model")
+    if subagent_model is not None and subagent_model not in names:
+        raise fail(
+            "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
+        )
+    return Config(providers, models, default or names[0], max_steps, path, subagent_model)
 
 
 def _unknown(table: dict, allowed: set[str], prefix: str, fail) -> None:

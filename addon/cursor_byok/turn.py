@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
 
+from cursor_byok.agent.actions import Instruction
+from cursor_byok.agent.actions import resolve as resolve_action
 from cursor_byok.blobs import BlobMismatch
 from cursor_byok.blobs import BlobStore
 from cursor_byok.blobs import verify
@@ -120,6 +122,7 @@ class Turn:
         self.current_tool: str | None = None
         self.outcome: str | None = None
         self._mode: int | None = None
+        self._instruction: Instruction | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -131,7 +134,15 @@ class Turn:
 
     @property
     def user_message(self) -> pb.UserMessage:
-        return self.run_request.action.user_message_action.user_message
+        """The user message this run puts to the model (real or synthesised by the action)."""
+        return self.instruction.user_message
+
+    @property
+    def instruction(self) -> Instruction:
+        """What the run's ConversationAction asks for (agent/actions.py), resolved once."""
+        if self._instruction is None:
+            self._instruction = resolve_action(self.run_request)
+        return self._instruction
 
     # --- UI updates --------------------------------------------------------------------------
 
@@ -269,7 +280,7 @@ class Turn:
     def mode(self) -> int:
         if self._mode is not None:
             return self._mode
-        return self.user_message.mode or self.run_request.conversation_state.mode
+        return self.instruction.mode
 
     def switch_mode(self, mode: int) -> int:
         """The user approved a mode switch: later model calls and checkpoints use it."""

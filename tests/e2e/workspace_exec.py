@@ -674,6 +674,8 @@ def execute(workspace: Path, request: pb.ExecServerMessage) -> list[pb.ExecClien
         _fetch(args, out)
     elif kind == "shell_stream_args":
         return _shell(workspace, args)
+    elif kind == "subagent_args":
+        return []  # no immediate answer: the test starts the child run and answers later
     else:
         out.read_result.error.error = f"unsupported exec {kind}"
     return [out]

@@ -2,8 +2,8 @@
 
 The sets follow the catalog Cursor's own server exposes in each mode so Cursor's prompts
 and the models' habits apply. Tools we cannot back with a real implementation (WebSearch
-without a search backend, GenerateImage, EditNotebook, Task) are left out rather than
-offered and failed.
+without a search backend, GenerateImage, EditNotebook) are left out rather than offered and
+failed. Task (subagents) is offered except inside a subagent run, so subagents do not nest.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from .search import GlobTool
 from .search import GrepTool
 from .shell import AwaitShellTool
 from .shell import ShellTool
+from .task import TaskTool
 from .todos import TodoWriteTool
 from .todos import UpdateCurrentStepTool
 from .web import WebFetchTool
@@ -62,25 +63,26 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "FetchMcpResource": FetchMcpResourceTool,
     "CallMcpTool": CallMcpToolTool,
     "UpdateCurrentStep": UpdateCurrentStepTool,
+    "Task": TaskTool,
 }
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
     "Shell", "Grep", "Delete", "WebFetch", "TodoWrite", "StrReplace", "Write", "Read",
-    "ReadLints", "Glob", "AskQuestion", "AwaitShell", "GetMcpTools", "FetchMcpResource",
-    "SwitchMode", "CallMcpTool",
+    "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell", "GetMcpTools",
+    "FetchMcpResource", "SwitchMode", "CallMcpTool",
 )  # fmt: skip
 PLAN_TOOLS = (
     "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebFetch", "AskQuestion",
-    "CreatePlan", "FetchMcpResource", "CallMcpTool",
+    "CreatePlan", "Task", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 DEBUG_TOOLS = (
     "AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read",
-    "ReadLints", "Shell", "StrReplace", "TodoWrite", "WebFetch", "Write",
+    "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite", "WebFetch", "Write",
 )  # fmt: skip
 ASK_TOOLS = (
-    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "GetMcpTools",
-    "FetchMcpResource", "CallMcpTool",
+    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "Task",
+    "GetMcpTools", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_AGENT: AGENT_TOOLS,
@@ -140,12 +142,12 @@ def get_tool(name: str, tools: Iterable[Tool] | None = None) -> Tool | None:
 def request_context_of(run_request: pb.AgentRunRequest) -> pb.RequestContext:
     """The run's RequestContext: inline on a new chat's user message, else the dynamic part
     of `request_context_parts` (later turns; the other parts are blobs the loop resolves)."""
-    action = run_request.action
-    if action.HasField("user_message_action"):
-        inline = action.user_message_action.request_context
-        if inline.ListFields():
-            return inline
-    return action.request_context_parts.dynamic_context
+    from cursor_byok.agent.actions import resolve
+
+    inline = resolve(run_request).request_context
+    if inline is not None and inline.ListFields():
+        return inline
+    return run_request.action.request_context_parts.dynamic_context
 
 
 def _flag(context: pb.RequestContext, name: str) -> bool | None:
@@ -188,8 +190,8 @@ def tools_for(
         mode = pb.AGENT_MODE_AGENT
     chosen = list(names)
     subagent = bool(run_request.subagent_type_name)
-    if subagent:
-        chosen = [n for n in chosen if n != "AskQuestion"]
+    if subagent:  # no AskQuestion, and no Task: subagents do not nest (bounded depth)
+        chosen = [n for n in chosen if n not in ("AskQuestion", "Task")]
         if not run_request.suppress_subagent_progress_update_tool:
             chosen.append("UpdateCurrentStep")
     chosen += [n for n in extra if n in BUILTIN and n not in chosen]
@@ -206,6 +208,8 @@ def tools_for(
     for name in chosen:
         if name == "Shell":
             tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
+        elif name == "Task":
+            tools.append(TaskTool(force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN)))
         elif name == "CallMcpTool":
             tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
         else:
