@@ -93,6 +93,15 @@ def resolve(run_request: pb.AgentRunRequest) -> Instruction:
     return out
 
 
+def supersedes(run_request: pb.AgentRunRequest) -> bool:
+    """Whether this run replaces a run still going on the same conversation.
+
+    A new message, a resume or a Build does; an action aimed at work that is running
+    (stop one subagent, send a shell or subagent to the background) must leave it alone.
+    """
+    return resolve(run_request).kind not in (CANCEL_SUBAGENT, NOTHING)
+
+
 def _inline(message, name: str) -> pb.RequestContext | None:
     return getattr(message, name) if message.HasField(name) else None
 
