@@ -2,8 +2,8 @@
 
 The sets follow the catalog Cursor's own server exposes in each mode so Cursor's prompts
 and the models' habits apply. Tools we cannot back with a real implementation (WebSearch
-without a search backend, GenerateImage, EditNotebook) are left out rather than offered and
-failed. Task (subagents) is offered except inside a subagent run, so subagents do not nest.
+without a search backend, GenerateImage without an image backend) are left out rather than
+offered and failed. Task (subagents) is offered except inside a subagent run (no nesting).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
+from .extra import EditNotebookTool
+from .extra import ListMcpResourcesTool
+from .extra import WriteShellStdinTool
 from .files import DeleteTool
 from .files import LsTool
 from .files import ReadTool
@@ -64,25 +67,29 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "CallMcpTool": CallMcpToolTool,
     "UpdateCurrentStep": UpdateCurrentStepTool,
     "Task": TaskTool,
+    "WriteShellStdin": WriteShellStdinTool,
+    "ListMcpResources": ListMcpResourcesTool,
+    "EditNotebook": EditNotebookTool,
 }
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
-    "Shell", "Grep", "Delete", "WebFetch", "TodoWrite", "StrReplace", "Write", "Read",
-    "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell", "GetMcpTools",
-    "FetchMcpResource", "SwitchMode", "CallMcpTool",
+    "Shell", "Grep", "Delete", "WebFetch", "EditNotebook", "TodoWrite", "StrReplace", "Write",
+    "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell", "WriteShellStdin",
+    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode", "CallMcpTool",
 )  # fmt: skip
 PLAN_TOOLS = (
     "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebFetch", "AskQuestion",
-    "CreatePlan", "Task", "FetchMcpResource", "CallMcpTool",
+    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 DEBUG_TOOLS = (
-    "AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read",
-    "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite", "WebFetch", "Write",
+    "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
+    "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
+    "WebFetch", "Write", "WriteShellStdin",
 )  # fmt: skip
 ASK_TOOLS = (
     "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "Task",
-    "GetMcpTools", "FetchMcpResource", "CallMcpTool",
+    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_AGENT: AGENT_TOOLS,
