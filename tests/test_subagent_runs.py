@@ -83,3 +83,36 @@ def test_checkpoint_records_shell_turn_and_task_cards() -> None:
     assert blobs[shell.shell_output] == b"a\nb\n"
     run = state.subagent_runs_by_parent_tool_call_id["call_t"]
     assert run.status == pb.SUBAGENT_RUN_STATUS_RUNNING and run.title == "T"
+
+
+class _ChildTurn(_Turn):
+    def __init__(self, conversation: str, prompt: str) -> None:
+        super().__init__(conversation)
+        self.user_message = pb.UserMessage(text=prompt)
+        self.mirror = None
+
+
+def test_child_progress_reaches_the_waiting_task_only() -> None:
+    got: dict[str, list] = {"a": [], "b": []}
+    with (
+        subagents.awaiting_child("call_a", "Do A.", got["a"].append),
+        subagents.awaiting_child("call_b", "Do B.", got["b"].append),
+    ):
+        child = _ChildTurn("child-b", " Do B. ")
+        assert subagents.attach(child)
+        child.mirror(pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="hi")))
+        child.mirror(pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate()))  # not relayed
+        assert len(got["b"]) == 1 and got["a"] == []
+        assert not subagents.attach(_ChildTurn("child-x", "Do B."))  # already linked
+        assert not subagents.attach(_ChildTurn("child-y", "unknown prompt"))
+        by_id = _ChildTurn("child-a", "whatever")
+        assert subagents.attach(by_id, parent_tool_call_id="call_a")
+    assert child.mirror is None and by_id.mirror is None  # unlinked when the Task ends
+
+
+def test_same_prompt_twice_is_not_guessed() -> None:
+    with (
+        subagents.awaiting_child("c1", "Same.", lambda u: None),
+        subagents.awaiting_child("c2", "Same.", lambda u: None),
+    ):
+        assert not subagents.attach(_ChildTurn("k", "Same."))

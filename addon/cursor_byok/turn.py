@@ -123,6 +123,7 @@ class Turn:
         self.outcome: str | None = None
         self._mode: int | None = None
         self._instruction: Instruction | None = None
+        self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -156,7 +157,10 @@ class Turn:
         elif "tool_call_completed" in variant:
             self.current_tool = None
         self._record_step(variant)
-        self.emit(pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(**variant)))
+        update = pb.InteractionUpdate(**variant)
+        self.emit(pb.AgentServerMessage(interaction_update=update))
+        if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
+            self.mirror(update)
 
     def _record_step(self, variant: dict) -> None:
         """Fold UI updates into the turn's steps: thinking, assistant text, completed tools."""

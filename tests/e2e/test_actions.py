@@ -307,6 +307,7 @@ async def test_task_runs_a_child_and_returns_its_result(tmp_path, workspace) -> 
                 )
             ]
         )
+        fp.script.tool_calls([("call_child_glob", "Glob", {"glob_pattern": "*"})])
         fp.script.text("CHILD: there are 2 files.")
         fp.script.text("The subagent found 2 files.")
         setup = Setup(tmp_path, workspace, fp)
@@ -331,8 +332,17 @@ async def test_task_runs_a_child_and_returns_its_result(tmp_path, workspace) -> 
     assert "Count the files in the workspace." in texts(requests[1])
     assert "Task" in tool_names(requests[0])
     # the result went back to the parent's model
-    assert "CHILD: there are 2 files." in texts(requests[2])
-    assert child_id in texts(requests[2])
+    assert "CHILD: there are 2 files." in texts(requests[3])
+    assert child_id in texts(requests[3])
+    # the child's progress showed on the parent's Task card
+    relayed = [
+        d.tool_call_delta.task_tool_call_delta.interaction_update
+        for d in parent.updates("tool_call_delta")
+        if d.call_id == "call_task" and d.tool_call_delta.HasField("task_tool_call_delta")
+    ]
+    kinds = [u.WhichOneof("message") for u in relayed]
+    assert "tool_call_started" in kinds and "tool_call_completed" in kinds
+    assert "CHILD: there are 2 files." in "".join(u.text_delta.text for u in relayed)
     assert parent.text == "The subagent found 2 files."
     [done] = parent.updates("tool_call_completed")
     task = done.tool_call.task_tool_call

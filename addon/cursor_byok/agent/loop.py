@@ -241,6 +241,7 @@ class ProviderAgent:
             provider = self._wrap(provider, turn.request_id)
         if turn.run_request.subagent_type_name:
             subagents.register(turn)
+            subagents.attach(turn)
         try:
             if resumed is not None:
                 mode, by_name, specs, system = await self._rerun_batch(

@@ -15,6 +15,7 @@ import time
 from typing import Any
 from typing import ClassVar
 
+from cursor_byok.agent import subagents
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
@@ -172,8 +173,17 @@ class TaskTool(Tool):
             runs[ctx.call_id] = state
             await _publish(ctx)
         started = time.monotonic()
+
+        def relay(update: pb.InteractionUpdate) -> None:
+            ctx.delta(
+                pb.ToolCallDelta(
+                    task_tool_call_delta=pb.TaskToolCallDelta(interaction_update=update)
+                )
+            )
+
         try:
-            reply = await ctx.exec(exec_message(subagent_args=sub))
+            with subagents.awaiting_child(ctx.call_id, prompt, relay):
+                reply = await ctx.exec(exec_message(subagent_args=sub))
         except BaseException:
             state.status = pb.SUBAGENT_RUN_STATUS_ABORTED
             state.completed_timestamp_ms = int(time.time() * 1000)
