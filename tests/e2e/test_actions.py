@@ -423,3 +423,41 @@ async def test_unsupported_action_ends_with_a_visible_error(tmp_path, workspace,
     assert not result.end.ok
     assert result.end.error.code == "unimplemented"
     assert (variant or "(no action)") in result.end.error.message
+
+
+async def test_late_ask_question_answer_reaches_the_model(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.text("Using SQLite then.")
+        setup = Setup(tmp_path, workspace, fp)
+        try:
+            late = pb.AsyncAskQuestionCompletionAction(original_tool_call_id="call_q")
+            question = late.original_args.questions.add(id="db", prompt="Which database?")
+            question.options.add(id="pg", label="Postgres")
+            question.options.add(id="lite", label="SQLite")
+            late.result.success.answers.add(question_id="db", selected_option_ids=["lite"])
+            result = await setup.client.turn(
+                setup.action(str(uuid.uuid4()), async_ask_question_completion_action=late)
+            )
+        finally:
+            await setup.close()
+        requests = list(fp.requests)
+    assert result.end.ok, result.end.error
+    assert "Which database?: SQLite" in texts(requests[0])
+    assert result.text == "Using SQLite then."
+
+
+async def test_background_request_without_a_running_turn_ends_cleanly(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        setup = Setup(tmp_path, workspace, fp)
+        try:
+            result = await setup.client.turn(
+                setup.action(
+                    str(uuid.uuid4()),
+                    background_shell_action=pb.BackgroundShellAction(tool_call_id="call_sh"),
+                )
+            )
+        finally:
+            await setup.close()
+        assert not fp.requests
+    assert result.end.ok, result.end.error
+    assert not result.updates("tool_call_started")
