@@ -42,7 +42,15 @@ _MODEL_KEYS = {
     "thinking",
     "params",
 }
-_TOP_KEYS = {"providers", "models", "default_model", "max_steps", "subagent_model"}
+_TOP_KEYS = {
+    "providers",
+    "models",
+    "default_model",
+    "max_steps",
+    "subagent_model",
+    "web_search",
+}
+_WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 
 
 class ConfigError(ValueError):
@@ -118,6 +126,27 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
+class WebSearchConfig:
+    """A search endpoint for the WebSearch tool: GET `url` with `{query}` filled in; the JSON
+    answer is read in the common shapes (SearxNG, Brave, Serper, Tavily, Google CSE)."""
+
+    url: str
+    api_key_env: str | None = None
+    api_key_header: str = "Authorization"  # "Authorization" sends "Bearer <key>"
+    headers: dict[str, str] = field(default_factory=dict)
+    max_results: int = 8
+    timeout: float = 20.0
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env, "").strip()
+        if not value:
+            raise ConfigError(f"web_search: environment variable {self.api_key_env} is not set")
+        return value
+
+
+@dataclass(frozen=True)
 class Config:
     providers: dict[str, ProviderConfig]
     models: list[ModelConfig]
@@ -125,6 +154,7 @@ class Config:
     max_steps: int = 50
     path: Path | None = None
     subagent_model: str | None = None  # model for subagent (Task) runs; None: what Cursor asks
+    web_search: WebSearchConfig | None = None  # WebSearch is offered only with an endpoint
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -181,7 +211,42 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         raise fail(
             "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
         )
-    return Config(providers, models, default or names[0], max_steps, path, subagent_model)
+    web_search = _web_search(raw.get("web_search"), fail)
+    return Config(
+        providers, models, default or names[0], max_steps, path, subagent_model, web_search
+    )
+
+
+def _web_search(table: Any, fail) -> WebSearchConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise fail("web_search", "must be a table")
+    _unknown(table, _WEB_SEARCH_KEYS, "web_search.", fail)
+    url = table.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise fail("web_search.url", "must be an http:// or https:// URL")
+    if "{query}" not in url:
+        raise fail("web_search.url", "must contain {query} where the search terms go")
+    for key in ("api_key_env", "api_key_header"):
+        if table.get(key) is not None and not isinstance(table[key], str):
+            raise fail(f"web_search.{key}", "must be a string")
+    if not isinstance(table.get("headers", {}), dict):
+        raise fail("web_search.headers", "must be a table")
+    results = table.get("max_results", 8)
+    if not isinstance(results, int) or isinstance(results, bool) or not 1 <= results <= 50:
+        raise fail("web_search.max_results", "must be an integer from 1 to 50")
+    timeout = table.get("timeout", 20.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise fail("web_search.timeout", "must be a positive number of seconds")
+    return WebSearchConfig(
+        url=url,
+        api_key_env=table.get("api_key_env"),
+        api_key_header=table.get("api_key_header") or "Authorization",
+        headers={str(k): str(v) for k, v in table.get("headers", {}).items()},
+        max_results=results,
+        timeout=float(timeout),
+    )
 
 
 def _unknown(table: dict, allowed: set[str], prefix: str, fail) -> None:

@@ -342,10 +342,13 @@ class ProviderAgent:
         turn.step_completed()
         return result
 
-    @staticmethod
-    def _toolset(turn: Turn, mode: int, context: pb.RequestContext):
+    def _toolset(self, turn: Turn, mode: int, context: pb.RequestContext):
         """Tools by name, provider specs and system prompt for one mode."""
-        tools = list(tools_for(mode, turn.run_request, request_context=context))
+        tools = list(
+            tools_for(
+                mode, turn.run_request, request_context=context, web_search=self.config.web_search
+            )
+        )
         by_name = {tool.name: tool for tool in tools}
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
         return by_name, specs, prompts.system_prompt(mode, context, list(by_name))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from cursor_byok.config import WebSearchConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
@@ -42,6 +43,7 @@ from .task import TaskTool
 from .todos import TodoWriteTool
 from .todos import UpdateCurrentStepTool
 from .web import WebFetchTool
+from .websearch import WebSearchTool
 
 log = logging.getLogger(__name__)
 
@@ -74,21 +76,23 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
-    "Shell", "Grep", "Delete", "WebFetch", "EditNotebook", "TodoWrite", "StrReplace", "Write",
-    "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell", "WriteShellStdin",
-    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode", "CallMcpTool",
+    "Shell", "Grep", "Delete", "WebSearch", "WebFetch", "EditNotebook", "TodoWrite",
+    "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
+    "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
+    "CallMcpTool",
 )  # fmt: skip
 PLAN_TOOLS = (
-    "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebFetch", "AskQuestion",
+    "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebSearch", "WebFetch",
+    "AskQuestion",
     "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 DEBUG_TOOLS = (
     "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
     "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
-    "WebFetch", "Write", "WriteShellStdin",
+    "WebFetch", "WebSearch", "Write", "WriteShellStdin",
 )  # fmt: skip
 ASK_TOOLS = (
-    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "Task",
+    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebSearch", "WebFetch", "AskQuestion", "Task",
     "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
@@ -180,12 +184,15 @@ def tools_for(
     *,
     request_context: pb.RequestContext | None = None,
     extra: Iterable[str] = (),
+    web_search: WebSearchConfig | None = None,
 ) -> ToolSet:
     """The tools for one run in `mode`.
 
     `request_context` overrides the one found in the run request (pass the resolved context
-    when its parts live in blobs). `extra` adds optional built-ins not in Cursor's catalog
-    (e.g. "LS"). Unknown modes fall back to Agent with a warning (tools.md §2).
+    when its parts live in blobs). `web_search` is the configured search endpoint: WebSearch
+    is offered only with one (and when the client allows web search). `extra` adds optional
+    built-ins not in Cursor's catalog (e.g. "LS"). Unknown modes fall back to Agent with a
+    warning (tools.md §2).
     """
     context = request_context if request_context is not None else request_context_of(run_request)
     names = MODE_TOOLS.get(mode)
@@ -204,6 +211,8 @@ def tools_for(
     chosen += [n for n in extra if n in BUILTIN and n not in chosen]
     if _flag(context, "web_fetch_enabled") is not True:
         chosen = [n for n in chosen if n != "WebFetch"]
+    if web_search is None or _flag(context, "web_search_enabled") is not True:
+        chosen = [n for n in chosen if n != "WebSearch"]  # needs an endpoint and the client's OK
     if _flag(context, "read_lints_enabled") is False:
         chosen = [n for n in chosen if n != "ReadLints"]
     if mode == pb.AGENT_MODE_ASK:
@@ -215,6 +224,9 @@ def tools_for(
     for name in chosen:
         if name == "Shell":
             tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
+        elif name == "WebSearch":
+            assert web_search is not None
+            tools.append(WebSearchTool(web_search))
         elif name == "Task":
             tools.append(TaskTool(force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN)))
         elif name == "CallMcpTool":
