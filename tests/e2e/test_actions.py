@@ -461,3 +461,66 @@ async def test_background_request_without_a_running_turn_ends_cleanly(tmp_path, 
         assert not fp.requests
     assert result.end.ok, result.end.error
     assert not result.updates("tool_call_started")
+
+
+async def test_web_search_through_the_configured_endpoint(tmp_path, workspace) -> None:
+    seen: list[str] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head.split(b" ")[1].decode())
+        body = json.dumps(
+            {"results": [{"title": "Result A", "url": "https://a.test", "content": "alpha"}]}
+        ).encode()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+            + f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+
+    def approve(query: pb.InteractionQuery) -> pb.InteractionResponse:
+        response = pb.InteractionResponse()
+        response.web_search_request_response.approved.SetInParent()
+        return response
+
+    try:
+        async with FakeProvider() as fp:
+            fp.script.tool_calls([("call_ws", "WebSearch", {"search_term": "alpha beta"})])
+            fp.script.text("Found Result A.")
+            config = write_config(tmp_path, fp, "openai-chat")
+            with config.open("a") as out:
+                out.write(f'\n[web_search]\nurl = "http://127.0.0.1:{port}/s?q={{query}}"\n')
+            proxy = start_mitmdump(
+                tmp_path / "proxy",
+                agent="provider",
+                config=config,
+                env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
+            )
+            client = CursorLikeClient.through(
+                proxy, workspace, answers={"web_search_request_query": approve}
+            )
+            try:
+                message = client.run_request(
+                    "search it", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
+                )
+                action = message.run_request.action.user_message_action
+                action.request_context.web_search_enabled = True
+                result = await client.turn(message)
+            finally:
+                await client.aclose()
+                proxy.stop()
+            requests = list(fp.requests)
+    finally:
+        server.close()
+    assert result.end.ok, result.end.error
+    assert "WebSearch" in tool_names(requests[0])
+    assert seen == ["/s?q=alpha+beta"]
+    [done] = result.updates("tool_call_completed")
+    refs = done.tool_call.web_search_tool_call.result.success.references
+    assert [r.url for r in refs] == ["https://a.test"]
+    assert "alpha" in texts(requests[1]) and "https://a.test" in texts(requests[1])
