@@ -200,3 +200,39 @@ def test_background_requests_do_not_supersede_the_running_turn() -> None:
     assert actions.supersedes(run(user_message_action=pb.UserMessageAction()))
     assert actions.supersedes(run(resume_action=pb.ResumeAction()))
     assert actions.resolve(run(summarize_action=pb.SummarizeAction())).kind == actions.SUMMARIZE
+
+
+def test_background_subagent_completion_ends_its_task_card() -> None:
+    state = pb.ConversationStateStructure()
+    running = state.subagent_runs_by_parent_tool_call_id["call_t"]
+    running.parent_tool_call_id = "call_t"
+    running.subagent_id = "agent-5"
+    running.status = pb.SUBAGENT_RUN_STATUS_BACKGROUNDED
+    running.title = "Refactor"
+    done = pb.BackgroundTaskCompletionAction()
+    done.completions.add(  # found by agent id
+        kind=pb.BACKGROUND_TASK_KIND_SUBAGENT,
+        status=pb.BACKGROUND_TASK_STATUS_ERROR,
+        subagent_id="agent-5",
+        output_path="/tmp/out.md",
+    )
+    done.completions.add(kind=pb.BACKGROUND_TASK_KIND_SHELL, tool_call_id="call_sh")
+    done.completions.add(
+        kind=pb.BACKGROUND_TASK_KIND_SUBAGENT,
+        tool_call_id="call_p",
+        reason=pb.BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS,
+    )
+    runs = actions.finished_subagent_runs(state, done.completions)
+    assert list(runs) == ["call_t"]
+    run = runs["call_t"]
+    assert run.status == pb.SUBAGENT_RUN_STATUS_ERROR and run.title == "Refactor"
+    assert run.output_path == "/tmp/out.md" and run.completed_timestamp_ms > 0
+    out = actions.resolve(run_with(state, done))
+    assert out.completions and len(out.completions) == 3
+
+
+def run_with(state, done) -> pb.AgentRunRequest:
+    request = pb.AgentRunRequest()
+    request.conversation_state.CopyFrom(state)
+    request.action.background_task_completion_action.CopyFrom(done)
+    return request

@@ -237,6 +237,13 @@ async def test_background_completion_reaches_the_model_bounded(tmp_path, workspa
                 detail="5 passed\n" + "x" * 50_000 + "TAIL-MARKER",
                 output_path="/tmp/terminals/7.txt",
             )
+            done.completions.add(
+                kind=pb.BACKGROUND_TASK_KIND_SUBAGENT,
+                status=pb.BACKGROUND_TASK_STATUS_SUCCESS,
+                title="Docs review",
+                tool_call_id="call_bg_task",
+                subagent_id="agent-bg",
+            )
             two = await setup.client.turn(
                 setup.action(
                     conversation, one.checkpoints[-1], background_task_completion_action=done
@@ -249,7 +256,10 @@ async def test_background_completion_reaches_the_model_bounded(tmp_path, workspa
     history = texts(requests[1])
     assert "pytest -q" in history and "5 passed" in history and "/tmp/terminals/7.txt" in history
     assert "TAIL-MARKER" not in history and len(history) < 20_000  # capped
+    assert "Docs review" in history and "agent-bg" in history
     assert two.text == "The tests passed."
+    card = two.checkpoints[-1].subagent_runs_by_parent_tool_call_id["call_bg_task"]
+    assert card.status == pb.SUBAGENT_RUN_STATUS_SUCCESS and card.subagent_id == "agent-bg"
 
 
 def subagent_driver(setup: Setup, children: list, started: list | None = None):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -59,6 +60,7 @@ class Instruction:
     subagent_id: str = ""  # CANCEL_SUBAGENT
     todos: list[dict] = field(default_factory=list)  # execute_plan: the plan's todos
     plan_text: str = ""  # execute_plan: the plan the model builds
+    completions: list = field(default_factory=list)  # background work that finished
     reason: str = ""  # NOTHING / UNSUPPORTED: why, for the log or the error
 
     @property
@@ -167,7 +169,12 @@ def _shell_command(a: pb.ShellCommandAction, _rr) -> Instruction:
 def _background_completion(a: pb.BackgroundTaskCompletionAction, _rr) -> Instruction:
     if not a.completions:
         return Instruction("", NOTHING, reason="no completions")
-    return Instruction("", MESSAGE, pb.UserMessage(text=completion_text(a.completions)))
+    return Instruction(
+        "",
+        MESSAGE,
+        pb.UserMessage(text=completion_text(a.completions)),
+        completions=list(a.completions),
+    )
 
 
 def _async_answer(a: pb.AsyncAskQuestionCompletionAction, _rr) -> Instruction:
@@ -319,3 +326,47 @@ def _scalar(text: str) -> str:
         except ValueError:
             return text[1:-1]
     return text
+
+
+_RUN_STATUS = {
+    pb.BACKGROUND_TASK_STATUS_SUCCESS: pb.SUBAGENT_RUN_STATUS_SUCCESS,
+    pb.BACKGROUND_TASK_STATUS_ERROR: pb.SUBAGENT_RUN_STATUS_ERROR,
+    pb.BACKGROUND_TASK_STATUS_ABORTED: pb.SUBAGENT_RUN_STATUS_ABORTED,
+}
+
+
+def finished_subagent_runs(
+    state: pb.ConversationStateStructure, completions
+) -> dict[str, pb.SubagentRunState]:
+    """Task cards of background subagents that finished, with their final state."""
+    out: dict[str, pb.SubagentRunState] = {}
+    runs = state.subagent_runs_by_parent_tool_call_id
+    for item in completions:
+        if item.kind != pb.BACKGROUND_TASK_KIND_SUBAGENT:
+            continue
+        if item.reason == pb.BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS:
+            continue  # a progress note, not the end
+        key = item.tool_call_id or next(
+            (k for k, r in runs.items() if item.subagent_id and r.subagent_id == item.subagent_id),
+            "",
+        )
+        if not key:
+            continue
+        run = pb.SubagentRunState()
+        if key in runs:
+            run.CopyFrom(runs[key])
+        run.parent_tool_call_id = key
+        run.status = _RUN_STATUS.get(item.status, pb.SUBAGENT_RUN_STATUS_SUCCESS)
+        if item.subagent_id:
+            run.subagent_id = item.subagent_id
+        if item.output_path:
+            run.output_path = item.output_path
+        if item.reason:
+            run.completion_reason = item.reason
+        run.completed_timestamp_ms = run.completed_timestamp_ms or _now_ms()
+        out[key] = run
+    return out
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

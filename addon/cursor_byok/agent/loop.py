@@ -225,8 +225,14 @@ class ProviderAgent:
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
         else:
-            if instruction.todos and not turn.transcript.todos:
-                turn.transcript.todos.extend(instruction.todos)  # the plan's todos
+            if instruction.todos:  # Build: the plan's todos become the conversation's
+                turn.transcript.todos[:] = instruction.todos
+            if instruction.completions:  # background subagents: their Task cards end
+                turn.transcript.subagent_runs.update(
+                    actions.finished_subagent_runs(
+                        turn.run_request.conversation_state, instruction.completions
+                    )
+                )
             turn.transcript.append(
                 {
                     "role": "user",
