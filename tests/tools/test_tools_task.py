@@ -157,3 +157,10 @@ def test_ui_call_never_raises() -> None:
     tool = TaskTool()
     assert tool.ui_call({"description": 5, "subagent_type": None}).HasField("task_tool_call")
     assert tool.ui_call("garbage").HasField("task_tool_call")  # type: ignore[arg-type]
+
+
+async def test_multitask_mode_runs_subagents_in_the_background(make_ctx) -> None:
+    answer = success(background_reason=pb.SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST)
+    ctx = with_run(make_ctx(mode=pb.AGENT_MODE_MULTITASK, overrides={"subagent_args": answer}))
+    outcome = await TaskTool().run({"description": "x", "prompt": "y"}, ctx)
+    assert not outcome.is_error and ctx.execs[0].subagent_args.run_in_background

@@ -144,7 +144,8 @@ class TaskTool(Tool):
         description = arg_str(args, "description", default="Subagent") or "Subagent"
         kind = arg_str(args, "subagent_type", default="generalPurpose") or "generalPurpose"
         run_request: pb.AgentRunRequest | None = getattr(ctx, "run_request", None)
-        background = arg_bool(args, "run_in_background")
+        # Multitask mode: subagents always run in the background (tools.md §2).
+        background = arg_bool(args, "run_in_background") or ctx.mode == pb.AGENT_MODE_MULTITASK
         readonly = self.force_readonly or arg_bool(args, "readonly")
         sub = pb.SubagentArgs(
             tool_call_id=ctx.call_id,
