@@ -49,7 +49,9 @@ _TOP_KEYS = {
     "max_steps",
     "subagent_model",
     "web_search",
+    "image_generation",
 }
+_IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
 _WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 
 
@@ -147,6 +149,28 @@ class WebSearchConfig:
 
 
 @dataclass(frozen=True)
+class ImageGenerationConfig:
+    """An OpenAI-compatible image endpoint (`POST {base_url}/images/generations`)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    size: str = "1024x1024"
+    timeout: float = 120.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env, "").strip()
+        if not value:
+            raise ConfigError(
+                f"image_generation: environment variable {self.api_key_env} is not set"
+            )
+        return value
+
+
+@dataclass(frozen=True)
 class Config:
     providers: dict[str, ProviderConfig]
     models: list[ModelConfig]
@@ -155,6 +179,7 @@ class Config:
     path: Path | None = None
     subagent_model: str | None = None  # model for subagent (Task) runs; None: what Cursor asks
     web_search: WebSearchConfig | None = None  # WebSearch is offered only with an endpoint
+    image_generation: ImageGenerationConfig | None = None  # GenerateImage likewise
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -212,8 +237,46 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
             "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
         )
     web_search = _web_search(raw.get("web_search"), fail)
+    images = _image_generation(raw.get("image_generation"), fail)
     return Config(
-        providers, models, default or names[0], max_steps, path, subagent_model, web_search
+        providers,
+        models,
+        default or names[0],
+        max_steps,
+        path,
+        subagent_model,
+        web_search,
+        images,
+    )
+
+
+def _image_generation(table: Any, fail) -> ImageGenerationConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise fail("image_generation", "must be a table")
+    _unknown(table, _IMAGE_KEYS, "image_generation.", fail)
+    base_url = table.get("base_url")
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise fail("image_generation.base_url", "must be an http:// or https:// URL")
+    model = table.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise fail("image_generation.model", "is required and must be a non-empty string")
+    for key in ("api_key_env", "size"):
+        if table.get(key) is not None and not isinstance(table[key], str):
+            raise fail(f"image_generation.{key}", "must be a string")
+    timeout = table.get("timeout", 120.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise fail("image_generation.timeout", "must be a positive number of seconds")
+    if not isinstance(table.get("headers", {}), dict):
+        raise fail("image_generation.headers", "must be a table")
+    return ImageGenerationConfig(
+        base_url=base_url.rstrip("/"),
+        model=model,
+        api_key_env=table.get("api_key_env"),
+        size=table.get("size") or "1024x1024",
+        timeout=float(timeout),
+        headers={str(k): str(v) for k, v in table.get("headers", {}).items()},
     )
 
 

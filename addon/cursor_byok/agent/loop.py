@@ -352,7 +352,11 @@ class ProviderAgent:
         """Tools by name, provider specs and system prompt for one mode."""
         tools = list(
             tools_for(
-                mode, turn.run_request, request_context=context, web_search=self.config.web_search
+                mode,
+                turn.run_request,
+                request_context=context,
+                web_search=self.config.web_search,
+                image_generation=self.config.image_generation,
             )
         )
         by_name = {tool.name: tool for tool in tools}

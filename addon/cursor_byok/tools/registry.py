@@ -1,9 +1,9 @@
 """Which tools the model gets, per mode and client flags (tools.md §2), and lookup by name.
 
 The sets follow the catalog Cursor's own server exposes in each mode so Cursor's prompts
-and the models' habits apply. Tools we cannot back with a real implementation (WebSearch
-without a search backend, GenerateImage without an image backend) are left out rather than
-offered and failed. Task (subagents) is offered except inside a subagent run (no nesting).
+and the models' habits apply. Tools that need a backend of ours (WebSearch a search
+endpoint, GenerateImage an image endpoint) are left out without one rather than offered and
+failed. Task (subagents) is offered except inside a subagent run (no nesting).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from cursor_byok.config import ImageGenerationConfig
 from cursor_byok.config import WebSearchConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 
@@ -25,6 +26,7 @@ from .files import LsTool
 from .files import ReadTool
 from .files import StrReplaceTool
 from .files import WriteTool
+from .image import GenerateImageTool
 from .interactions import AskQuestionTool
 from .interactions import CreatePlanTool
 from .interactions import SwitchModeTool
@@ -76,7 +78,8 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
-    "Shell", "Grep", "Delete", "WebSearch", "WebFetch", "EditNotebook", "TodoWrite",
+    "Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook",
+    "TodoWrite",
     "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
     "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
     "CallMcpTool",
@@ -104,7 +107,7 @@ MODE_TOOLS: dict[int, tuple[str, ...]] = {
 }
 # Modes whose catalog has the per-server MCP tools (the others reach MCP via CallMcpTool).
 DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK})
-MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook"})
+MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook", "GenerateImage"})
 _MAX_LISTED_MCP = 60
 
 
@@ -185,12 +188,14 @@ def tools_for(
     request_context: pb.RequestContext | None = None,
     extra: Iterable[str] = (),
     web_search: WebSearchConfig | None = None,
+    image_generation: ImageGenerationConfig | None = None,
 ) -> ToolSet:
     """The tools for one run in `mode`.
 
     `request_context` overrides the one found in the run request (pass the resolved context
     when its parts live in blobs). `web_search` is the configured search endpoint: WebSearch
-    is offered only with one (and when the client allows web search). `extra` adds optional
+    is offered only with one (and when the client allows web search); GenerateImage only with
+    an `image_generation` endpoint. `extra` adds optional
     built-ins not in Cursor's catalog (e.g. "LS"). Unknown modes fall back to Agent with a
     warning (tools.md §2).
     """
@@ -213,6 +218,8 @@ def tools_for(
         chosen = [n for n in chosen if n != "WebFetch"]
     if web_search is None or _flag(context, "web_search_enabled") is not True:
         chosen = [n for n in chosen if n != "WebSearch"]  # needs an endpoint and the client's OK
+    if image_generation is None:
+        chosen = [n for n in chosen if n != "GenerateImage"]
     if _flag(context, "read_lints_enabled") is False:
         chosen = [n for n in chosen if n != "ReadLints"]
     if mode == pb.AGENT_MODE_ASK:
@@ -227,6 +234,9 @@ def tools_for(
         elif name == "WebSearch":
             assert web_search is not None
             tools.append(WebSearchTool(web_search))
+        elif name == "GenerateImage":
+            assert image_generation is not None
+            tools.append(GenerateImageTool(image_generation))
         elif name == "Task":
             tools.append(TaskTool(force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN)))
         elif name == "CallMcpTool":
