@@ -63,10 +63,6 @@ class Instruction:
     completions: list = field(default_factory=list)  # background work that finished
     reason: str = ""  # NOTHING / UNSUPPORTED: why, for the log or the error
 
-    @property
-    def has_user_message(self) -> bool:
-        return self.kind == MESSAGE
-
     def error_text(self) -> str:
         label = self.action or "(no action)"
         return (

@@ -296,7 +296,16 @@ class ProviderAgent:
             if self._owns_provider:
                 await provider.aclose()
 
-    async def _settle_batch(self, turn, message, calls, model_call_id, mode, context, toolset):
+    async def _settle_batch(
+        self,
+        turn: Turn,
+        message: dict,
+        calls: list[_Call],
+        model_call_id: str,
+        mode: int,
+        context: pb.RequestContext,
+        toolset: tuple[dict[str, Tool], list[ToolSpec], str],
+    ) -> tuple[int, dict[str, Tool], list[ToolSpec], str]:
         """Run one tool batch, append its results, switch mode if approved, publish settled."""
         by_name, specs, system = toolset
         turn.transcript.pending_message = message
@@ -312,7 +321,16 @@ class ProviderAgent:
         await turn.publish_checkpoint()
         return mode, by_name, specs, system
 
-    async def _rerun_batch(self, turn, message, by_name, mode, context, specs, system):
+    async def _rerun_batch(
+        self,
+        turn: Turn,
+        message: dict,
+        by_name: dict[str, Tool],
+        mode: int,
+        context: pb.RequestContext,
+        specs: list[ToolSpec],
+        system: str,
+    ) -> tuple[int, dict[str, Tool], list[ToolSpec], str]:
         """Resume (protocol.md §10.4): the checkpoint's unsettled batch runs again, with new
         exec ids, before the next model call."""
         model_call_id = str(uuid.uuid4())
