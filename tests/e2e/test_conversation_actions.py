@@ -534,3 +534,26 @@ async def test_web_search_through_the_configured_endpoint(tmp_path, workspace) -
     refs = done.tool_call.web_search_tool_call.result.success.references
     assert [r.url for r in refs] == ["https://a.test"]
     assert "alpha" in texts(requests[1]) and "https://a.test" in texts(requests[1])
+
+
+async def test_resume_of_an_unanswered_message_calls_the_model(tmp_path, workspace) -> None:
+    """A checkpoint whose last settled message is the user's (the answer never settled):
+    resume asks the model again instead of ending empty."""
+    async with FakeProvider() as fp:
+        fp.script.text("First answer (lost).")
+        fp.script.text("Answer after resume.")
+        setup = Setup(tmp_path, workspace, fp)
+        conversation = str(uuid.uuid4())
+        try:
+            one = await setup.client.turn(setup.request("hello?", conversation))
+            staged = next(c for c in one.checkpoints if c.pending_tool_calls)
+            two = await setup.client.turn(
+                setup.action(conversation, staged, resume_action=pb.ResumeAction())
+            )
+        finally:
+            await setup.close()
+        requests = list(fp.requests)
+    assert two.end.ok, two.end.error
+    assert len(requests) == 2 and "hello?" in texts(requests[1])
+    assert "First answer (lost)." not in texts(requests[1])
+    assert two.text == "Answer after resume."
