@@ -116,19 +116,3 @@ def test_same_prompt_twice_is_not_guessed() -> None:
         subagents.awaiting_child("c2", "Same.", lambda u: None),
     ):
         assert not subagents.attach(_ChildTurn("k", "Same."))
-
-
-def test_mid_run_actions() -> None:
-    child = _Turn("child-m")
-    subagents.register(child)
-    try:
-        action = pb.ConversationAction(
-            cancel_subagent_action=pb.CancelSubagentAction(subagent_id="child-m")
-        )
-        assert subagents.on_mid_run_action(action)
-        assert isinstance(child.live.interrupted[0], TurnCancelled)
-    finally:
-        subagents.unregister(child)
-    shell = pb.ConversationAction(background_shell_action=pb.BackgroundShellAction())
-    assert subagents.on_mid_run_action(shell)
-    assert not subagents.on_mid_run_action(pb.ConversationAction(resume_action=pb.ResumeAction()))

@@ -105,18 +105,3 @@ def cancel(subagent_id: str, reason: str = "subagent stopped by the user") -> bo
     log.info("stopping subagent %s", subagent_id)
     turn.live.interrupt(TurnCancelled(reason))  # type: ignore[attr-defined]
     return True
-
-
-def on_mid_run_action(action: pb.ConversationAction) -> bool:
-    """A ConversationAction that arrived on a running run's stream (not as a new run).
-
-    Returns True when it is handled (the caller drops it): `cancel_subagent_action` stops
-    that child run. `background_shell_action` / `background_subagent_action` need nothing
-    from us: the client answers the pending Shell exec (backgrounded) or Task exec
-    (`subagent_result` with a background reason) itself [inf].
-    """
-    kind = action.WhichOneof("action")
-    if kind == "cancel_subagent_action":
-        cancel(action.cancel_subagent_action.subagent_id)
-        return True
-    return kind in ("background_shell_action", "background_subagent_action")

@@ -66,6 +66,12 @@ class ForceBackgroundShellStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapp
     FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: _ClassVar[ForceBackgroundShellStatus]
     FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundShellStatus]
 
+class ForceBackgroundSubagentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundSubagentStatus]
+
 class GoalStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     GOAL_STATUS_UNSPECIFIED: _ClassVar[GoalStatus]
@@ -232,6 +238,9 @@ DIAGNOSTIC_SEVERITY_HINT: DiagnosticSeverity
 FORCE_BACKGROUND_SHELL_STATUS_UNSPECIFIED: ForceBackgroundShellStatus
 FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: ForceBackgroundShellStatus
 FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: ForceBackgroundShellStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: ForceBackgroundSubagentStatus
 GOAL_STATUS_UNSPECIFIED: GoalStatus
 GOAL_STATUS_ACTIVE: GoalStatus
 GOAL_STATUS_PAUSED: GoalStatus
@@ -3853,7 +3862,7 @@ class CommunicateUpdateError(_message.Message):
     def __init__(self, error: _Optional[str] = ...) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "mcp_state_exec_args", "mini_swe_agent_bash_args")
+    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "mini_swe_agent_bash_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_CONTEXT_FIELD_NUMBER: _ClassVar[int]
@@ -3876,6 +3885,7 @@ class ExecServerMessage(_message.Message):
     SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     REDACTED_READ_ARGS_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SHELL_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -3900,12 +3910,13 @@ class ExecServerMessage(_message.Message):
     subagent_args: SubagentArgs
     redacted_read_args: ReadArgs
     force_background_shell_args: ForceBackgroundShellArgs
+    force_background_subagent_args: ForceBackgroundSubagentArgs
     mcp_state_exec_args: McpStateExecArgs
     mini_swe_agent_bash_args: ShellArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "mcp_state_exec_result", "mini_swe_agent_bash_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "mini_swe_agent_bash_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -3928,6 +3939,7 @@ class ExecClientMessage(_message.Message):
     SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     REDACTED_READ_RESULT_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -3952,9 +3964,10 @@ class ExecClientMessage(_message.Message):
     subagent_result: SubagentResult
     redacted_read_result: ReadResult
     force_background_shell_result: ForceBackgroundShellResult
+    force_background_subagent_result: ForceBackgroundSubagentResult
     mcp_state_exec_result: McpStateExecResult
     mini_swe_agent_bash_result: ShellResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -5550,6 +5563,18 @@ class ForceBackgroundShellResult(_message.Message):
     status: ForceBackgroundShellStatus
     shell_result: ShellResult
     def __init__(self, status: _Optional[_Union[ForceBackgroundShellStatus, str]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+
+class ForceBackgroundSubagentArgs(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class ForceBackgroundSubagentResult(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: ForceBackgroundSubagentStatus
+    def __init__(self, status: _Optional[_Union[ForceBackgroundSubagentStatus, str]] = ...) -> None: ...
 
 class KvServerMessage(_message.Message):
     __slots__ = ("id", "span_context", "get_blob_args", "set_blob_args")
