@@ -39,6 +39,7 @@ _MODEL_KEYS = {
     "max_output_tokens",
     "supports_images",
     "supports_thinking",
+    "web_search",
     "thinking",
     "params",
 }
@@ -125,6 +126,7 @@ class ModelConfig:
     supports_thinking: bool = False
     thinking: bool = False  # ask the provider for reasoning
     params: dict[str, Any] = field(default_factory=dict)
+    web_search: bool = False  # the provider's own web search (Anthropic) instead of [web_search]
 
 
 @dataclass(frozen=True)
@@ -392,9 +394,15 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
     max_out = table.get("max_output_tokens")
     if max_out is not None and (not isinstance(max_out, int) or max_out < 1):
         raise fail(prefix + "max_output_tokens", "must be a positive integer")
-    for key in ("supports_images", "supports_thinking", "thinking"):
+    for key in ("supports_images", "supports_thinking", "thinking", "web_search"):
         if not isinstance(table.get(key, False), bool):
             raise fail(prefix + key, "must be true or false")
+    if table.get("web_search") and providers[table["provider"]].kind != "anthropic":
+        raise fail(
+            prefix + "web_search",
+            'the provider\'s own web search is supported for kind = "anthropic" only; '
+            "configure a [web_search] endpoint instead",
+        )
     if not isinstance(table.get("params", {}), dict):
         raise fail(prefix + "params", "must be a table")
     return ModelConfig(
@@ -407,6 +415,7 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         supports_thinking=table.get("supports_thinking", False) or table.get("thinking", False),
         thinking=table.get("thinking", False),
         params=dict(table.get("params", {})),
+        web_search=table.get("web_search", False),
     )
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
+from fakes.anthropic_search import RESULTS
+from fakes.anthropic_search import anthropic_search_stream
 from fakes.fake_provider import FakeProvider
 from mitm import start_mitmdump
 from provider_config import MODEL
@@ -557,3 +559,44 @@ async def test_resume_of_an_unanswered_message_calls_the_model(tmp_path, workspa
     assert len(requests) == 2 and "hello?" in texts(requests[1])
     assert "First answer (lost)." not in texts(requests[1])
     assert two.text == "Answer after resume."
+
+
+async def test_anthropic_native_web_search_shows_its_card(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.raw(
+            [anthropic_search_stream("rust 1.90", RESULTS, "Rust 1.90 is out.")],
+            headers={"content-type": "text/event-stream"},
+        )
+        config = write_config(tmp_path, fp, "anthropic")
+        with config.open("a") as out:
+            out.write("web_search = true\n")  # the [[models]] entry: Anthropic's own search
+        proxy = start_mitmdump(
+            tmp_path / "proxy",
+            agent="provider",
+            config=config,
+            env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
+        )
+        client = CursorLikeClient.through(proxy, workspace)
+        try:
+            message = client.run_request(
+                "what's new in rust?", conversation_id=str(uuid.uuid4()), model=MODEL,
+                workspace=workspace,
+            )  # fmt: skip
+            action = message.run_request.action.user_message_action
+            action.request_context.web_search_enabled = True
+            result = await client.turn(message)
+        finally:
+            await client.aclose()
+            proxy.stop()
+        requests = list(fp.requests)
+    assert result.end.ok, result.end.error
+    tools = requests[0].json["tools"]
+    assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 5} in tools
+    assert "WebSearch" not in [t.get("name") for t in tools]
+    [started] = result.updates("tool_call_started")
+    assert started.tool_call.web_search_tool_call.args.search_term == "rust 1.90"
+    [done] = result.updates("tool_call_completed")
+    refs = done.tool_call.web_search_tool_call.result.success.references
+    assert [r.url for r in refs] == ["https://ex.test/rel", "https://ex.test/2"]
+    assert result.text == "Rust 1.90 is out."
+    assert len(requests) == 1  # no client tool call: one model call

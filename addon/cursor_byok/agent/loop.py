@@ -33,6 +33,8 @@ from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ReasoningDelta
+from cursor_byok.providers.base import ServerToolCall
+from cursor_byok.providers.base import ServerToolResult
 from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import ToolCallArgsDelta
 from cursor_byok.providers.base import ToolCallEnd
@@ -216,6 +218,7 @@ class ProviderAgent:
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(turn.run_request, turn.blob)
         by_name, specs, system = self._toolset(turn, mode, context)
+        native_search = self._native_search(turn, context)
         turn.transcript.context_window = model.context_window
         resumed: dict | None = None
         if kind == actions.RESUME:
@@ -263,6 +266,7 @@ class ProviderAgent:
                     params=dict(model.params),
                     cache_key=turn.run_request.conversation_id or None,
                     reasoning=model.thinking,
+                    web_search=native_search,
                 )
                 model_call_id = str(uuid.uuid4())
                 turn.step_started()
@@ -272,6 +276,8 @@ class ProviderAgent:
                 turn.transcript.append(step.message)
                 if not step.calls:
                     turn.step_completed()
+                    if step.reason == "pause_turn":  # a long server-side search: go on
+                        continue
                     if step.reason == "length":
                         turn.text("\n\n_(The model stopped at its output token limit.)_")
                     return
@@ -366,6 +372,12 @@ class ProviderAgent:
         turn.step_completed()
         return result
 
+    def _native_search(self, turn: Turn, context: pb.RequestContext) -> bool:
+        """The model searches the web itself (model `web_search = true`, client allows it)."""
+        model = find_model(self.config, turn.model)
+        allowed = context.HasField("web_search_enabled") and context.web_search_enabled
+        return bool(model is not None and model.web_search and allowed)
+
     def _toolset(self, turn: Turn, mode: int, context: pb.RequestContext):
         """Tools by name, provider specs and system prompt for one mode."""
         tools = list(
@@ -373,7 +385,7 @@ class ProviderAgent:
                 mode,
                 turn.run_request,
                 request_context=context,
-                web_search=self.config.web_search,
+                web_search=None if self._native_search(turn, context) else self.config.web_search,
                 image_generation=self.config.image_generation,
             )
         )
@@ -394,6 +406,7 @@ class ProviderAgent:
     ) -> _StepOutput:
         calls: dict[str, _Call] = {}
         order: list[str] = []
+        server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
         thinking_since: float | None = None
 
         def end_thinking() -> None:
@@ -464,6 +477,31 @@ class ProviderAgent:
                                     model_call_id=model_call_id,
                                 )
                             )
+                    case ServerToolCall(call_id, _name, args):
+                        end_thinking()
+                        server_calls[call_id] = _server_search_call(call_id, args)
+                        turn.update(
+                            tool_call_started=pb.ToolCallStartedUpdate(
+                                call_id=call_id,
+                                tool_call=server_calls[call_id],
+                                model_call_id=model_call_id,
+                            )
+                        )
+                    case ServerToolResult(call_id, _name, references, error):
+                        ui = server_calls.pop(call_id, None) or _server_search_call(call_id, {})
+                        result = ui.web_search_tool_call.result
+                        if error is not None:
+                            result.error.error = f"web search failed: {error}"
+                        else:
+                            result.success.SetInParent()
+                            for title, url in references:
+                                result.success.references.add(title=title, url=url)
+                        ui.completed_at_ms = int(time.time() * 1000)
+                        turn.update(
+                            tool_call_completed=pb.ToolCallCompletedUpdate(
+                                call_id=call_id, tool_call=ui, model_call_id=model_call_id
+                            )
+                        )
                     case Usage() as usage:
                         turn.usage.add(
                             input_tokens=usage.input_tokens,
@@ -576,6 +614,17 @@ class ProviderAgent:
             if isinstance(path, str) and path not in turn.transcript.read_paths:
                 turn.transcript.read_paths.append(path)
         return outcome
+
+
+def _server_search_call(call_id: str, args: dict) -> pb.ToolCall:
+    """The WebSearch card of a search the provider ran itself."""
+    query = args.get("query") if isinstance(args, dict) else None
+    search = pb.WebSearchArgs(search_term=str(query or ""), tool_call_id=call_id)
+    return pb.ToolCall(
+        web_search_tool_call=pb.WebSearchToolCall(args=search),
+        tool_call_id=call_id,
+        started_at_ms=int(time.time() * 1000),
+    )
 
 
 def provider_turn_error(exc: ProviderError) -> TurnError:
