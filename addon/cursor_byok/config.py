@@ -18,6 +18,7 @@ from cursor_byok.providers.base import PROVIDER_KINDS
 from cursor_byok.providers.base import ProviderSettings
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+NATIVE_SEARCH_KINDS = ("anthropic", "openai-responses")  # providers that search themselves
 _PROVIDER_KEYS = {
     "kind",
     "base_url",
@@ -126,7 +127,7 @@ class ModelConfig:
     supports_thinking: bool = False
     thinking: bool = False  # ask the provider for reasoning
     params: dict[str, Any] = field(default_factory=dict)
-    web_search: bool = False  # the provider's own web search (Anthropic) instead of [web_search]
+    web_search: bool = False  # the provider's own web search instead of a [web_search] endpoint
 
 
 @dataclass(frozen=True)
@@ -397,10 +398,10 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
     for key in ("supports_images", "supports_thinking", "thinking", "web_search"):
         if not isinstance(table.get(key, False), bool):
             raise fail(prefix + key, "must be true or false")
-    if table.get("web_search") and providers[table["provider"]].kind != "anthropic":
+    if table.get("web_search") and providers[table["provider"]].kind not in NATIVE_SEARCH_KINDS:
         raise fail(
             prefix + "web_search",
-            'the provider\'s own web search is supported for kind = "anthropic" only; '
+            "the provider's own web search needs kind anthropic or openai-responses; "
             "configure a [web_search] endpoint instead",
         )
     if not isinstance(table.get("params", {}), dict):

@@ -76,5 +76,7 @@ def test_model_web_search_needs_an_anthropic_provider() -> None:
     }
     assert parse_config(raw).models[0].web_search
     raw["models"][0]["provider"] = "o"
-    with pytest.raises(ConfigError, match="anthropic"):
+    with pytest.raises(ConfigError, match="anthropic or openai-responses"):
         parse_config(raw)
+    raw["providers"]["o"]["kind"] = "openai-responses"
+    assert parse_config(raw).models[0].web_search

@@ -58,8 +58,8 @@ class ModelRequest:
     params: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
     reasoning: bool = False
-    # Let the provider search the web itself (Anthropic's server-side web search tool);
-    # adapters without one ignore it.
+    # Let the provider search the web itself (Anthropic's server-side web search tool,
+    # OpenAI Responses' hosted web_search); adapters without one ignore it.
     web_search: bool = False
 
 
