@@ -366,6 +366,10 @@ async def test_task_runs_a_child_and_returns_its_result(tmp_path, workspace) -> 
         if "call_task" in c.subagent_runs_by_parent_tool_call_id
     ]
     assert statuses[0] == pb.SUBAGENT_RUN_STATUS_RUNNING
+    staged = parent.checkpoints[0]  # the staged checkpoint of the batch already has the card
+    assert staged.pending_tool_calls
+    runs = staged.subagent_runs_by_parent_tool_call_id
+    assert runs["call_task"].status == pb.SUBAGENT_RUN_STATUS_RUNNING
     assert statuses[-1] == pb.SUBAGENT_RUN_STATUS_SUCCESS
     assert parent.checkpoints[-1].subagent_runs_by_parent_tool_call_id["call_task"].subagent_id == (
         child_id

@@ -47,6 +47,8 @@ from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 from cursor_byok.tools.registry import tools_for
+from cursor_byok.tools.task import TaskTool
+from cursor_byok.tools.task import running_state
 from cursor_byok.turn import Turn
 from cursor_byok.turn import TurnError
 
@@ -468,6 +470,10 @@ class ProviderAgent:
                                 f"Available tools: {', '.join(tools)}"
                             )
                         if call.error is None:
+                            if isinstance(call.tool, TaskTool):  # in the staged checkpoint too
+                                turn.transcript.subagent_runs[call_id] = running_state(
+                                    call_id, args or {}
+                                )
                             call.started = True
                             call.started_at_ms = int(time.time() * 1000)
                             turn.update(

@@ -80,6 +80,20 @@ def child_model(run_request: pb.AgentRunRequest | None, subagent_type: str, aske
     return parent
 
 
+def running_state(call_id: str, args: dict[str, Any]) -> pb.SubagentRunState:
+    """The Task card's RUNNING entry (the card shows "Stopped" without one)."""
+    state = pb.SubagentRunState(
+        parent_tool_call_id=call_id,
+        status=pb.SUBAGENT_RUN_STATUS_RUNNING,
+        title=loose_str(args, "description") or "Subagent",
+        environment=pb.SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL,
+    )
+    resume = loose_str(args, "resume")
+    if resume:
+        state.subagent_id = resume
+    return state
+
+
 class TaskTool(Tool):
     name = "Task"
     identifier = "TASK"
@@ -141,7 +155,7 @@ class TaskTool(Tool):
 
     async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         prompt = arg_str(args, "prompt", required=True)
-        description = arg_str(args, "description", default="Subagent") or "Subagent"
+        arg_str(args, "description")  # a string if given (the card shows it)
         kind = arg_str(args, "subagent_type", default="generalPurpose") or "generalPurpose"
         run_request: pb.AgentRunRequest | None = getattr(ctx, "run_request", None)
         # Multitask mode: subagents always run in the background (tools.md §2).
@@ -162,14 +176,7 @@ class TaskTool(Tool):
             sub.parent_conversation_id = run_request.conversation_id
             sub.root_parent_conversation_id = run_request.conversation_id
         runs: dict[str, pb.SubagentRunState] | None = getattr(ctx, "subagent_runs", None)
-        state = pb.SubagentRunState(
-            parent_tool_call_id=ctx.call_id,
-            status=pb.SUBAGENT_RUN_STATUS_RUNNING,
-            title=description,
-            environment=pb.SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL,
-        )
-        if sub.resume_agent_id:
-            state.subagent_id = sub.resume_agent_id
+        state = running_state(ctx.call_id, args)
         if runs is not None:
             runs[ctx.call_id] = state
             await _publish(ctx)
