@@ -26,6 +26,8 @@ from mitmproxy import http
 from cursor_byok import connect
 from cursor_byok.activity import Activity
 from cursor_byok.activity import route_label
+from cursor_byok.agent import actions
+from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
@@ -240,7 +242,12 @@ class CursorByok:
         )
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
         if self.registry is None:
-            self.registry = SessionRegistry(self._run_turn, config=session_config)
+            self.registry = SessionRegistry(
+                self._run_turn,
+                config=session_config,
+                supersedes=actions.supersedes,
+                live_action=self._live_action,
+            )
             self.registry.observers.append(self._observe_frame)
         else:
             self.registry.config = session_config
@@ -361,6 +368,13 @@ class CursorByok:
                     error=CUSTOM_MESSAGE,
                 )
             )
+
+    def _live_action(self, live: LiveRun, action) -> None:
+        """A conversation action sent mid-run (stop one subagent, send work to the background)."""
+        if not live_actions.handles(action):
+            log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
+            return
+        self._spawn(live_actions.handle(live.turn, action))
 
     async def _run_turn(self, live: LiveRun, run_request) -> None:
         assert self.blobs is not None

@@ -50,6 +50,12 @@ class Transcript:
     todos: list[dict] = field(default_factory=list)  # TodoWrite state, one blob per item
     context_window: int = DEFAULT_CONTEXT_WINDOW
     used_tokens: int = 0
+    # Task cards: parent tool call id → run state (subagent_runs_by_parent_tool_call_id).
+    subagent_runs: dict[str, pb.SubagentRunState] = field(default_factory=dict)
+    # A shell command the user ran from the chat: (command, output) as a shell turn.
+    shell_turn: tuple[str, str] | None = None
+    # The assistant message whose tool batch is running (for checkpoints taken by tools).
+    pending_message: dict | None = None
 
     def messages(self) -> list[dict]:
         """The whole model-facing history: inherited then new."""
@@ -91,6 +97,16 @@ class Transcript:
             )
             wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)
             state.turns.append(store(wrapper.SerializeToString()))
+        if self.shell_turn is not None:
+            command, output = self.shell_turn
+            shell = pb.ShellConversationTurnStructure(
+                shell_command=store(pb.ShellCommand(command=command).SerializeToString()),
+                shell_output=store(output.encode()),
+            )
+            wrapper = pb.ConversationTurnStructure(shell_conversation_turn=shell)
+            state.turns.append(store(wrapper.SerializeToString()))
+        for call_id, run in self.subagent_runs.items():
+            state.subagent_runs_by_parent_tool_call_id[call_id].CopyFrom(run)
         if mode is not None:
             state.mode = mode
         del state.todos[:]

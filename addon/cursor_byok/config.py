@@ -21,6 +21,7 @@ from cursor_byok.providers.base import PROVIDER_KINDS
 from cursor_byok.providers.base import ProviderSettings
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+NATIVE_SEARCH_KINDS = ("anthropic", "openai-responses")  # providers that search themselves
 _PROVIDER_KEYS = {
     "kind",
     "base_url",
@@ -42,11 +43,23 @@ _MODEL_KEYS = {
     "max_output_tokens",
     "supports_images",
     "supports_thinking",
+    "web_search",
     "thinking",
     "params",
     "prices",
 }
-_TOP_KEYS = {"providers", "models", "default_model", "max_steps", "usage"}
+_TOP_KEYS = {
+    "providers",
+    "models",
+    "default_model",
+    "max_steps",
+    "usage",
+    "subagent_model",
+    "web_search",
+    "image_generation",
+}
+_IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
+_WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 _PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
 _USAGE_KEYS = {"retention_days"}
 # Header names that carry credentials: their value must come from an env var or a file.
@@ -214,6 +227,50 @@ class ModelConfig:
     thinking: bool = False  # ask the provider for reasoning
     params: dict[str, Any] = field(default_factory=dict)
     prices: Prices | None = None
+    web_search: bool = False  # the provider's own web search instead of a [web_search] endpoint
+
+
+@dataclass(frozen=True)
+class WebSearchConfig:
+    """A search endpoint for the WebSearch tool: GET `url` with `{query}` filled in; the JSON
+    answer is read in the common shapes (SearxNG, Brave, Serper, Tavily, Google CSE)."""
+
+    url: str
+    api_key_env: str | None = None
+    api_key_header: str = "Authorization"  # "Authorization" sends "Bearer <key>"
+    headers: dict[str, str] = field(default_factory=dict)
+    max_results: int = 8
+    timeout: float = 20.0
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env, "").strip()
+        if not value:
+            raise ConfigError(f"web_search: environment variable {self.api_key_env} is not set")
+        return value
+
+
+@dataclass(frozen=True)
+class ImageGenerationConfig:
+    """An OpenAI-compatible image endpoint (`POST {base_url}/images/generations`)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    size: str = "1024x1024"
+    timeout: float = 120.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env, "").strip()
+        if not value:
+            raise ConfigError(
+                f"image_generation: environment variable {self.api_key_env} is not set"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -224,6 +281,9 @@ class Config:
     max_steps: int = 50
     path: Path | None = None
     usage: UsageSettings = field(default_factory=UsageSettings)
+    subagent_model: str | None = None  # model for subagent (Task) runs; None: what Cursor asks
+    web_search: WebSearchConfig | None = None  # WebSearch is offered only with an endpoint
+    image_generation: ImageGenerationConfig | None = None  # GenerateImage likewise
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -285,7 +345,22 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise fail("max_steps", "must be a positive integer")
     usage = _usage(raw.get("usage", {}), fail)
-    return Config(providers, models, default or names[0], max_steps, path, usage)
+    subagent_model = raw.get("subagent_model")
+    if subagent_model is not None and subagent_model not in names:
+        raise fail(
+            "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
+        )
+    return Config(
+        providers,
+        models,
+        default or names[0],
+        max_steps,
+        path,
+        usage,
+        subagent_model,
+        _web_search(raw.get("web_search"), fail),
+        _image_generation(raw.get("image_generation"), fail),
+    )
 
 
 def _usage(table: Any, fail) -> UsageSettings:
@@ -315,6 +390,68 @@ def _prices(table: Any, key: str, fail) -> Prices | None:
         output=float(table["output"]),
         cached_input=None if "cached_input" not in table else float(table["cached_input"]),
         cache_write=None if "cache_write" not in table else float(table["cache_write"]),
+    )
+
+
+def _image_generation(table: Any, fail) -> ImageGenerationConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise fail("image_generation", "must be a table")
+    _unknown(table, _IMAGE_KEYS, "image_generation.", fail)
+    base_url = table.get("base_url")
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise fail("image_generation.base_url", "must be an http:// or https:// URL")
+    model = table.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise fail("image_generation.model", "is required and must be a non-empty string")
+    for key in ("api_key_env", "size"):
+        if table.get(key) is not None and not isinstance(table[key], str):
+            raise fail(f"image_generation.{key}", "must be a string")
+    timeout = table.get("timeout", 120.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise fail("image_generation.timeout", "must be a positive number of seconds")
+    if not isinstance(table.get("headers", {}), dict):
+        raise fail("image_generation.headers", "must be a table")
+    return ImageGenerationConfig(
+        base_url=base_url.rstrip("/"),
+        model=model,
+        api_key_env=table.get("api_key_env"),
+        size=table.get("size") or "1024x1024",
+        timeout=float(timeout),
+        headers={str(k): str(v) for k, v in table.get("headers", {}).items()},
+    )
+
+
+def _web_search(table: Any, fail) -> WebSearchConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise fail("web_search", "must be a table")
+    _unknown(table, _WEB_SEARCH_KEYS, "web_search.", fail)
+    url = table.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise fail("web_search.url", "must be an http:// or https:// URL")
+    if "{query}" not in url:
+        raise fail("web_search.url", "must contain {query} where the search terms go")
+    for key in ("api_key_env", "api_key_header"):
+        if table.get(key) is not None and not isinstance(table[key], str):
+            raise fail(f"web_search.{key}", "must be a string")
+    if not isinstance(table.get("headers", {}), dict):
+        raise fail("web_search.headers", "must be a table")
+    results = table.get("max_results", 8)
+    if not isinstance(results, int) or isinstance(results, bool) or not 1 <= results <= 50:
+        raise fail("web_search.max_results", "must be an integer from 1 to 50")
+    timeout = table.get("timeout", 20.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise fail("web_search.timeout", "must be a positive number of seconds")
+    return WebSearchConfig(
+        url=url,
+        api_key_env=table.get("api_key_env"),
+        api_key_header=table.get("api_key_header") or "Authorization",
+        headers={str(k): str(v) for k, v in table.get("headers", {}).items()},
+        max_results=results,
+        timeout=float(timeout),
     )
 
 
@@ -426,9 +563,15 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
     max_out = table.get("max_output_tokens")
     if max_out is not None and (not isinstance(max_out, int) or max_out < 1):
         raise fail(prefix + "max_output_tokens", "must be a positive integer")
-    for key in ("supports_images", "supports_thinking", "thinking"):
+    for key in ("supports_images", "supports_thinking", "thinking", "web_search"):
         if not isinstance(table.get(key, False), bool):
             raise fail(prefix + key, "must be true or false")
+    if table.get("web_search") and providers[table["provider"]].kind not in NATIVE_SEARCH_KINDS:
+        raise fail(
+            prefix + "web_search",
+            "the provider's own web search needs kind anthropic or openai-responses; "
+            "configure a [web_search] endpoint instead",
+        )
     if not isinstance(table.get("params", {}), dict):
         raise fail(prefix + "params", "must be a table")
     return ModelConfig(
@@ -442,6 +585,7 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         thinking=table.get("thinking", False),
         params=dict(table.get("params", {})),
         prices=_prices(table.get("prices"), prefix + "prices", fail),
+        web_search=table.get("web_search", False),
     )
 
 

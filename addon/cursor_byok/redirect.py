@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cursor_byok import transparent
+from cursor_byok.errors import ByokError
 from cursor_byok.transparent import Redirect
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ REFRESH_SECONDS = 60.0  # how often Cursor's hosts are resolved again while runn
 FIREWALL_ENV = "CURSOR_BYOK_FIREWALL"  # force "nft" or "iptables"
 
 
-class FirewallError(Exception):
+class FirewallError(ByokError):
     """A redirect cannot be set up; the message says why and what to do."""
 
 

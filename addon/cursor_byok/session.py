@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -119,13 +120,21 @@ class FailTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class LiveAction:
+    """A conversation action (other than cancel) sent while the run is going on."""
+
+    run: Run
+    action: pb.ConversationAction
+
+
+@dataclass(frozen=True, slots=True)
 class DropRun:
     """A finished run lingered long enough and is forgotten."""
 
     run: Run
 
 
-Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | DropRun
+Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | LiveAction | DropRun
 
 
 # --- outbox and subscribers ---------------------------------------------------------------------
@@ -289,14 +298,11 @@ class Run:
             return self._exec_control(message.exec_client_control_message)
         if kind == "conversation_action":
             action = message.conversation_action
-            if action.WhichOneof("action") == "cancel_action" and self.state is RunState.RUNNING:
+            if self.state is not RunState.RUNNING:
+                return []
+            if action.WhichOneof("action") == "cancel_action":
                 return [CancelTurn(self, "cancelled by the user", action.cancel_action)]
-            log.info(
-                "run %s: conversation_action %s ignored mid-run",
-                self.run_id,
-                action.WhichOneof("action"),
-            )
-            return []
+            return [LiveAction(self, action)]
         log.info("run %s: client message %s ignored", self.run_id, kind)
         return []
 
@@ -526,8 +532,14 @@ _MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a ret
 class Sessions:
     """Every attempt and run; the only way in for client messages and subscribers."""
 
-    def __init__(self, config: SessionConfig | None = None) -> None:
+    def __init__(
+        self,
+        config: SessionConfig | None = None,
+        *,
+        supersedes: Callable[[pb.AgentRunRequest], bool] = lambda _request: True,
+    ) -> None:
         self.config = config or SessionConfig()
+        self.supersedes = supersedes  # does this new run replace the conversation's running one?
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
         self.budget = Budget(self.config.max_buffered_bytes)
@@ -697,7 +709,7 @@ class Sessions:
         else:
             run = Run(run_id, run_request, owner=attempt.owner, now=now, config=self.config)
             self.runs[run_id] = run
-            for other in self.runs.values():
+            for other in self.runs.values() if self.supersedes(run_request) else ():
                 if (
                     other is not run
                     and other.state is RunState.RUNNING

@@ -21,6 +21,7 @@ from cursor_byok.session import CancelTurn
 from cursor_byok.session import Command
 from cursor_byok.session import DropRun
 from cursor_byok.session import FailTurn
+from cursor_byok.session import LiveAction
 from cursor_byok.session import PendingKey
 from cursor_byok.session import PendingKind
 from cursor_byok.session import Resolve
@@ -234,9 +235,12 @@ class SessionRegistry:
         *,
         config: SessionConfig | None = None,
         clock: Clock = time.monotonic,
+        supersedes: Callable[[pb.AgentRunRequest], bool] = lambda _request: True,
+        live_action: Callable[[LiveRun, pb.ConversationAction], None] | None = None,
     ) -> None:
         self.runner = runner
-        self.core = Sessions(config)
+        self.core = Sessions(config, supersedes=supersedes)
+        self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
@@ -384,6 +388,13 @@ class SessionRegistry:
                     self.live(run).interrupt(TurnCancelled(reason, action))
                 case FailTurn(run, code, message):
                     self.live(run).interrupt(TurnFailed(code, message))
+                case LiveAction(run, action):
+                    if self.live_action is None:
+                        log.info(
+                            "run %s: %s ignored mid-run", run.run_id, action.WhichOneof("action")
+                        )
+                    else:
+                        self.live_action(self.live(run), action)
                 case DropRun(run):
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:

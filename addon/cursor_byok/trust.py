@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cursor_byok.errors import ByokError
+
 NAME = "cursor-byok-mitmproxy"  # file name in the system store, nickname in NSS
 CA_PEM = "mitmproxy-ca-cert.pem"
 CA_CER = "mitmproxy-ca-cert.cer"
@@ -130,7 +132,7 @@ def plan_nss(nssdb: Path, confdir: Path, install: bool, new_db: bool) -> list[Ac
 # --- doing it ----------------------------------------------------------------------------------
 
 
-class TrustError(Exception):
+class TrustError(ByokError):
     pass
 
 

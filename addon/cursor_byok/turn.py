@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
 
+from cursor_byok.agent.actions import Instruction
+from cursor_byok.agent.actions import resolve as resolve_action
 from cursor_byok.blobs import BlobMismatch
 from cursor_byok.blobs import BlobStore
 from cursor_byok.blobs import verify
@@ -123,6 +125,8 @@ class Turn:
         self.current_tool: str | None = None
         self.outcome: str | None = None
         self._mode: int | None = None
+        self._instruction: Instruction | None = None
+        self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -134,7 +138,15 @@ class Turn:
 
     @property
     def user_message(self) -> pb.UserMessage:
-        return self.run_request.action.user_message_action.user_message
+        """The user message this run puts to the model (real or synthesised by the action)."""
+        return self.instruction.user_message
+
+    @property
+    def instruction(self) -> Instruction:
+        """What the run's ConversationAction asks for (agent/actions.py), resolved once."""
+        if self._instruction is None:
+            self._instruction = resolve_action(self.run_request)
+        return self._instruction
 
     # --- UI updates --------------------------------------------------------------------------
 
@@ -148,7 +160,10 @@ class Turn:
         elif "tool_call_completed" in variant:
             self.current_tool = None
         self._record_step(variant)
-        self.emit(pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(**variant)))
+        update = pb.InteractionUpdate(**variant)
+        self.emit(pb.AgentServerMessage(interaction_update=update))
+        if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
+            self.mirror(update)
 
     def _record_step(self, variant: dict) -> None:
         """Fold UI updates into the turn's steps: thinking, assistant text, completed tools."""
@@ -308,7 +323,7 @@ class Turn:
     def mode(self) -> int:
         if self._mode is not None:
             return self._mode
-        return self.user_message.mode or self.run_request.conversation_state.mode
+        return self.instruction.mode
 
     def switch_mode(self, mode: int) -> int:
         """The user approved a mode switch: later model calls and checkpoints use it."""

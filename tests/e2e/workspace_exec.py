@@ -175,9 +175,10 @@ def _read(workspace: Path, args: pb.ReadArgs, out: pb.ExecClientMessage) -> None
 def _write(workspace: Path, args: pb.WriteArgs, out: pb.ExecClientMessage) -> None:
     target = _resolve(workspace, args.path)
     content = args.file_text
+    data = args.file_bytes or content.encode()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content.encode())
+        target.write_bytes(data)
     except PermissionError as exc:
         denied = out.write_result.permission_denied
         denied.path = args.path
@@ -191,8 +192,8 @@ def _write(workspace: Path, args: pb.WriteArgs, out: pb.ExecClientMessage) -> No
     ok = out.write_result.success
     ok.path = args.path
     ok.lines_created = len(content.splitlines())
-    ok.file_size = len(content.encode())
-    if args.return_file_content_after_write:
+    ok.file_size = len(data)
+    if args.return_file_content_after_write and not args.file_bytes:
         ok.file_content_after_write = target.read_text()
 
 
@@ -674,6 +675,8 @@ def execute(workspace: Path, request: pb.ExecServerMessage) -> list[pb.ExecClien
         _fetch(args, out)
     elif kind == "shell_stream_args":
         return _shell(workspace, args)
+    elif kind == "subagent_args":
+        return []  # no immediate answer: the test starts the child run and answers later
     else:
         out.read_result.error.error = f"unsupported exec {kind}"
     return [out]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
 
+from cursor_byok.agent import actions
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.turn import TurnError
 
@@ -73,8 +74,9 @@ async def request_context(
     (inferred); a part that does not parse is skipped with a log line rather than failing the turn.
     """
     action = run_request.action
-    if action.user_message_action.HasField("request_context"):
-        return action.user_message_action.request_context
+    inline = actions.resolve(run_request).request_context
+    if inline is not None:
+        return inline
     context = pb.RequestContext()
     if not action.HasField("request_context_parts"):
         return context

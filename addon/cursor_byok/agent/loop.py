@@ -10,6 +10,7 @@ a cancel or a crash at any point.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -18,7 +19,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from cursor_byok.agent import actions
 from cursor_byok.agent import context as prompts
+from cursor_byok.agent import subagents
+from cursor_byok.agent import user_shell
 from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -29,6 +33,8 @@ from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ReasoningDelta
+from cursor_byok.providers.base import ServerToolCall
+from cursor_byok.providers.base import ServerToolResult
 from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import ToolCallArgsDelta
 from cursor_byok.providers.base import ToolCallEnd
@@ -41,6 +47,8 @@ from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 from cursor_byok.tools.registry import tools_for
+from cursor_byok.tools.task import TaskTool
+from cursor_byok.tools.task import running_state
 from cursor_byok.turn import Turn
 from cursor_byok.turn import TurnError
 
@@ -94,6 +102,13 @@ class _ToolContext:
         self.mode = mode
         self.request_context = ctx
         self.todos = turn.transcript.todos
+        self.run_request = turn.run_request  # for tools that act on the run (Task)
+        self.subagent_runs = turn.transcript.subagent_runs
+        self.model_name = turn.model
+
+    async def publish_checkpoint(self) -> None:
+        """A checkpoint now, keeping the running batch staged (Task card states)."""
+        await self._turn.publish_checkpoint(pending=self._turn.transcript.pending_message)
 
     async def exec(self, message, on_event=None):
         return await self._turn.exec(message, on_event)
@@ -139,7 +154,7 @@ class ProviderAgent:
             ) from None
         return self._pool.get(settings) if self._pool is not None else make_provider(settings)
 
-    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+    def _route_requested(self, run_request: pb.AgentRunRequest) -> ModelConfig:
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
         model = find_model(self.config, requested)
         if model is None:
@@ -152,24 +167,97 @@ class ProviderAgent:
             )
         return model
 
+    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+        """The configured model: the one Cursor asked for, or `subagent_model` for child runs."""
+        if run_request.subagent_type_name and self.config.subagent_model:
+            model = find_model(self.config, self.config.subagent_model)
+            if model is not None:
+                return model
+        return self._route_requested(run_request)
+
     async def run(self, turn: Turn) -> None:
+        instruction = turn.instruction
+        kind = instruction.kind
+        if kind in (actions.UNSUPPORTED, actions.SUMMARIZE):
+            raise TurnError(
+                "unimplemented",
+                instruction.error_text(),
+                title="Action not supported by cursor-byok",
+                error=CUSTOM_MESSAGE,
+            )
+        if kind != actions.MESSAGE and kind != actions.RESUME:
+            turn.transcript.user_message = None  # no agent turn of its own in the checkpoint
+        if kind == actions.NOTHING:
+            log.info(
+                "turn %s: %s: nothing to do (%s)",
+                turn.request_id,
+                instruction.action,
+                instruction.reason,
+            )
+            return
+        if kind == actions.CANCEL_SUBAGENT:
+            stopped = subagents.cancel(instruction.subagent_id)
+            log.info(
+                "turn %s: cancel subagent %s: %s",
+                turn.request_id,
+                instruction.subagent_id,
+                "stopped" if stopped else "not running here",
+            )
+            return
+        if kind == actions.SHELL:
+            context = await prompts.request_context(turn.run_request, turn.blob)
+            mode = turn.mode or prompts.AGENT
+
+            def make_ctx(call_id: str, model_call_id: str) -> _ToolContext:
+                return _ToolContext(
+                    turn, _Call(call_id, "Shell", None), model_call_id, mode, context
+                )
+
+            await user_shell.run(turn, instruction.shell_command, make_ctx)
+            return
         model = self.route(turn.run_request)
         turn.model = model.name
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(turn.run_request, turn.blob)
         by_name, specs, system = self._toolset(turn, mode, context)
+        native_search = self._native_search(turn, context)
         turn.transcript.context_window = model.context_window
-        turn.transcript.append(
-            {
-                "role": "user",
-                "content": prompts.user_content(turn.user_message, images=model.supports_images),
-            }
-        )
+        resumed: dict | None = None
+        if kind == actions.RESUME:
+            turn.transcript.user_message = None  # the resumed turn's steps are already shown
+            resumed = pending_batch(turn.run_request.conversation_state)
+            if resumed is None and not _awaits_answer(turn.transcript.messages()):
+                log.info("turn %s: resume with nothing pending", turn.request_id)
+                return
+        else:
+            if instruction.todos:  # Build: the plan's todos become the conversation's
+                turn.transcript.todos[:] = instruction.todos
+            if instruction.completions:  # background subagents: their Task cards end
+                turn.transcript.subagent_runs.update(
+                    actions.finished_subagent_runs(
+                        turn.run_request.conversation_state, instruction.completions
+                    )
+                )
+            turn.transcript.append(
+                {
+                    "role": "user",
+                    "content": prompts.user_content(
+                        instruction.user_message, images=model.supports_images
+                    ),
+                }
+            )
         provider = self._factory(model)
         retries = self.config.providers[model.provider].max_retries
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
+        if turn.run_request.subagent_type_name:
+            subagents.register(turn)
+            subagents.attach(turn)
         try:
+            if resumed is not None:
+                mode, by_name, specs, system = await self._rerun_batch(
+                    turn, resumed, by_name, mode, context, specs, system
+                )
             for _ in range(self.config.max_steps):
                 request = ModelRequest(
                     model=model.model,
@@ -180,6 +268,7 @@ class ProviderAgent:
                     params=dict(model.params),
                     cache_key=turn.run_request.conversation_id or None,
                     reasoning=model.thinking,
+                    web_search=native_search,
                 )
                 model_call_id = str(uuid.uuid4())
                 turn.step_started()
@@ -189,32 +278,119 @@ class ProviderAgent:
                 turn.transcript.append(step.message)
                 if not step.calls:
                     turn.step_completed()
+                    if step.reason == "pause_turn":  # a long server-side search: go on
+                        continue
                     if step.reason == "length":
                         turn.text("\n\n_(The model stopped at its output token limit.)_")
                     return
                 await turn.publish_checkpoint(pending=step.message)
-                results, switched = await self._run_tools(
-                    turn, step.calls, model_call_id, mode, context
+                mode, by_name, specs, system = await self._settle_batch(
+                    turn,
+                    step.message,
+                    step.calls,
+                    model_call_id,
+                    mode,
+                    context,
+                    (by_name, specs, system),
                 )
-                turn.transcript.append({"role": "tool", "content": results})
-                if switched is not None and switched != mode:
-                    log.info("turn %s: mode %s → %s", turn.request_id, mode, switched)
-                    mode = turn.switch_mode(switched)
-                    by_name, specs, system = self._toolset(turn, mode, context)
-                await turn.publish_checkpoint()
                 turn.step_completed()
             turn.text(
                 f"\n\n_Stopped after {self.config.max_steps} steps (the max_steps limit in the "
                 "cursor-byok config). Send a message to continue._"
             )
         finally:
+            if turn.run_request.subagent_type_name:
+                subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()
 
-    @staticmethod
-    def _toolset(turn: Turn, mode: int, context: pb.RequestContext):
+    async def _settle_batch(
+        self,
+        turn: Turn,
+        message: dict,
+        calls: list[_Call],
+        model_call_id: str,
+        mode: int,
+        context: pb.RequestContext,
+        toolset: tuple[dict[str, Tool], list[ToolSpec], str],
+    ) -> tuple[int, dict[str, Tool], list[ToolSpec], str]:
+        """Run one tool batch, append its results, switch mode if approved, publish settled."""
+        by_name, specs, system = toolset
+        turn.transcript.pending_message = message
+        try:
+            results, switched = await self._run_tools(turn, calls, model_call_id, mode, context)
+        finally:
+            turn.transcript.pending_message = None
+        turn.transcript.append({"role": "tool", "content": results})
+        if switched is not None and switched != mode:
+            log.info("turn %s: mode %s → %s", turn.request_id, mode, switched)
+            mode = turn.switch_mode(switched)
+            by_name, specs, system = self._toolset(turn, mode, context)
+        await turn.publish_checkpoint()
+        return mode, by_name, specs, system
+
+    async def _rerun_batch(
+        self,
+        turn: Turn,
+        message: dict,
+        by_name: dict[str, Tool],
+        mode: int,
+        context: pb.RequestContext,
+        specs: list[ToolSpec],
+        system: str,
+    ) -> tuple[int, dict[str, Tool], list[ToolSpec], str]:
+        """Resume (protocol.md §10.4): the checkpoint's unsettled batch runs again, with new
+        exec ids, before the next model call."""
+        model_call_id = str(uuid.uuid4())
+        calls = []
+        for part in message.get("content") or []:
+            if not isinstance(part, dict) or part.get("type") != "tool-call":
+                continue
+            name = str(part.get("toolName") or "")
+            call = _Call(str(part.get("toolCallId") or uuid.uuid4()), name, by_name.get(name))
+            args = part.get("args")
+            call.args = args if isinstance(args, dict) else {}
+            if call.tool is None:
+                call.error = f"Tool {name!r} is not available in this mode."
+            calls.append(call)
+        log.info("turn %s: resuming %d pending tool call(s)", turn.request_id, len(calls))
+        turn.transcript.append(message)
+        await turn.publish_checkpoint(pending=message)
+        turn.step_started()
+        for call in calls:
+            if call.error is None:
+                call.started = True
+                call.started_at_ms = int(time.time() * 1000)
+                turn.update(
+                    tool_call_started=pb.ToolCallStartedUpdate(
+                        call_id=call.call_id,
+                        tool_call=self._ui(call, call.args or {}),
+                        model_call_id=model_call_id,
+                    )
+                )
+        result = await self._settle_batch(
+            turn, message, calls, model_call_id, mode, context, (by_name, specs, system)
+        )
+        turn.step_completed()
+        return result
+
+    def _native_search(self, turn: Turn, context: pb.RequestContext) -> bool:
+        """The model searches the web itself (model `web_search = true`, client allows it)."""
+        model = find_model(self.config, turn.model)
+        allowed = context.HasField("web_search_enabled") and context.web_search_enabled
+        return bool(model is not None and model.web_search and allowed)
+
+    def _toolset(self, turn: Turn, mode: int, context: pb.RequestContext):
         """Tools by name, provider specs and system prompt for one mode."""
-        tools = list(tools_for(mode, turn.run_request, request_context=context))
+        tools = list(
+            tools_for(
+                mode,
+                turn.run_request,
+                request_context=context,
+                web_search=None if self._native_search(turn, context) else self.config.web_search,
+                image_generation=self.config.image_generation,
+            )
+        )
         by_name = {tool.name: tool for tool in tools}
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
         return by_name, specs, prompts.system_prompt(mode, context, list(by_name))
@@ -232,6 +408,7 @@ class ProviderAgent:
     ) -> _StepOutput:
         calls: dict[str, _Call] = {}
         order: list[str] = []
+        server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
         thinking_since: float | None = None
 
         def end_thinking() -> None:
@@ -293,6 +470,10 @@ class ProviderAgent:
                                 f"Available tools: {', '.join(tools)}"
                             )
                         if call.error is None:
+                            if isinstance(call.tool, TaskTool):  # in the staged checkpoint too
+                                turn.transcript.subagent_runs[call_id] = running_state(
+                                    call_id, args or {}
+                                )
                             call.started = True
                             call.started_at_ms = int(time.time() * 1000)
                             turn.update(
@@ -302,6 +483,31 @@ class ProviderAgent:
                                     model_call_id=model_call_id,
                                 )
                             )
+                    case ServerToolCall(call_id, _name, args):
+                        end_thinking()
+                        server_calls[call_id] = _server_search_call(call_id, args)
+                        turn.update(
+                            tool_call_started=pb.ToolCallStartedUpdate(
+                                call_id=call_id,
+                                tool_call=server_calls[call_id],
+                                model_call_id=model_call_id,
+                            )
+                        )
+                    case ServerToolResult(call_id, _name, references, error):
+                        ui = server_calls.pop(call_id, None) or _server_search_call(call_id, {})
+                        result = ui.web_search_tool_call.result
+                        if error is not None:
+                            result.error.error = f"web search failed: {error}"
+                        else:
+                            result.success.SetInParent()
+                            for title, url in references:
+                                result.success.references.add(title=title, url=url)
+                        ui.completed_at_ms = int(time.time() * 1000)
+                        turn.update(
+                            tool_call_completed=pb.ToolCallCompletedUpdate(
+                                call_id=call_id, tool_call=ui, model_call_id=model_call_id
+                            )
+                        )
                     case Usage() as usage:
                         turn.usage.add(
                             input_tokens=usage.input_tokens,
@@ -416,6 +622,17 @@ class ProviderAgent:
         return outcome
 
 
+def _server_search_call(call_id: str, args: dict) -> pb.ToolCall:
+    """The WebSearch card of a search the provider ran itself."""
+    query = args.get("query") if isinstance(args, dict) else None
+    search = pb.WebSearchArgs(search_term=str(query or ""), tool_call_id=call_id)
+    return pb.ToolCall(
+        web_search_tool_call=pb.WebSearchToolCall(args=search),
+        tool_call_id=call_id,
+        started_at_ms=int(time.time() * 1000),
+    )
+
+
 def provider_turn_error(exc: ProviderError) -> TurnError:
     """A provider failure as the error Cursor shows: title, provider's message, retryable."""
     title = _TITLES.get(exc.kind, "Provider error")
@@ -430,3 +647,27 @@ def provider_turn_error(exc: ProviderError) -> TurnError:
         error=PROVIDER_ERROR,
         retryable=exc.retryable,
     )
+
+
+def pending_batch(state: pb.ConversationStateStructure) -> dict | None:
+    """The unsettled assistant message of a checkpoint (§10.4), if it has tool calls."""
+    for raw in state.pending_tool_calls:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            log.warning("unreadable pending tool batch in the checkpoint; ignored")
+            continue
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool-call" for p in content
+        ):
+            message.setdefault("role", "assistant")
+            return message
+    return None
+
+
+def _awaits_answer(messages: list[dict]) -> bool:
+    """The history ends with a user message or tool results the model has not answered."""
+    return bool(messages) and messages[-1].get("role") in ("user", "tool")

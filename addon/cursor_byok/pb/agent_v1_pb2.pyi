@@ -66,6 +66,12 @@ class ForceBackgroundShellStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapp
     FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: _ClassVar[ForceBackgroundShellStatus]
     FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundShellStatus]
 
+class ForceBackgroundSubagentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundSubagentStatus]
+
 class GoalStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     GOAL_STATUS_UNSPECIFIED: _ClassVar[GoalStatus]
@@ -232,6 +238,9 @@ DIAGNOSTIC_SEVERITY_HINT: DiagnosticSeverity
 FORCE_BACKGROUND_SHELL_STATUS_UNSPECIFIED: ForceBackgroundShellStatus
 FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: ForceBackgroundShellStatus
 FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: ForceBackgroundShellStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: ForceBackgroundSubagentStatus
 GOAL_STATUS_UNSPECIFIED: GoalStatus
 GOAL_STATUS_ACTIVE: GoalStatus
 GOAL_STATUS_PAUSED: GoalStatus
@@ -2645,7 +2654,7 @@ class ShellToolCallStderrDelta(_message.Message):
     def __init__(self, content: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("hook_additional_contexts", "tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "read_todos_tool_call", "edit_tool_call", "ls_tool_call", "read_lints_tool_call", "mcp_tool_call", "create_plan_tool_call", "web_search_tool_call", "task_tool_call", "list_mcp_resources_tool_call", "read_mcp_resource_tool_call", "ask_question_tool_call", "fetch_tool_call", "switch_mode_tool_call", "write_shell_stdin_tool_call", "truncated_tool_call", "web_fetch_tool_call", "await_tool_call", "get_mcp_tools_tool_call", "communicate_update_tool_call")
+    __slots__ = ("hook_additional_contexts", "tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "read_todos_tool_call", "edit_tool_call", "ls_tool_call", "read_lints_tool_call", "mcp_tool_call", "create_plan_tool_call", "web_search_tool_call", "task_tool_call", "list_mcp_resources_tool_call", "read_mcp_resource_tool_call", "ask_question_tool_call", "fetch_tool_call", "switch_mode_tool_call", "write_shell_stdin_tool_call", "truncated_tool_call", "web_fetch_tool_call", "await_tool_call", "get_mcp_tools_tool_call", "communicate_update_tool_call", "generate_image_tool_call")
     HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -2675,6 +2684,7 @@ class ToolCall(_message.Message):
     AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     GET_MCP_TOOLS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     COMMUNICATE_UPDATE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     hook_additional_contexts: _containers.RepeatedCompositeFieldContainer[HookAdditionalContext]
     tool_call_id: str
     started_at_ms: int
@@ -2704,7 +2714,8 @@ class ToolCall(_message.Message):
     await_tool_call: AwaitToolCall
     get_mcp_tools_tool_call: GetMcpToolsToolCall
     communicate_update_tool_call: CommunicateUpdateToolCall
-    def __init__(self, hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., read_todos_tool_call: _Optional[_Union[ReadTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., ls_tool_call: _Optional[_Union[LsToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., mcp_tool_call: _Optional[_Union[McpToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., list_mcp_resources_tool_call: _Optional[_Union[ListMcpResourcesToolCall, _Mapping]] = ..., read_mcp_resource_tool_call: _Optional[_Union[ReadMcpResourceToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., fetch_tool_call: _Optional[_Union[FetchToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., write_shell_stdin_tool_call: _Optional[_Union[WriteShellStdinToolCall, _Mapping]] = ..., truncated_tool_call: _Optional[_Union[TruncatedToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., get_mcp_tools_tool_call: _Optional[_Union[GetMcpToolsToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ...) -> None: ...
+    generate_image_tool_call: GenerateImageToolCall
+    def __init__(self, hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., read_todos_tool_call: _Optional[_Union[ReadTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., ls_tool_call: _Optional[_Union[LsToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., mcp_tool_call: _Optional[_Union[McpToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., list_mcp_resources_tool_call: _Optional[_Union[ListMcpResourcesToolCall, _Mapping]] = ..., read_mcp_resource_tool_call: _Optional[_Union[ReadMcpResourceToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., fetch_tool_call: _Optional[_Union[FetchToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., write_shell_stdin_tool_call: _Optional[_Union[WriteShellStdinToolCall, _Mapping]] = ..., truncated_tool_call: _Optional[_Union[TruncatedToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., get_mcp_tools_tool_call: _Optional[_Union[GetMcpToolsToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ...) -> None: ...
 
 class ShellToolCall(_message.Message):
     __slots__ = ("args", "result", "description")
@@ -3256,6 +3267,74 @@ class CreatePlanError(_message.Message):
     error: str
     def __init__(self, error: _Optional[str] = ...) -> None: ...
 
+class GenerateImageToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GenerateImageArgs
+    result: GenerateImageResult
+    def __init__(self, args: _Optional[_Union[GenerateImageArgs, _Mapping]] = ..., result: _Optional[_Union[GenerateImageResult, _Mapping]] = ...) -> None: ...
+
+class GenerateImageArgs(_message.Message):
+    __slots__ = ("description", "file_path", "reference_image_paths", "aspect_ratio")
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_IMAGE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    ASPECT_RATIO_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    file_path: str
+    reference_image_paths: _containers.RepeatedScalarFieldContainer[str]
+    aspect_ratio: str
+    def __init__(self, description: _Optional[str] = ..., file_path: _Optional[str] = ..., reference_image_paths: _Optional[_Iterable[str]] = ..., aspect_ratio: _Optional[str] = ...) -> None: ...
+
+class GenerateImageResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GenerateImageSuccess
+    error: GenerateImageError
+    def __init__(self, success: _Optional[_Union[GenerateImageSuccess, _Mapping]] = ..., error: _Optional[_Union[GenerateImageError, _Mapping]] = ...) -> None: ...
+
+class GenerateImageSuccess(_message.Message):
+    __slots__ = ("file_path", "image_data")
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DATA_FIELD_NUMBER: _ClassVar[int]
+    file_path: str
+    image_data: str
+    def __init__(self, file_path: _Optional[str] = ..., image_data: _Optional[str] = ...) -> None: ...
+
+class GenerateImageError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class GenerateImageRequestQuery(_message.Message):
+    __slots__ = ("args", "tool_call_id")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    args: GenerateImageArgs
+    tool_call_id: str
+    def __init__(self, args: _Optional[_Union[GenerateImageArgs, _Mapping]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class GenerateImageRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ("description",)
+        DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+        description: str
+        def __init__(self, description: _Optional[str] = ...) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: GenerateImageRequestResponse.Approved
+    rejected: GenerateImageRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[GenerateImageRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[GenerateImageRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
+
 class WebSearchToolCall(_message.Message):
     __slots__ = ("args", "result")
     ARGS_FIELD_NUMBER: _ClassVar[int]
@@ -3783,7 +3862,7 @@ class CommunicateUpdateError(_message.Message):
     def __init__(self, error: _Optional[str] = ...) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "mcp_state_exec_args", "mini_swe_agent_bash_args")
+    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "mini_swe_agent_bash_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_CONTEXT_FIELD_NUMBER: _ClassVar[int]
@@ -3806,6 +3885,7 @@ class ExecServerMessage(_message.Message):
     SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     REDACTED_READ_ARGS_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SHELL_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -3830,12 +3910,13 @@ class ExecServerMessage(_message.Message):
     subagent_args: SubagentArgs
     redacted_read_args: ReadArgs
     force_background_shell_args: ForceBackgroundShellArgs
+    force_background_subagent_args: ForceBackgroundSubagentArgs
     mcp_state_exec_args: McpStateExecArgs
     mini_swe_agent_bash_args: ShellArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "mcp_state_exec_result", "mini_swe_agent_bash_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "mini_swe_agent_bash_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -3858,6 +3939,7 @@ class ExecClientMessage(_message.Message):
     SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     REDACTED_READ_RESULT_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -3882,9 +3964,10 @@ class ExecClientMessage(_message.Message):
     subagent_result: SubagentResult
     redacted_read_result: ReadResult
     force_background_shell_result: ForceBackgroundShellResult
+    force_background_subagent_result: ForceBackgroundSubagentResult
     mcp_state_exec_result: McpStateExecResult
     mini_swe_agent_bash_result: ShellResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -5481,6 +5564,18 @@ class ForceBackgroundShellResult(_message.Message):
     shell_result: ShellResult
     def __init__(self, status: _Optional[_Union[ForceBackgroundShellStatus, str]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
 
+class ForceBackgroundSubagentArgs(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class ForceBackgroundSubagentResult(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: ForceBackgroundSubagentStatus
+    def __init__(self, status: _Optional[_Union[ForceBackgroundSubagentStatus, str]] = ...) -> None: ...
+
 class KvServerMessage(_message.Message):
     __slots__ = ("id", "span_context", "get_blob_args", "set_blob_args")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -5550,36 +5645,40 @@ class SpanContext(_message.Message):
     def __init__(self, trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., trace_flags: _Optional[int] = ..., trace_state: _Optional[str] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "switch_mode_request_query", "create_plan_request_query", "web_fetch_request_query")
+    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "switch_mode_request_query", "create_plan_request_query", "web_fetch_request_query", "generate_image_request_query")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
     SWITCH_MODE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_query: WebSearchRequestQuery
     ask_question_interaction_query: AskQuestionInteractionQuery
     switch_mode_request_query: SwitchModeRequestQuery
     create_plan_request_query: CreatePlanRequestQuery
     web_fetch_request_query: WebFetchRequestQuery
-    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ...) -> None: ...
+    generate_image_request_query: GenerateImageRequestQuery
+    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., generate_image_request_query: _Optional[_Union[GenerateImageRequestQuery, _Mapping]] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "switch_mode_request_response", "create_plan_request_response", "web_fetch_request_response")
+    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "switch_mode_request_response", "create_plan_request_response", "web_fetch_request_response", "generate_image_request_response")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     SWITCH_MODE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_response: WebSearchRequestResponse
     ask_question_interaction_response: AskQuestionInteractionResponse
     switch_mode_request_response: SwitchModeRequestResponse
     create_plan_request_response: CreatePlanRequestResponse
     web_fetch_request_response: WebFetchRequestResponse
-    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ...) -> None: ...
+    generate_image_request_response: GenerateImageRequestResponse
+    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., generate_image_request_response: _Optional[_Union[GenerateImageRequestResponse, _Mapping]] = ...) -> None: ...
 
 class WebSearchRequestQuery(_message.Message):
     __slots__ = ("args",)

@@ -28,6 +28,8 @@ from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
 from .base import ReasoningDelta
+from .base import ServerToolCall
+from .base import ServerToolResult
 from .base import TextDelta
 from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
@@ -49,6 +51,7 @@ log = logging.getLogger(__name__)
 
 KIND = "anthropic"
 EPHEMERAL = {"type": "ephemeral"}
+WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
 MIN_THINKING_BUDGET = 1024
 _REASONING_BLOCKS = ("thinking", "redacted_thinking")
 _STOP_REASONS = {
@@ -90,6 +93,8 @@ def build_body(request: ModelRequest, settings: ProviderSettings) -> dict[str, A
             for t in request.tools
         ]
         body["tool_choice"] = {"type": "auto"}
+    if request.web_search:  # Anthropic's server-side search; results come back in the stream
+        body.setdefault("tools", []).append(WEB_SEARCH_TOOL)
     if request.reasoning:
         thinking = _thinking(settings, max_tokens, budget)
         if thinking is not None and _thinking_replayable(messages):
@@ -248,6 +253,19 @@ class _Block:
     input: Any = None  # tool_use input given in content_block_start
 
 
+def _search_result(call_id: str, content: Any) -> ServerToolResult:
+    """A `web_search_tool_result` block: a list of results, or an error object."""
+    if isinstance(content, dict):
+        code = content.get("error_code") or content.get("type") or "error"
+        return ServerToolResult(call_id, "web_search", error=str(code))
+    refs = tuple(
+        (str(item.get("title") or item.get("url")), str(item["url"]))
+        for item in content or []
+        if isinstance(item, dict) and item.get("url")
+    )
+    return ServerToolResult(call_id, "web_search", refs)
+
+
 class AnthropicStreamState:
     """Sans-IO decoder of a Messages stream."""
 
@@ -296,7 +314,14 @@ class AnthropicStreamState:
             block.name = str(start.get("name") or "")
             block.input = start.get("input")
             return [ToolCallStart(block.id, block.name)]
-        if block.type == "redacted_thinking":
+        if block.type == "server_tool_use":
+            block.id = str(start.get("id") or "")
+            block.name = str(start.get("name") or "")
+            block.input = start.get("input")
+        elif block.type == "web_search_tool_result":
+            block.id = str(start.get("tool_use_id") or "")
+            block.input = start.get("content")
+        elif block.type == "redacted_thinking":
             block.data = str(start.get("data") or "")
         elif block.type == "text" and start.get("text"):
             block.chunks.append(start["text"])
@@ -330,7 +355,8 @@ class AnthropicStreamState:
             block.signature.append(delta["signature"])
         elif kind == "input_json_delta" and delta.get("partial_json"):
             block.chunks.append(delta["partial_json"])
-            return [ToolCallArgsDelta(block.id, delta["partial_json"])]
+            if block.type == "tool_use":
+                return [ToolCallArgsDelta(block.id, delta["partial_json"])]
         return []
 
     def _on_content_block_stop(self, obj: dict[str, Any]) -> list[ProviderEvent]:
@@ -386,6 +412,15 @@ class AnthropicStreamState:
                 args, error = parse_tool_args(raw, empty_is_object=True)
             self._builder.add_tool_call(block.id, block.name, args if args is not None else {})
             return [ToolCallEnd(block.id, block.name, args, raw, error)]
+        elif block.type == "server_tool_use":
+            raw = "".join(block.chunks)
+            args = block.input if not raw and isinstance(block.input, dict) else None
+            if args is None:
+                args, _error = parse_tool_args(raw, empty_is_object=True)
+            # Not replayed: the search already happened; the answer text carries what it found.
+            return [ServerToolCall(block.id, block.name, args if isinstance(args, dict) else {})]
+        elif block.type == "web_search_tool_result":
+            return [_search_result(block.id, block.input)]
         else:
             log.info("%s: dropping unsupported content block %r", self._provider, block.type)
         return []

@@ -60,6 +60,9 @@ class ModelRequest:
     params: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
     reasoning: bool = False
+    # Let the provider search the web itself (Anthropic's server-side web search tool,
+    # OpenAI Responses' hosted web_search); adapters without one ignore it.
+    web_search: bool = False
 
 
 # --------------------------------------------------------------------------- events
@@ -134,8 +137,35 @@ class Finish:
     message: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class ServerToolCall:
+    """A tool the provider ran itself (web search): shown to the user, not executed by us."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolResult:
+    """The outcome of a `ServerToolCall`: (title, url) references, or an error."""
+
+    call_id: str
+    name: str
+    references: tuple[tuple[str, str], ...] = ()
+    error: str | None = None
+
+
 ProviderEvent = (
-    TextDelta | ReasoningDelta | ToolCallStart | ToolCallArgsDelta | ToolCallEnd | Usage | Finish
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStart
+    | ToolCallArgsDelta
+    | ToolCallEnd
+    | ServerToolCall
+    | ServerToolResult
+    | Usage
+    | Finish
 )
 
 

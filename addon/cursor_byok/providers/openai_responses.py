@@ -28,6 +28,8 @@ from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
 from .base import ReasoningDelta
+from .base import ServerToolCall
+from .base import ServerToolResult
 from .base import TextDelta
 from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
@@ -82,6 +84,9 @@ def build_body(request: ModelRequest, settings: ProviderSettings) -> dict[str, A
             for t in request.tools
         ]
         body["tool_choice"] = "auto"
+    if request.web_search:  # OpenAI's hosted search; the sources come back on the call item
+        body.setdefault("tools", []).append({"type": "web_search"})
+        body["include"] = [*body.get("include", []), "web_search_call.action.sources"]
     if request.max_output_tokens:
         body["max_output_tokens"] = request.max_output_tokens
     if request.cache_key and settings.send_cache_key:
@@ -367,6 +372,8 @@ class ResponsesStreamState:
             args, error = parse_tool_args(raw_args, empty_is_object=True)
             self._builder.add_tool_call(item.call_id, item.name, args if args is not None else {})
             out.append(ToolCallEnd(item.call_id, item.name, args, raw_args, error))
+        elif item.type == "web_search_call":
+            out += _search_events(item.id, raw)  # not replayed: the search already happened
         else:
             log.debug("%s: ignoring output item of type %r", self._provider, item.type)
         return out
@@ -402,6 +409,23 @@ class ResponsesStreamState:
             out.append(_usage(usage))
         out.append(Finish(reason, self._builder.build()))
         return out
+
+
+def _search_events(item_id: str, raw: dict[str, Any]) -> list[ProviderEvent]:
+    """A finished `web_search_call` item as a server tool call and its result."""
+    action = raw.get("action") if isinstance(raw.get("action"), dict) else {}
+    query = action.get("query") or ""
+    call_id = item_id or f"ws_{uuid.uuid4().hex[:24]}"
+    refs = tuple(
+        (str(src.get("title") or src["url"]), str(src["url"]))
+        for src in action.get("sources") or []
+        if isinstance(src, dict) and src.get("url")
+    )
+    error = None if raw.get("status") in (None, "completed") else str(raw.get("status"))
+    return [
+        ServerToolCall(call_id, "web_search", {"query": str(query)}),
+        ServerToolResult(call_id, "web_search", refs, error),
+    ]
 
 
 def _usage(u: dict[str, Any]) -> Usage:

@@ -1,9 +1,9 @@
 """Which tools the model gets, per mode and client flags (tools.md §2), and lookup by name.
 
 The sets follow the catalog Cursor's own server exposes in each mode so Cursor's prompts
-and the models' habits apply. Tools we cannot back with a real implementation (WebSearch
-without a search backend, GenerateImage, EditNotebook, Task) are left out rather than
-offered and failed.
+and the models' habits apply. Tools that need a backend of ours (WebSearch a search
+endpoint, GenerateImage an image endpoint) are left out without one rather than offered and
+failed. Task (subagents) is offered except inside a subagent run (no nesting).
 """
 
 from __future__ import annotations
@@ -13,14 +13,20 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from cursor_byok.config import ImageGenerationConfig
+from cursor_byok.config import WebSearchConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
+from .extra import EditNotebookTool
+from .extra import ListMcpResourcesTool
+from .extra import WriteShellStdinTool
 from .files import DeleteTool
 from .files import LsTool
 from .files import ReadTool
 from .files import StrReplaceTool
 from .files import WriteTool
+from .image import GenerateImageTool
 from .interactions import AskQuestionTool
 from .interactions import CreatePlanTool
 from .interactions import SwitchModeTool
@@ -35,9 +41,11 @@ from .search import GlobTool
 from .search import GrepTool
 from .shell import AwaitShellTool
 from .shell import ShellTool
+from .task import TaskTool
 from .todos import TodoWriteTool
 from .todos import UpdateCurrentStepTool
 from .web import WebFetchTool
+from .websearch import WebSearchTool
 
 log = logging.getLogger(__name__)
 
@@ -62,25 +70,33 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "FetchMcpResource": FetchMcpResourceTool,
     "CallMcpTool": CallMcpToolTool,
     "UpdateCurrentStep": UpdateCurrentStepTool,
+    "Task": TaskTool,
+    "WriteShellStdin": WriteShellStdinTool,
+    "ListMcpResources": ListMcpResourcesTool,
+    "EditNotebook": EditNotebookTool,
 }
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
-    "Shell", "Grep", "Delete", "WebFetch", "TodoWrite", "StrReplace", "Write", "Read",
-    "ReadLints", "Glob", "AskQuestion", "AwaitShell", "GetMcpTools", "FetchMcpResource",
-    "SwitchMode", "CallMcpTool",
+    "Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook",
+    "TodoWrite",
+    "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
+    "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
+    "CallMcpTool",
 )  # fmt: skip
 PLAN_TOOLS = (
-    "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebFetch", "AskQuestion",
-    "CreatePlan", "FetchMcpResource", "CallMcpTool",
+    "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebSearch", "WebFetch",
+    "AskQuestion",
+    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 DEBUG_TOOLS = (
-    "AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read",
-    "ReadLints", "Shell", "StrReplace", "TodoWrite", "WebFetch", "Write",
+    "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
+    "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
+    "WebFetch", "WebSearch", "Write", "WriteShellStdin",
 )  # fmt: skip
 ASK_TOOLS = (
-    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebFetch", "AskQuestion", "GetMcpTools",
-    "FetchMcpResource", "CallMcpTool",
+    "Read", "Grep", "Glob", "ReadLints", "Shell", "WebSearch", "WebFetch", "AskQuestion", "Task",
+    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_AGENT: AGENT_TOOLS,
@@ -91,7 +107,7 @@ MODE_TOOLS: dict[int, tuple[str, ...]] = {
 }
 # Modes whose catalog has the per-server MCP tools (the others reach MCP via CallMcpTool).
 DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK})
-MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook"})
+MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook", "GenerateImage"})
 _MAX_LISTED_MCP = 60
 
 
@@ -140,12 +156,12 @@ def get_tool(name: str, tools: Iterable[Tool] | None = None) -> Tool | None:
 def request_context_of(run_request: pb.AgentRunRequest) -> pb.RequestContext:
     """The run's RequestContext: inline on a new chat's user message, else the dynamic part
     of `request_context_parts` (later turns; the other parts are blobs the loop resolves)."""
-    action = run_request.action
-    if action.HasField("user_message_action"):
-        inline = action.user_message_action.request_context
-        if inline.ListFields():
-            return inline
-    return action.request_context_parts.dynamic_context
+    from cursor_byok.agent.actions import resolve
+
+    inline = resolve(run_request).request_context
+    if inline is not None and inline.ListFields():
+        return inline
+    return run_request.action.request_context_parts.dynamic_context
 
 
 def _flag(context: pb.RequestContext, name: str) -> bool | None:
@@ -171,12 +187,17 @@ def tools_for(
     *,
     request_context: pb.RequestContext | None = None,
     extra: Iterable[str] = (),
+    web_search: WebSearchConfig | None = None,
+    image_generation: ImageGenerationConfig | None = None,
 ) -> ToolSet:
     """The tools for one run in `mode`.
 
     `request_context` overrides the one found in the run request (pass the resolved context
-    when its parts live in blobs). `extra` adds optional built-ins not in Cursor's catalog
-    (e.g. "LS"). Unknown modes fall back to Agent with a warning (tools.md §2).
+    when its parts live in blobs). `web_search` is the configured search endpoint: WebSearch
+    is offered only with one (and when the client allows web search); GenerateImage only with
+    an `image_generation` endpoint. `extra` adds optional
+    built-ins not in Cursor's catalog (e.g. "LS"). Unknown modes fall back to Agent with a
+    warning (tools.md §2).
     """
     context = request_context if request_context is not None else request_context_of(run_request)
     names = MODE_TOOLS.get(mode)
@@ -188,13 +209,17 @@ def tools_for(
         mode = pb.AGENT_MODE_AGENT
     chosen = list(names)
     subagent = bool(run_request.subagent_type_name)
-    if subagent:
-        chosen = [n for n in chosen if n != "AskQuestion"]
+    if subagent:  # no AskQuestion, and no Task: subagents do not nest (bounded depth)
+        chosen = [n for n in chosen if n not in ("AskQuestion", "Task")]
         if not run_request.suppress_subagent_progress_update_tool:
             chosen.append("UpdateCurrentStep")
     chosen += [n for n in extra if n in BUILTIN and n not in chosen]
     if _flag(context, "web_fetch_enabled") is not True:
         chosen = [n for n in chosen if n != "WebFetch"]
+    if web_search is None or _flag(context, "web_search_enabled") is not True:
+        chosen = [n for n in chosen if n != "WebSearch"]  # needs an endpoint and the client's OK
+    if image_generation is None:
+        chosen = [n for n in chosen if n != "GenerateImage"]
     if _flag(context, "read_lints_enabled") is False:
         chosen = [n for n in chosen if n != "ReadLints"]
     if mode == pb.AGENT_MODE_ASK:
@@ -206,6 +231,14 @@ def tools_for(
     for name in chosen:
         if name == "Shell":
             tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
+        elif name == "WebSearch":
+            assert web_search is not None
+            tools.append(WebSearchTool(web_search))
+        elif name == "GenerateImage":
+            assert image_generation is not None
+            tools.append(GenerateImageTool(image_generation))
+        elif name == "Task":
+            tools.append(TaskTool(force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN)))
         elif name == "CallMcpTool":
             tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
         else:
