@@ -28,7 +28,8 @@ def status_table(sessions: Iterable[LiveSession], now: float | None = None) -> T
     """One row per session that has (or had) a turn; pure, so it is testable."""
     now = time.monotonic() if now is None else now
     table = Table(title="cursor-byok", expand=False)
-    for column in ("request", "conversation", "model", "state", "in", "out", "tok/s", "tool"):
+    columns = ("request", "conversation", "model", "state", "in", "cached", "out", "tok/s")
+    for column in (*columns, "context", "tool"):
         table.add_column(column, no_wrap=True)
     for live in sessions:
         turn = live.turn
@@ -43,11 +44,24 @@ def status_table(sessions: Iterable[LiveSession], now: float | None = None) -> T
             turn.model or "?",
             state if len(state) < 40 else state[:39] + "…",
             str(usage.input_tokens),
+            str(usage.cache_read_tokens),
             str(usage.output_tokens),
             f"{usage.output_tokens / elapsed:.1f}",
+            _context(turn),
             turn.current_tool or "",
         )
     return table
+
+
+def _context(turn) -> str:
+    """Context use as `used/max (share)`, from the checkpoint meter."""
+    transcript = getattr(turn, "transcript", None)
+    if transcript is None:
+        return ""
+    used, window = transcript.used_tokens, transcript.context_window
+    if not used or not window:
+        return ""
+    return f"{used}/{window} ({100 * used // window}%)"
 
 
 class LiveStatus:

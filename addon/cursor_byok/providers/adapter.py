@@ -27,6 +27,7 @@ from .http import HttpClient
 from .http import HttpResponse
 from .sse import SseEvent
 from .sse import SseParser
+from .sse import SseTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,11 @@ async def decode_stream(
         if not chunk:
             continue
         received = True
-        for sse in parser.feed(chunk):
+        try:
+            parsed = parser.feed(chunk)
+        except SseTooLarge as exc:
+            raise too_large(exc, provider) from None
+        for sse in parsed:
             for event in state.on_event(sse):
                 yield event
             if state.done:
@@ -83,7 +88,11 @@ def decode_all(
         received = False
         for chunk in chunks:
             received = received or bool(chunk)
-            for sse in parser.feed(chunk):
+            try:
+                parsed = parser.feed(chunk)
+            except SseTooLarge as exc:
+                raise too_large(exc, "") from None
+            for sse in parsed:
                 events.extend(state.on_event(sse))
                 if state.done:
                     return events, None
@@ -99,6 +108,17 @@ def decode_all(
     except ProviderError as error:
         return events, error
     return events, None
+
+
+def too_large(exc: SseTooLarge, provider: str) -> ProviderError:
+    """An oversized line/event: the stream is unusable (not retried: it would happen again)."""
+    return ProviderError(
+        "protocol",
+        f"the provider sent an {exc.what} larger than {exc.limit // (1024 * 1024)} MiB; "
+        "stream abandoned",
+        provider=provider,
+        retryable=False,
+    )
 
 
 def parse_json_event(event: SseEvent, provider: str) -> dict[str, Any]:

@@ -342,6 +342,23 @@ def backoff_delay(
     return base * (1.0 - 0.25 * jitter())
 
 
+DEFAULT_FIRST_TOKEN_TIMEOUT = 120.0
+
+
+def first_token_error(provider: str, budget: float, attempts: int, last: str = "") -> ProviderError:
+    """The visible error when no event arrived within the first-token budget."""
+    tail = f"; last error: {last}" if last else ""
+    return ProviderError(
+        "timeout",
+        f"no answer from {provider or 'the provider'} within the first-token budget of "
+        f"{budget:g} s ({attempts} attempt{'s' if attempts != 1 else ''}; setting "
+        f"first_token_timeout){tail}",
+        provider=provider,
+        retryable=False,
+        code="first_token_timeout",
+    )
+
+
 async def stream_with_retries(
     provider: Provider,
     request: ModelRequest,
@@ -351,6 +368,7 @@ async def stream_with_retries(
     on_retry: RetryCallback | None = None,
     jitter: Callable[[], float] = random.random,
     max_retry_after: float = 60.0,
+    first_token_timeout: float | None = None,
 ) -> AsyncIterator[ProviderEvent]:
     """`provider.stream(request)`, retried while nothing has been yielded yet.
 
@@ -358,13 +376,35 @@ async def stream_with_retries(
     failure is raised as is. Non-retryable kinds are never retried, and neither is a
     server-requested wait longer than `max_retry_after` seconds (the user should see it).
     `on_retry(attempt, error, delay)` (sync or async) runs before each wait.
+
+    `first_token_timeout` bounds the time from the call until its first event over all
+    attempts and waits together: a provider that accepts connections and never answers ends
+    the call after that many seconds instead of (read timeout) x (attempts).
     """
+    loop = asyncio.get_running_loop()
+    deadline = None if first_token_timeout is None else loop.time() + first_token_timeout
+    label = getattr(provider, "label", "") or ""
     attempt = 0
+    forwarded = False
     while True:
-        forwarded = False
         try:
             async with contextlib.aclosing(provider.stream(request)) as events:
-                async for event in events:
+                iterator = aiter(events)
+                while True:
+                    try:
+                        if forwarded or deadline is None:
+                            event = await anext(iterator)
+                        else:
+                            remaining = deadline - loop.time()
+                            if remaining <= 0:
+                                raise TimeoutError
+                            async with asyncio.timeout(remaining):
+                                event = await anext(iterator)
+                    except StopAsyncIteration:
+                        break
+                    except TimeoutError:
+                        assert first_token_timeout is not None
+                        raise first_token_error(label, first_token_timeout, attempt + 1) from None
                     forwarded = True
                     yield event
             return
@@ -374,6 +414,11 @@ async def stream_with_retries(
             if error.retry_after is not None and error.retry_after > max_retry_after:
                 raise
             delay = backoff_delay(error, attempt, jitter=jitter)
+            if deadline is not None and loop.time() + delay >= deadline:
+                assert first_token_timeout is not None
+                raise first_token_error(
+                    label or error.provider, first_token_timeout, attempt + 1, str(error)
+                ) from error
             attempt += 1
             log.warning(
                 "provider %s: %s %s (%s); retry %d/%d in %.2fs",
