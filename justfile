@@ -21,3 +21,4 @@ lint:
 bench:
     uv run python bench/bench_codec.py
     uv run python bench/bench_turns.py 30
+    uv run python bench/bench_prompt_cache.py
