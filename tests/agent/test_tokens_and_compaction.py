@@ -167,3 +167,19 @@ def _decode(data: bytes | None) -> dict:
 
     assert data is not None
     return json.loads(data)
+
+
+def test_compaction_is_not_repeated_until_the_prompt_has_grown_again() -> None:
+    from cursor_byok.agent.compaction import Compactor
+    from cursor_byok.agent.compaction import SummaryModel
+
+    compactor = Compactor(
+        SummaryModel(provider=None, model="m", context_window=10_000),  # type: ignore[arg-type]
+        context_window=10_000,
+        compact_at=0.8,
+    )
+    assert not compactor.needed(8_000)
+    assert compactor.needed(8_001)
+    compactor.compacted(8_500)  # the fixed part alone is above the threshold
+    assert not compactor.needed(9_000)
+    assert compactor.needed(9_501)

@@ -218,9 +218,18 @@ class Compactor:
         self.window = context_window
         self.compact_at = compact_at
         self.count = 0
+        self._floor: int | None = None  # prompt estimate right after the last compaction
 
     def needed(self, estimated_tokens: int) -> bool:
-        return estimated_tokens > self.window * self.compact_at
+        """Over the threshold, and (after a compaction) grown by a tenth of the window since:
+        when the fixed part alone is near the threshold, compacting on every call would only
+        burn summary calls and cache hits."""
+        if estimated_tokens <= self.window * self.compact_at:
+            return False
+        return self._floor is None or estimated_tokens > self._floor + self.window // 10
+
+    def compacted(self, estimated_tokens: int) -> None:
+        self._floor = estimated_tokens
 
     async def compact(
         self,

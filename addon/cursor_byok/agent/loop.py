@@ -19,6 +19,7 @@ from dataclasses import field
 from typing import Any
 
 from cursor_byok.agent import context as prompts
+from cursor_byok.agent.compaction import KEEP_SHARE
 from cursor_byok.agent.compaction import TOO_LARGE_TITLE
 from cursor_byok.agent.compaction import CompactionFailed
 from cursor_byok.agent.compaction import Compactor
@@ -319,6 +320,7 @@ class ProviderAgent:
                 await turn.publish_checkpoint()
                 request = build()
                 size = request_bytes(request)
+                compactor.compacted(meter.estimate(size))
         overflowed = False
         while True:
             self._account(turn, meter, request, mode, context, tools)
@@ -337,7 +339,10 @@ class ProviderAgent:
                 log.info("turn %s: context overflow, compacting: %s", turn.request_id, exc)
                 try:
                     await compactor.compact(
-                        turn, reason="context_length_exceeded", bytes_per_token=1 / meter.ratio
+                        turn,
+                        reason="context_length_exceeded",
+                        bytes_per_token=1 / meter.ratio,
+                        keep_share=KEEP_SHARE / 2,  # the real window is smaller than configured
                     )
                 except CompactionFailed as failed:
                     raise too_large(f"{exc}; compaction was not possible: {failed}") from None
@@ -346,6 +351,7 @@ class ProviderAgent:
                 await turn.publish_checkpoint()
                 request = build()
                 size = request_bytes(request)
+                compactor.compacted(meter.estimate(size))
                 continue
             turn.transcript.append(step.message)
             if step.usage is not None:
