@@ -288,6 +288,36 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     )
 
 
+def _add_usage(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "usage",
+        help="token usage per conversation: input, cached share, output, context use",
+        description="Sum the per-turn usage the proxy recorded in its data dir, per conversation.",
+    )
+    parser.add_argument("--data-dir", help="cursor-byok's data dir (default: the user data dir)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per conversation")
+    parser.set_defaults(func=_cmd_usage)
+
+
+def _cmd_usage(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from cursor_byok.addon import default_data_dir
+    from cursor_byok.usage_log import format_table
+    from cursor_byok.usage_log import per_conversation
+
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else default_data_dir()
+    rows = per_conversation(data_dir)
+    if args.json:
+        for row in rows:
+            print(json.dumps(dataclasses.asdict(row)))
+    else:
+        print(format_table(rows))
+    return 0
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -296,6 +326,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_replay,
     _add_doctor,
     _add_decode,
+    _add_usage,
 ]
 
 

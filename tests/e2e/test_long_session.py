@@ -29,6 +29,7 @@ from cursor_byok.agent.compaction import is_summary
 from cursor_byok.checkpoint import decode_message
 from cursor_byok.checkpoint import read_summary
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.usage_log import per_conversation
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -88,6 +89,7 @@ async def test_forty_turns_compact_and_remember(tmp_path, kind) -> None:
         finally:
             await session.close()
         requests = list(fp.requests)
+        [ledger] = per_conversation(session.proxy.data_dir)
 
     for text, result in results:
         assert result.end.ok, (text, result.end.error)
@@ -139,6 +141,15 @@ async def test_forty_turns_compact_and_remember(tmp_path, kind) -> None:
     assert is_summary(decode_message(first_root))
     assert word(1) in read_summary(session.client.blobs[state.summary])
     assert after.end.ok and after.text == f"The code for item 1 is {word(1)}."
+
+    # `cursor-byok usage`: the proxy's ledger sums what the provider reported, per conversation
+    billed = [r.step.usage for r in requests if r.step is not None]
+    assert ledger.conversation == session.conversation and ledger.turns == 42
+    assert ledger.input == sum(u[0] for u in billed)
+    assert ledger.cached == sum(u[2] for u in billed)
+    assert ledger.cached_share > 0.85
+    assert ledger.used == after.checkpoints[-1].token_details.used_tokens
+    assert ledger.max == WINDOW
 
 
 async def test_context_length_exceeded_compacts_and_retries_once(tmp_path) -> None:

@@ -31,6 +31,7 @@ from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import TextDelta
+from cursor_byok.providers.base import Usage
 from cursor_byok.providers.base import stream_with_retries
 from cursor_byok.providers.history import REPLAY_KEY
 
@@ -258,7 +259,7 @@ class Compactor:
         )
         turn.update(summary_started=pb.SummaryStartedUpdate())
         try:
-            summary = await self._summarise(older, bytes_per_token)
+            summary = await self._summarise(older, bytes_per_token, turn.usage)
         except ProviderError as exc:
             turn.update(summary_completed=pb.SummaryCompletedUpdate())
             raise CompactionFailed(f"the summary call failed: {exc}") from exc
@@ -268,7 +269,8 @@ class Compactor:
         self.count += 1
         return summary
 
-    async def _summarise(self, older: list[dict], bytes_per_token: float) -> str:
+    async def _summarise(self, older: list[dict], bytes_per_token: float, usage) -> str:
+        """The summary text; the call's token usage is added to the turn's (it is billed)."""
         s = self.summariser
         max_chars = int(s.context_window * SUMMARY_INPUT_SHARE * bytes_per_token)
         transcript = render_transcript(older, max_chars)
@@ -299,6 +301,14 @@ class Compactor:
             async for event in stream:
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
+                elif isinstance(event, Usage):
+                    usage.add(
+                        input_tokens=event.input_tokens,
+                        output_tokens=event.output_tokens,
+                        cache_read_tokens=event.cache_read_tokens,
+                        cache_write_tokens=event.cache_write_tokens,
+                        reasoning_tokens=event.reasoning_tokens,
+                    )
         summary = "".join(parts).strip()
         if not summary:
             raise ProviderError("protocol", "the summary came back empty", retryable=False)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from cursor_byok import usage_log
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent.compaction import KEEP_SHARE
 from cursor_byok.agent.compaction import TOO_LARGE_TITLE
@@ -259,6 +260,8 @@ class ProviderAgent:
                 "cursor-byok config). Send a message to continue._"
             )
         finally:
+            # the usage ledger lives next to the blob store, in the data dir
+            usage_log.append(turn.blobs.root.parent, usage_log.turn_record(turn))
             if self._owns_provider:
                 await provider.aclose()
                 for other in extra:
