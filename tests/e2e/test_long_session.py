@@ -206,3 +206,41 @@ def _update_kinds(result) -> list[str]:
         if message.WhichOneof("message") == "interaction_update":
             out.append(message.interaction_update.WhichOneof("message"))
     return out
+
+
+async def test_compaction_model_writes_the_summary(tmp_path) -> None:
+    async with FakeProvider(usage_from_prompt=True) as fp, FakeProvider() as summariser:
+        fp.responder = Responder(tmp_path / "ws")
+        summariser.responder = Responder(tmp_path / "ws")
+        session = Session(tmp_path, fp, "openai-chat")
+        config = tmp_path / "config.toml"
+        config.write_text(
+            config.read_text().replace(
+                "context_window = 16000",
+                'context_window = 16000\ncompaction_model = "Summariser"',
+            )
+            + f"""
+[providers.cheap]
+kind = "anthropic"
+base_url = "{summariser.base_url}"
+api_key_env = "{KEY_ENV}"
+
+[[models]]
+name = "Summariser"
+provider = "cheap"
+model = "fake-small"
+context_window = 32000
+"""
+        )
+        try:
+            for n in range(3):
+                assert (await session.turn(note(n))).end.ok
+            summarized = await session.summarize()
+            after = await session.turn(question(0))
+        finally:
+            await session.close()
+    assert summarized.end.ok, summarized.end.error
+    assert not any(is_summary_request(r) for r in fp.requests)
+    [request] = summariser.requests
+    assert is_summary_request(request) and request.json["model"] == "fake-small"
+    assert after.text == f"The code for item 0 is {word(0)}."

@@ -261,7 +261,9 @@ class ProviderAgent:
             )
         finally:
             # the usage ledger lives next to the blob store, in the data dir
-            usage_log.append(turn.blobs.root.parent, usage_log.turn_record(turn))
+            root = getattr(turn.blobs, "root", None)
+            if root is not None:
+                usage_log.append(root.parent, usage_log.turn_record(turn))
             if self._owns_provider:
                 await provider.aclose()
                 for other in extra:
@@ -275,9 +277,14 @@ class ProviderAgent:
         summary_provider = provider
         if model.compaction_model and model.compaction_model != model.name:
             other = find_model(self.config, model.compaction_model)
-            if other is not None:
+            try:
+                made = self._factory(other) if other is not None else None
+            except TurnError as exc:  # e.g. its key is missing: summarise with the main model
+                log.warning("compaction_model %s unusable: %s", model.compaction_model, exc)
+                made = None
+            if other is not None and made is not None:
                 summary_model = other
-                summary_provider = self._factory(other)
+                summary_provider = made
                 if self._wrap is not None:
                     summary_provider = self._wrap(summary_provider, turn.request_id)
                 extra.append(summary_provider)
