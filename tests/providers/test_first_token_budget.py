@@ -7,6 +7,7 @@ import time
 
 import pytest
 from fakes.fake_provider import FakeProvider
+from fakes.sse_wire import sse
 
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderError
@@ -78,3 +79,22 @@ async def test_answer_within_the_budget_streams_normally_even_if_slow_afterwards
         finally:
             await provider.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "slow but steady"
+
+
+async def test_a_started_stream_may_think_silently_longer_than_the_budget() -> None:
+    """A reasoning model opens its stream at once and may then be silent for minutes before
+    its first delta: the budget ends with the provider's first event, not the first token."""
+    chunks = [
+        sse({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+        sse({"choices": [{"index": 0, "delta": {"content": "thought long"}}]}),
+        sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        b"data: [DONE]\n\n",
+    ]
+    async with FakeProvider(split_events=False) as fp:
+        fp.script.raw(chunks).delay = 0.6
+        provider = make_provider(fp.settings("openai-chat"))
+        try:
+            events = await _drain(provider, budget=0.3)
+        finally:
+            await provider.aclose()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "thought long"

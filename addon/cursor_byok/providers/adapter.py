@@ -20,6 +20,7 @@ from .base import ModelRequest
 from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
+from .base import stream_started
 from .errors import error_from_payload
 from .errors import error_from_response
 from .errors import scrub
@@ -49,6 +50,7 @@ async def decode_stream(
     may keep the connection open); raises for an empty body or a premature EOF."""
     parser = SseParser()
     received = False
+    started = False
     async for chunk in chunks:
         if not chunk:
             continue
@@ -57,6 +59,9 @@ async def decode_stream(
             parsed = parser.feed(chunk)
         except SseTooLarge as exc:
             raise too_large(exc, provider) from None
+        if parsed and not started:
+            started = True
+            stream_started()
         for sse in parsed:
             for event in state.on_event(sse):
                 yield event

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import logging
 import random
@@ -344,6 +345,34 @@ def backoff_delay(
 
 DEFAULT_FIRST_TOKEN_TIMEOUT = 120.0
 
+# Set by `stream_with_retries` for the attempt in progress; adapters call `stream_started()`
+# when the response's first event arrives (before any normalised event may exist: a reasoning
+# model can think for minutes after `response.created`). A context variable, because provider
+# clients are shared between concurrent turns while each turn runs in its own task.
+_on_started: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "cursor_byok_stream_started", default=None
+)
+
+
+def stream_started() -> None:
+    """The provider began answering this call: its first-token budget no longer applies."""
+    callback = _on_started.get()
+    if callback is not None:
+        callback()
+
+
+class _Attempt:
+    """One attempt's first-token state: answered yet, and the timer to stop when it is."""
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.timer: asyncio.Timeout | None = None
+
+    def started(self) -> None:
+        self.answered = True
+        if self.timer is not None:
+            self.timer.reschedule(None)
+
 
 def first_token_error(provider: str, budget: float, attempts: int, last: str = "") -> ProviderError:
     """The visible error when no event arrived within the first-token budget."""
@@ -377,9 +406,10 @@ async def stream_with_retries(
     server-requested wait longer than `max_retry_after` seconds (the user should see it).
     `on_retry(attempt, error, delay)` (sync or async) runs before each wait.
 
-    `first_token_timeout` bounds the time from the call until its first event over all
-    attempts and waits together: a provider that accepts connections and never answers ends
-    the call after that many seconds instead of (read timeout) x (attempts).
+    `first_token_timeout` bounds the time from the call until the provider starts answering
+    (its first SSE event, or failing that the first normalised event) over all attempts and
+    waits together: a provider that accepts connections and never answers ends the call after
+    that many seconds instead of (read timeout) x (attempts).
     """
     loop = asyncio.get_running_loop()
     deadline = None if first_token_timeout is None else loop.time() + first_token_timeout
@@ -387,19 +417,22 @@ async def stream_with_retries(
     attempt = 0
     forwarded = False
     while True:
+        current = _Attempt()
+        _on_started.set(current.started)
         try:
             async with contextlib.aclosing(provider.stream(request)) as events:
                 iterator = aiter(events)
                 while True:
                     try:
-                        if forwarded or deadline is None:
+                        if forwarded or current.answered or deadline is None:
                             event = await anext(iterator)
                         else:
                             remaining = deadline - loop.time()
                             if remaining <= 0:
                                 raise TimeoutError
-                            async with asyncio.timeout(remaining):
+                            async with asyncio.timeout(remaining) as current.timer:
                                 event = await anext(iterator)
+                            current.timer = None
                     except StopAsyncIteration:
                         break
                     except TimeoutError:
