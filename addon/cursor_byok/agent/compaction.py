@@ -25,6 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import messages_bytes
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
@@ -313,3 +314,17 @@ class Compactor:
         if not summary:
             raise ProviderError("protocol", "the summary came back empty", retryable=False)
         return summary
+
+
+async def summarize_conversation(turn, compactor: Compactor, meter: TokenMeter) -> None:
+    """`summarize_action` (/summarize): compact now, keeping only the last exchange verbatim,
+    and tell the user when there is nothing to summarise yet."""
+    try:
+        await compactor.compact(
+            turn, reason="summarize_action", bytes_per_token=1 / meter.ratio, keep_share=0.0
+        )
+    except CompactionFailed as exc:
+        log.info("turn %s: /summarize: %s", turn.request_id, exc)
+        turn.text("_Nothing to summarise yet._")
+        return
+    meter.reset_report()

@@ -26,6 +26,7 @@ from cursor_byok.agent.compaction import CompactionFailed
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import SummaryModel
 from cursor_byok.agent.compaction import is_summary
+from cursor_byok.agent.compaction import summarize_conversation
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tokens import messages_bytes
@@ -626,20 +627,6 @@ class ProviderAgent:
 def _is_mcp(tool: Tool) -> bool:
     """MCP tools count as "MCP & dynamic tools" on Cursor's meter."""
     return type(tool).__module__.endswith(".mcp")
-
-
-async def summarize_conversation(turn: Turn, compactor: Compactor, meter: TokenMeter) -> None:
-    """`summarize_action` (/summarize): compact now, keeping only the last exchange verbatim,
-    and tell the user when there is nothing to summarise yet."""
-    try:
-        await compactor.compact(
-            turn, reason="summarize_action", bytes_per_token=1 / meter.ratio, keep_share=0.0
-        )
-    except CompactionFailed as exc:
-        log.info("turn %s: /summarize: %s", turn.request_id, exc)
-        turn.text("_Nothing to summarise yet._")
-        return
-    meter.reset_report()
 
 
 def provider_turn_error(exc: ProviderError) -> TurnError:
