@@ -63,7 +63,7 @@ async def test_budget_spans_retries() -> None:
         provider = make_provider(fp.settings("openai-chat", name="flaky"))
         try:
             with pytest.raises(ProviderError) as caught:
-                await _drain(provider, budget=0.8)
+                await _drain(provider, budget=3.0)
         finally:
             await provider.aclose()
     assert len(fp.requests) == 3
@@ -72,10 +72,10 @@ async def test_budget_spans_retries() -> None:
 
 async def test_answer_within_the_budget_streams_normally_even_if_slow_afterwards() -> None:
     async with FakeProvider() as fp:
-        fp.script.text("slow but steady").delay = 0.1  # whole answer takes > budget
+        fp.script.text("slow but steady").delay = 0.3  # whole answer takes > budget
         provider = make_provider(fp.settings("openai-chat"))
         try:
-            events = await _drain(provider, budget=0.5)
+            events = await _drain(provider, budget=2.0)
         finally:
             await provider.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "slow but steady"
@@ -91,10 +91,10 @@ async def test_a_started_stream_may_think_silently_longer_than_the_budget() -> N
         b"data: [DONE]\n\n",
     ]
     async with FakeProvider(split_events=False) as fp:
-        fp.script.raw(chunks).delay = 0.6
+        fp.script.raw(chunks).delay = 2.5
         provider = make_provider(fp.settings("openai-chat"))
         try:
-            events = await _drain(provider, budget=0.3)
+            events = await _drain(provider, budget=1.5)
         finally:
             await provider.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "thought long"
