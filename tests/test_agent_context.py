@@ -26,7 +26,7 @@ def test_system_prompt_carries_mode_env_rules_skills_and_mcp() -> None:
         "Make slides",
         "Read-only SQL.",
         "branch: main",
-        "Available tools: Read, Grep.",
+        "Available tools: Grep, Read.",
     ):
         assert needle in text
     assert prompts.system_prompt(prompts.ASK, ctx, ["Read"]) == prompts.system_prompt(

@@ -56,6 +56,12 @@ class Transcript:
     shell_turn: tuple[str, str] | None = None
     # The assistant message whose tool batch is running (for checkpoints taken by tools).
     pending_message: dict | None = None
+    # bytes per context-meter category (tokens.CATEGORIES), set by the agent before each call
+    category_bytes: dict[str, int] = field(default_factory=dict)
+    # compaction: the roots were replaced by [summary, recent messages] during this turn
+    rewritten: bool = False
+    summary: str | None = None
+    summarized: list[dict] = field(default_factory=list)  # messages folded into the summary
 
     def messages(self) -> list[dict]:
         """The whole model-facing history: inherited then new."""
@@ -66,6 +72,20 @@ class Transcript:
 
     def add_step(self, step: pb.ConversationStep) -> None:
         self.steps.append(step)
+
+    def compact(
+        self, summary: str, summary_message: dict, summarized: list[dict], recent: list[dict]
+    ):
+        """Replace the history by the summary message and the recent messages kept verbatim.
+
+        The next checkpoint rewrites `root_prompt_messages_json` (once; later checkpoints
+        append again) and records the summary in `summary` / `summary_archives`, so Cursor and
+        any later turn, on this proxy or another, continue from it."""
+        self.summarized.extend(summarized)
+        self.history = [summary_message, *recent]
+        self.new_messages = []
+        self.rewritten = True
+        self.summary = summary
 
     def checkpoint(
         self, *, pending: dict | None = None, mode: int | None = None
@@ -85,6 +105,10 @@ class Transcript:
         state = pb.ConversationStateStructure()
         state.CopyFrom(self.base)
         del state.pending_tool_calls[:]
+        if self.rewritten:
+            del state.root_prompt_messages_json[:]
+            state.root_prompt_messages_json.extend(store(encode_message(m)) for m in self.history)
+            self._store_summary(state, store)
         settled = [m for m in self.new_messages if m is not pending]
         state.root_prompt_messages_json.extend(store(encode_message(m)) for m in settled)
         if pending is not None:
@@ -119,11 +143,91 @@ class Transcript:
         details = state.token_details
         details.max_tokens = self.context_window
         details.used_tokens = min(self.used_tokens or self._estimate_tokens(), 2**32 - 1)
+        if self.category_bytes:
+            from cursor_byok.agent.tokens import breakdown
+
+            snapshot = details.breakdown
+            snapshot.Clear()
+            snapshot.total_used_tokens = details.used_tokens
+            snapshot.max_tokens = details.max_tokens
+            for ident, label, tokens, chars in breakdown(
+                details.used_tokens, self.category_bytes, details.max_tokens
+            ):
+                snapshot.categories.add(
+                    id=ident, label=label, estimated_tokens=tokens, character_count=chars
+                )
         return state, blobs
+
+    def _store_summary(self, state: pb.ConversationStateStructure, store) -> None:
+        """`summary` = blob of ConversationSummary{summary}; `summary_archives` += blob of
+        ConversationSummaryArchive{summarized_messages, summary, window_tail, summary_message}
+        (the Structure form holds blob ids, like `turns`; shapes from the client's schema)."""
+        if self.summary is None:
+            return
+        text = self.summary.encode()
+        state.summary = store(_field(1, text))
+        summarized = b"".join(_field(1, store(encode_message(m))) for m in self.summarized)
+        archive = (
+            summarized
+            + _field(2, text)
+            + _varint_field(3, max(0, len(self.history) - 1))
+            + _field(4, blob_id(encode_message(self.history[0])))
+        )
+        state.summary_archives.append(store(archive))
+        state.self_summary_count += 1
 
     def _estimate_tokens(self) -> int:
         """About 4 bytes per token; shown as approximate until a provider reports usage."""
         return sum(len(encode_message(m)) for m in self.messages()) // 4
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field (our generated schema lacks these two messages)."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def read_summary(data: bytes) -> str:
+    """The text of a ConversationSummary blob (field 1), for tests and tools."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        if key & 7 == 2:
+            length, pos = _read_varint(data, pos)
+            if key >> 3 == 1:
+                return data[pos : pos + length].decode()
+            pos += length
+        elif key & 7 == 0:
+            _, pos = _read_varint(data, pos)
+        else:
+            raise ValueError("unexpected wire type in ConversationSummary")
+    return ""
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
 
 
 def encode_todo(todo: dict) -> bytes:

@@ -34,6 +34,7 @@ _PROVIDER_KEYS = {
     "proxy",
     "extra_body",
     "reasoning_passback",
+    "first_token_timeout",
 }
 _MODEL_KEYS = {
     "name",
@@ -47,6 +48,9 @@ _MODEL_KEYS = {
     "thinking",
     "params",
     "prices",
+    "first_token_timeout",
+    "compaction_model",
+    "compact_at",
 }
 _TOP_KEYS = {
     "providers",
@@ -131,6 +135,8 @@ class ProviderConfig:
     proxy: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
     reasoning_passback: str | None = None
+    # seconds from a model call until its first event, over all retries (None = no bound)
+    first_token_timeout: float | None = 120.0
 
     def api_key(self) -> str:
         """Read the key now (so a rotated key file or env var is picked up); never logged."""
@@ -228,6 +234,9 @@ class ModelConfig:
     params: dict[str, Any] = field(default_factory=dict)
     prices: Prices | None = None
     web_search: bool = False  # the provider's own web search instead of a [web_search] endpoint
+    first_token_timeout: float | None = None  # overrides the provider's budget
+    compaction_model: str | None = None  # another configured model that writes summaries
+    compact_at: float = 0.8  # share of the context window that triggers compaction
 
 
 @dataclass(frozen=True)
@@ -338,6 +347,12 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise fail("models", f"duplicate model name(s): {', '.join(duplicates)}")
+    for i, model in enumerate(models):
+        if model.compaction_model is not None and model.compaction_model not in names:
+            raise fail(
+                f"models[{i}].compaction_model",
+                f"{model.compaction_model!r} is not one of the models: {', '.join(names)}",
+            )
     default = raw.get("default_model")
     if default is not None and default not in names:
         raise fail("default_model", f"{default!r} is not one of the models: {', '.join(names)}")
@@ -490,7 +505,7 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
             prefix + "reasoning_passback",
             "must be reasoning_content, reasoning or reasoning_details",
         )
-    for key in ("connect_timeout", "read_timeout"):
+    for key in ("connect_timeout", "read_timeout", "first_token_timeout"):
         value = table.get(key, 1)
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             raise fail(prefix + key, "must be a positive number of seconds")
@@ -513,6 +528,7 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         proxy=table.get("proxy"),
         extra_body=dict(table.get("extra_body", {})),
         reasoning_passback=table.get("reasoning_passback"),
+        first_token_timeout=float(table.get("first_token_timeout", 120.0)),
     )
 
 
@@ -574,6 +590,21 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         )
     if not isinstance(table.get("params", {}), dict):
         raise fail(prefix + "params", "must be a table")
+    ttft = table.get("first_token_timeout")
+    if ttft is not None and (
+        not isinstance(ttft, int | float) or isinstance(ttft, bool) or ttft <= 0
+    ):
+        raise fail(prefix + "first_token_timeout", "must be a positive number of seconds")
+    compact_at = table.get("compact_at", 0.8)
+    if (
+        not isinstance(compact_at, int | float)
+        or isinstance(compact_at, bool)
+        or not 0.1 <= compact_at <= 0.98
+    ):
+        raise fail(prefix + "compact_at", "must be a share of the window from 0.1 to 0.98")
+    compaction_model = table.get("compaction_model")
+    if compaction_model is not None and not isinstance(compaction_model, str):
+        raise fail(prefix + "compaction_model", "must be the name of a configured model")
     return ModelConfig(
         name=table["name"],
         provider=table["provider"],
@@ -586,6 +617,9 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         params=dict(table.get("params", {})),
         prices=_prices(table.get("prices"), prefix + "prices", fail),
         web_search=table.get("web_search", False),
+        first_token_timeout=float(ttft) if ttft is not None else None,
+        compaction_model=compaction_model,
+        compact_at=float(compact_at),
     )
 
 

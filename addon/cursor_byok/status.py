@@ -52,8 +52,8 @@ def status_table(
     now = time.monotonic() if now is None else now
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
     table = Table(title=title, expand=False)
-    columns = ("request", "conversation", "model", "state", "in", "out", "tok/s", "tool", "cost")
-    for column in columns:
+    columns = ("request", "conversation", "model", "state", "in", "cached", "out", "tok/s")
+    for column in (*columns, "context", "tool", "cost"):
         table.add_column(column, no_wrap=True)
     for live in sessions:
         turn = live.turn
@@ -68,8 +68,10 @@ def status_table(
             turn.model or "?",
             state if len(state) < 40 else state[:39] + "…",
             str(usage.input_tokens),
+            str(usage.cache_read_tokens),
             str(usage.output_tokens),
             f"{usage.output_tokens / elapsed:.1f}",
+            _context(turn),
             turn.current_tool or "",
             _turn_cost(turn, prices_for),
         )
@@ -95,6 +97,17 @@ def session_cost_text(data_dir: Path, since: float, config: Config | None) -> st
     cost = format_cost(total)
     turns = f"{total.turns} turn{'s' if total.turns != 1 else ''}"
     return f"this session: {turns}" + (f", {cost}" if cost != "—" else "")
+
+
+def _context(turn) -> str:
+    """Context use as `used/max (share)`, from the checkpoint meter."""
+    transcript = getattr(turn, "transcript", None)
+    if transcript is None:
+        return ""
+    used, window = transcript.used_tokens, transcript.context_window
+    if not used or not window:
+        return ""
+    return f"{used}/{window} ({100 * used // window}%)"
 
 
 class LiveStatus:

@@ -405,13 +405,18 @@ async def run_turn(
         if live.core.state.value != "finished":
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(
-            "turn %s conversation %s: %s in %.1fs (in %d, out %d tokens)",
+            "turn %s conversation %s: %s in %.1fs (in %d = %d cached + %d uncached, out %d "
+            "tokens; context %d/%d)",
             live.request_id,
             run_request.conversation_id,
             outcome,
             time.monotonic() - started,
             turn.usage.input_tokens,
+            turn.usage.cache_read_tokens,
+            max(0, turn.usage.input_tokens - turn.usage.cache_read_tokens),
             turn.usage.output_tokens,
+            turn.transcript.used_tokens,
+            turn.transcript.context_window,
         )
         # The usage database sits beside the blobs in the data dir; never raises.
         record_turn(blobs.root.parent, turn, outcome=outcome, duration=time.monotonic() - started)

@@ -21,6 +21,15 @@
   provider it answers an invalid request with HTTP 400 (`strict=True`), and on exit the
   context manager raises AssertionError if any violation was seen (`check_on_exit=True`).
 - A request with no scripted step left gets HTTP 400 and is recorded as a violation.
+- Prompt caching (`prompt_cache.py`): every model request gets `prefix`, the longest
+  byte-identical prefix it shares with the previous request of the same conversation. With
+  `usage_from_prompt=True` the usage it reports is computed from the request (4 bytes a
+  token; cached tokens = the shared prefix), like a real provider's.
+- `context_window=N` (tokens, 4 bytes each): a larger prompt gets the provider's real
+  `context_length_exceeded` error (OpenAI shape for Chat/Responses, "prompt is too long" for
+  Anthropic) and consumes no scripted step.
+- `responder`: called with the RecordedRequest when the script is empty; returns the Step
+  (lets a test compute answers from what the model was actually sent).
 - Loopback only; nothing here touches the network beyond 127.0.0.1.
 """
 
@@ -28,8 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -37,6 +48,9 @@ from typing import Any
 from .invariants import Emitted
 from .invariants import check_replay
 from .invariants import check_request
+from .prompt_cache import PrefixReport
+from .prompt_cache import PrefixTracker
+from .prompt_cache import tokens
 from .script import Format
 from .script import Script
 from .script import Step
@@ -73,6 +87,9 @@ class RecordedRequest:
     violations: list[str] = field(default_factory=list)
     step: Step | None = None
     disconnected: bool = False  # the client went away before the response was complete
+    prefix: PrefixReport | None = None
+    overflowed: bool = False  # answered with context_length_exceeded
+    sent_bytes: int = 0  # body bytes written (giant/trickle steps)
 
 
 class FakeProvider:
@@ -87,6 +104,9 @@ class FakeProvider:
         strict: bool = True,
         check_on_exit: bool = True,
         chat_reasoning_replay: bool = False,
+        context_window: int | None = None,
+        usage_from_prompt: bool = False,
+        responder: Callable[[RecordedRequest], Step] | None = None,
     ) -> None:
         self.script = Script()
         self.requests: list[RecordedRequest] = []
@@ -97,6 +117,10 @@ class FakeProvider:
         self.check_on_exit = check_on_exit
         self.chat_reasoning_replay = chat_reasoning_replay
         self.emitted: dict[str, Emitted] = {}
+        self.context_window = context_window
+        self.usage_from_prompt = usage_from_prompt
+        self.responder = responder
+        self.prefixes = PrefixTracker()
         self._server: asyncio.Server | None = None
         self._changed = asyncio.Condition()
         self._connections: set[asyncio.Task[None]] = set()
@@ -223,12 +247,32 @@ class FakeProvider:
             record.violations += check_replay(
                 fmt, payload, self.emitted, chat_reasoning=self.chat_reasoning_replay
             )
+        if isinstance(payload, dict):
+            record.prefix = self.prefixes.observe(fmt, payload)
+            used = tokens(record.prefix.prompt_bytes)
+            if self.context_window is not None and used > self.context_window:
+                record.overflowed = True
+                status, body = _overflow(fmt, used, self.context_window)
+                await _send_json(writer, status, body)
+                return True
         if record.violations and self.strict:
             log.warning("fake provider rejects request: %s", record.violations)
             step = Step("error", status=400, message="; ".join(record.violations))
             await _send_json(writer, 400, json.loads(Renderer(fmt, 0, "").error_body(step)))
             return True
         step = self.script.pop()
+        if step is None and self.responder is not None:
+            step = self.responder(record)
+        if step is not None and self.usage_from_prompt and record.prefix is not None:
+            answer = len(step.text) + len(json.dumps([c[2] for c in step.tool_calls]))
+            step = dataclasses.replace(
+                step,
+                usage=(
+                    tokens(record.prefix.prompt_bytes),
+                    max(1, tokens(answer)),
+                    record.prefix.prefix_bytes // 4,
+                ),
+            )
         record.step = step
         if step is None:
             record.violations.append("unexpected request: the script is empty")
@@ -253,7 +297,7 @@ class FakeProvider:
             return True
         if step.kind == "raw":
             chunks, status, headers = step.chunks, step.status, step.headers
-        elif step.kind == "empty":
+        elif step.kind in ("empty", "stall", "trickle", "giant"):
             chunks, status, headers = [], 200, {}
         elif step.kind == "stream_error":
             chunks, status, headers = r.stream_error(step), 200, {}
@@ -290,6 +334,22 @@ class FakeProvider:
                     writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     await writer.drain()
                     await asyncio.sleep(delay)
+            if step.kind == "stall":
+                await reader.read()  # nothing is ever sent; returns when the client leaves
+                raise ConnectionResetError
+            if step.kind == "trickle":
+                while True:
+                    writer.write(b"e\r\n: keep-alive\n\n\r\n")
+                    await writer.drain()
+                    record.sent_bytes += 14
+                    await asyncio.sleep(step.delay or 0.05)
+            if step.kind == "giant":
+                piece = b"data: " + b"a" * (64 * 1024 - 6)
+                while record.sent_bytes < step.size:
+                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    await writer.drain()
+                    record.sent_bytes += len(piece)
+                    piece = b"a" * (64 * 1024)
             if step.kind == "cut" and step.hard:
                 writer.transport.abort()
                 return False
@@ -309,6 +369,29 @@ class FakeProvider:
         async with self._changed:
             self.requests.append(record)
             self._changed.notify_all()
+
+
+def _overflow(fmt: Format, used: int, window: int) -> tuple[int, dict[str, Any]]:
+    """The provider's own context-overflow error (status, body)."""
+    if fmt == "anthropic":
+        return 400, {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {used} tokens > {window} maximum",
+            },
+        }
+    return 400, {
+        "error": {
+            "message": (
+                f"This model's maximum context length is {window} tokens. However, your "
+                f"messages resulted in {used} tokens. Please reduce the length of the messages."
+            ),
+            "type": "invalid_request_error",
+            "param": "messages" if fmt == "chat" else "input",
+            "code": "context_length_exceeded",
+        }
+    }
 
 
 def _split(chunk: bytes) -> list[bytes]:

@@ -15,7 +15,9 @@ Format = Literal["chat", "responses", "anthropic"]
 class Step:
     """One scripted response, format-neutral. Build it with `Script` methods."""
 
-    kind: Literal["reply", "error", "stream_error", "cut", "hang", "raw", "empty"]
+    kind: Literal[
+        "reply", "error", "stream_error", "cut", "hang", "raw", "empty", "stall", "trickle", "giant"
+    ]
     text: str = ""
     reasoning: str | None = None
     tool_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
@@ -27,6 +29,7 @@ class Step:
     usage: tuple[int, int, int] = (100, 20, 0)  # input, output, cache read
     hard: bool = False  # cut: drop the TCP connection instead of ending the body cleanly
     delay: float | None = None  # seconds between chunks; None = the server's chunk_delay
+    size: int = 0  # giant: bytes of one endless line
 
 
 class Script:
@@ -107,6 +110,19 @@ class Script:
     def hang(self, *, text: str = "partial") -> Step:
         """Stream some text, then wait until the client disconnects (cancellation tests)."""
         return self.add(Step("hang", text=text))
+
+    def stall(self) -> Step:
+        """HTTP 200 headers, then nothing at all until the client gives up."""
+        return self.add(Step("stall"))
+
+    def trickle(self, *, every: float = 0.05) -> Step:
+        """HTTP 200, then only keep-alive comments (`: keep-alive`) every `every` seconds:
+        the connection looks alive to a read timeout, yet no event ever comes."""
+        return self.add(Step("trickle", delay=every))
+
+    def giant(self, size: int) -> Step:
+        """HTTP 200 and one `data:` line of `size` bytes that never ends (sent lazily)."""
+        return self.add(Step("giant", size=size))
 
     def empty(self) -> Step:
         """HTTP 200 with an empty body (llama.cpp does this)."""

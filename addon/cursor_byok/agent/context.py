@@ -134,16 +134,32 @@ def debug_instructions(config: pb.DebugModeConfig) -> str | None:
 
 
 def system_prompt(mode: int, context: pb.RequestContext, tool_names: list[str]) -> str:
+    return "\n\n".join(text for _, text in prompt_parts(mode, context, tool_names))
+
+
+def prompt_parts(
+    mode: int, context: pb.RequestContext, tool_names: list[str]
+) -> list[tuple[str, str]]:
+    """The system prompt as (meter category, text) sections, in prompt order.
+
+    Everything here must be byte-stable across the calls of a conversation so provider prompt
+    caches hit: no clock, no per-turn state. Tool names are sorted for the same reason. The
+    categories feed Cursor's context meter (protocol.md §10.5).
+    """
     sections = [
-        "You are a coding agent working inside the user's editor (Cursor). You act through the "
-        "tools provided; every tool runs on the user's machine. Be concise, and cite file paths.",
-        mode_instructions(mode),
-        "Available tools: " + ", ".join(tool_names) + ".",
+        (
+            "system_prompt",
+            "You are a coding agent working inside the user's editor (Cursor). You act through "
+            "the tools provided; every tool runs on the user's machine. Be concise, and cite "
+            "file paths.",
+        ),
+        ("system_prompt", mode_instructions(mode)),
+        ("system_prompt", "Available tools: " + ", ".join(sorted(tool_names)) + "."),
     ]
     if context.HasField("debug_mode_config"):
         debug = debug_instructions(context.debug_mode_config)
         if debug:
-            sections.append(debug)
+            sections.append(("system_prompt", debug))
     env = context.env
     facts = []
     if env.os_version:
@@ -155,32 +171,42 @@ def system_prompt(mode: int, context: pb.RequestContext, tool_names: list[str]) 
     if env.time_zone:
         facts.append(f"Time zone: {env.time_zone}")
     if facts:
-        sections.append("<environment>\n" + "\n".join(facts) + "\n</environment>")
+        sections.append(
+            ("system_prompt", "<environment>\n" + "\n".join(facts) + "\n</environment>")
+        )
     for repo in context.git_repos:
         details = [f"path: {repo.path}"] if repo.path else []
         if repo.branch_name:
             details.append(f"branch: {repo.branch_name}")
         if details:
-            sections.append("<git_repo>\n" + "\n".join(details) + "\n</git_repo>")
+            sections.append(
+                ("system_prompt", "<git_repo>\n" + "\n".join(details) + "\n</git_repo>")
+            )
     rules = [r for r in list(context.rules) + list(context.non_file_rules) if r.content]
     if rules:
         body = "\n\n".join(f"Rule {r.full_path or '(inline)'}:\n{r.content}" for r in rules)
-        sections.append("<rules>\n" + body[:MAX_RULE_CHARS] + "\n</rules>")
+        sections.append(("rules", "<rules>\n" + body[:MAX_RULE_CHARS] + "\n</rules>"))
     skills = [s for s in context.agent_skills if s.full_path or s.description]
     if skills:
         lines = [f"- {s.full_path}: {s.description}" for s in skills]
         sections.append(
-            "<skills>\nSkills you can read with the Read tool when relevant:\n"
-            + "\n".join(lines)
-            + "\n</skills>"
+            (
+                "skills",
+                "<skills>\nSkills you can read with the Read tool when relevant:\n"
+                + "\n".join(lines)
+                + "\n</skills>",
+            )
         )
     for instructions in context.mcp_instructions:
         if instructions.instructions:
             sections.append(
-                f"<mcp_server name={instructions.server_name!r}>\n"
-                f"{instructions.instructions}\n</mcp_server>"
+                (
+                    "mcp",
+                    f"<mcp_server name={instructions.server_name!r}>\n"
+                    f"{instructions.instructions}\n</mcp_server>",
+                )
             )
-    return "\n\n".join(sections)
+    return sections
 
 
 def user_content(message: pb.UserMessage, *, images: bool) -> list[dict]:

@@ -19,10 +19,21 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from cursor_byok import usage_log
 from cursor_byok.agent import actions
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent import user_shell
+from cursor_byok.agent.compaction import KEEP_SHARE
+from cursor_byok.agent.compaction import TOO_LARGE_TITLE
+from cursor_byok.agent.compaction import CompactionFailed
+from cursor_byok.agent.compaction import Compactor
+from cursor_byok.agent.compaction import SummaryModel
+from cursor_byok.agent.compaction import is_summary
+from cursor_byok.agent.compaction import summarize_conversation
+from cursor_byok.agent.tokens import TokenMeter
+from cursor_byok.agent.tokens import json_bytes
+from cursor_byok.agent.tokens import messages_bytes
 from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -90,6 +101,29 @@ class _StepOutput:
     message: dict
     calls: list[_Call] = field(default_factory=list)
     reason: str = "stop"
+    usage: Usage | None = None
+
+
+class _Overflow(Exception):
+    """The provider said the prompt does not fit its context window."""
+
+    def __init__(self, error: ProviderError | None, detail: str) -> None:
+        super().__init__(detail)
+        self.error = error
+
+
+def too_large(detail: str) -> TurnError:
+    """protocol.md §2.8: the context still does not fit after compaction."""
+    return TurnError("invalid_argument", detail, title=TOO_LARGE_TITLE, error=CUSTOM_MESSAGE)
+
+
+def request_bytes(request: ModelRequest) -> int:
+    """Size of what a call sends: system prompt, tool schemas, history (neutral form)."""
+    tools = sum(
+        json_bytes({"name": t.name, "description": t.description, "parameters": t.parameters})
+        for t in request.tools
+    )
+    return len(request.system.encode()) + tools + messages_bytes(request.messages)
 
 
 class _ToolContext:
@@ -178,7 +212,7 @@ class ProviderAgent:
     async def run(self, turn: Turn) -> None:
         instruction = turn.instruction
         kind = instruction.kind
-        if kind in (actions.UNSUPPORTED, actions.SUMMARIZE):
+        if kind == actions.UNSUPPORTED:
             raise TurnError(
                 "unimplemented",
                 instruction.error_text(),
@@ -222,8 +256,11 @@ class ProviderAgent:
         by_name, specs, system = self._toolset(turn, mode, context)
         native_search = self._native_search(turn, context)
         turn.transcript.context_window = model.context_window
+        summarize = kind == actions.SUMMARIZE
         resumed: dict | None = None
-        if kind == actions.RESUME:
+        if summarize:
+            turn.transcript.user_message = None  # /summarize adds no user turn
+        elif kind == actions.RESUME:
             turn.transcript.user_message = None  # the resumed turn's steps are already shown
             resumed = pending_batch(turn.run_request.conversation_state)
             if resumed is None and not _awaits_answer(turn.transcript.messages()):
@@ -247,35 +284,47 @@ class ProviderAgent:
                 }
             )
         provider = self._factory(model)
-        retries = self.config.providers[model.provider].max_retries
+        provider_config = self.config.providers[model.provider]
+        retries = provider_config.max_retries
+        ttft = model.first_token_timeout or provider_config.first_token_timeout
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
         if turn.run_request.subagent_type_name:
             subagents.register(turn)
             subagents.attach(turn)
+        extra: list[Provider] = []
+        compactor = self._compactor(turn, model, provider, extra)
+        meter = TokenMeter()
+
+        def build() -> ModelRequest:
+            return ModelRequest(
+                model=model.model,
+                system=system,
+                messages=turn.transcript.messages(),
+                tools=specs,
+                max_output_tokens=model.max_output_tokens,
+                params=dict(model.params),
+                cache_key=turn.run_request.conversation_id or None,
+                reasoning=model.thinking,
+                web_search=native_search,
+            )
+
+        base_used = turn.run_request.conversation_state.token_details.used_tokens
+        meter.seed(base_used, request_bytes(build()))
         try:
+            if summarize:
+                await summarize_conversation(turn, compactor, meter)
+                self._account(turn, meter, build(), mode, context, by_name)
+                return
             if resumed is not None:
                 mode, by_name, specs, system = await self._rerun_batch(
                     turn, resumed, by_name, mode, context, specs, system
                 )
             for _ in range(self.config.max_steps):
-                request = ModelRequest(
-                    model=model.model,
-                    system=system,
-                    messages=turn.transcript.messages(),
-                    tools=specs,
-                    max_output_tokens=model.max_output_tokens,
-                    params=dict(model.params),
-                    cache_key=turn.run_request.conversation_id or None,
-                    reasoning=model.thinking,
-                    web_search=native_search,
-                )
-                model_call_id = str(uuid.uuid4())
                 turn.step_started()
-                step = await self._model_call(
-                    turn, provider, request, by_name, model_call_id, retries
+                step, model_call_id = await self._call(
+                    turn, provider, build, compactor, meter, by_name, retries, ttft, mode, context
                 )
-                turn.transcript.append(step.message)
                 if not step.calls:
                     turn.step_completed()
                     if step.reason == "pause_turn":  # a long server-side search: go on
@@ -292,6 +341,7 @@ class ProviderAgent:
                     mode,
                     context,
                     (by_name, specs, system),
+                    account=lambda m, tools: self._account(turn, meter, build(), m, context, tools),
                 )
                 turn.step_completed()
             turn.text(
@@ -301,8 +351,145 @@ class ProviderAgent:
         finally:
             if turn.run_request.subagent_type_name:
                 subagents.unregister(turn)
+            # the usage ledger lives next to the blob store, in the data dir
+            root = getattr(turn.blobs, "root", None)
+            if root is not None:
+                usage_log.append(root.parent, usage_log.turn_record(turn))
             if self._owns_provider:
                 await provider.aclose()
+                for other in extra:
+                    await other.aclose()
+
+    def _compactor(
+        self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
+    ) -> Compactor:
+        """The turn's compactor; summaries come from `compaction_model` when one is set."""
+        summary_model = model
+        summary_provider = provider
+        if model.compaction_model and model.compaction_model != model.name:
+            other = find_model(self.config, model.compaction_model)
+            try:
+                made = self._factory(other) if other is not None else None
+            except TurnError as exc:  # e.g. its key is missing: summarise with the main model
+                log.warning("compaction_model %s unusable: %s", model.compaction_model, exc)
+                made = None
+            if other is not None and made is not None:
+                summary_model = other
+                summary_provider = made
+                if self._wrap is not None:
+                    summary_provider = self._wrap(summary_provider, turn.request_id)
+                extra.append(summary_provider)
+        provider_config = self.config.providers[summary_model.provider]
+        return Compactor(
+            SummaryModel(
+                provider=summary_provider,
+                model=summary_model.model,
+                context_window=summary_model.context_window,
+                max_retries=provider_config.max_retries,
+                first_token_timeout=summary_model.first_token_timeout
+                or provider_config.first_token_timeout,
+            ),
+            context_window=model.context_window,
+            compact_at=model.compact_at,
+        )
+
+    async def _call(
+        self,
+        turn: Turn,
+        provider: Provider,
+        build: Callable[[], ModelRequest],
+        compactor: Compactor,
+        meter: TokenMeter,
+        tools: dict[str, Tool],
+        retries: int,
+        ttft: float | None,
+        mode: int,
+        context: pb.RequestContext,
+    ) -> tuple[_StepOutput, str]:
+        """One model call, compacting first when the prompt nears the window and once more
+        (then retrying once) when the provider reports a context overflow."""
+        request = build()
+        size = request_bytes(request)
+        if compactor.needed(meter.estimate(size)):
+            try:
+                await compactor.compact(turn, reason="threshold", bytes_per_token=1 / meter.ratio)
+            except CompactionFailed as exc:
+                log.warning("turn %s: compaction skipped: %s", turn.request_id, exc)
+            else:
+                meter.reset_report()
+                self._account(turn, meter, build(), mode, context, tools)
+                await turn.publish_checkpoint()
+                request = build()
+                size = request_bytes(request)
+                compactor.compacted(meter.estimate(size))
+        overflowed = False
+        while True:
+            self._account(turn, meter, request, mode, context, tools)
+            model_call_id = str(uuid.uuid4())
+            try:
+                step = await self._model_call(
+                    turn, provider, request, tools, model_call_id, retries, ttft
+                )
+            except _Overflow as exc:
+                if overflowed:
+                    raise too_large(
+                        f"The conversation still exceeds the model's context window after "
+                        f"compaction: {exc}"
+                    ) from None
+                overflowed = True
+                log.info("turn %s: context overflow, compacting: %s", turn.request_id, exc)
+                try:
+                    await compactor.compact(
+                        turn,
+                        reason="context_length_exceeded",
+                        bytes_per_token=1 / meter.ratio,
+                        keep_share=KEEP_SHARE / 2,  # the real window is smaller than configured
+                    )
+                except CompactionFailed as failed:
+                    raise too_large(f"{exc}; compaction was not possible: {failed}") from None
+                meter.reset_report()
+                self._account(turn, meter, build(), mode, context, tools)
+                await turn.publish_checkpoint()
+                request = build()
+                size = request_bytes(request)
+                compactor.compacted(meter.estimate(size))
+                continue
+            turn.transcript.append(step.message)
+            if step.usage is not None:
+                meter.observe(
+                    size,
+                    step.usage.input_tokens,
+                    step.usage.output_tokens,
+                    answer_bytes=json_bytes(step.message),
+                )
+            self._account(turn, meter, build(), mode, context, tools)
+            return step, model_call_id
+
+    def _account(
+        self,
+        turn: Turn,
+        meter: TokenMeter,
+        request: ModelRequest,
+        mode: int,
+        context: pb.RequestContext,
+        tools: dict[str, Tool],
+    ) -> None:
+        """Context meter for the next checkpoint: tokens in use and their categories."""
+        size = request_bytes(request)
+        turn.transcript.used_tokens = meter.used(size)
+        sizes: dict[str, int] = {}
+        for category, text in prompts.prompt_parts(mode, context, [t.name for t in request.tools]):
+            sizes[category] = sizes.get(category, 0) + len(text.encode())
+        for spec in request.tools:
+            tool = tools.get(spec.name)
+            category = "mcp" if tool is not None and _is_mcp(tool) else "tools"
+            sizes[category] = sizes.get(category, 0) + json_bytes(
+                {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+            )
+        for message in request.messages:
+            category = "summarized_conversation" if is_summary(message) else "conversation"
+            sizes[category] = sizes.get(category, 0) + json_bytes(message)
+        turn.transcript.category_bytes = sizes
 
     async def _settle_batch(
         self,
@@ -313,8 +500,10 @@ class ProviderAgent:
         mode: int,
         context: pb.RequestContext,
         toolset: tuple[dict[str, Tool], list[ToolSpec], str],
+        account: Callable[[int, dict[str, Tool]], None] | None = None,
     ) -> tuple[int, dict[str, Tool], list[ToolSpec], str]:
-        """Run one tool batch, append its results, switch mode if approved, publish settled."""
+        """Run one tool batch, append its results, switch mode if approved, update the context
+        meter (`account`), publish the settled checkpoint."""
         by_name, specs, system = toolset
         turn.transcript.pending_message = message
         try:
@@ -326,6 +515,8 @@ class ProviderAgent:
             log.info("turn %s: mode %s → %s", turn.request_id, mode, switched)
             mode = turn.switch_mode(switched)
             by_name, specs, system = self._toolset(turn, mode, context)
+        if account is not None:
+            account(mode, by_name)
         await turn.publish_checkpoint()
         return mode, by_name, specs, system
 
@@ -381,15 +572,19 @@ class ProviderAgent:
         return bool(model is not None and model.web_search and allowed)
 
     def _toolset(self, turn: Turn, mode: int, context: pb.RequestContext):
-        """Tools by name, provider specs and system prompt for one mode."""
-        tools = list(
+        """Tools by name, provider specs and system prompt for one mode.
+
+        Tools are sorted by name so the tool list (the start of every provider's cached
+        prefix) is byte-identical on every call of a conversation."""
+        tools = sorted(
             tools_for(
                 mode,
                 turn.run_request,
                 request_context=context,
                 web_search=None if self._native_search(turn, context) else self.config.web_search,
                 image_generation=self.config.image_generation,
-            )
+            ),
+            key=lambda t: t.name,
         )
         by_name = {tool.name: tool for tool in tools}
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
@@ -405,11 +600,14 @@ class ProviderAgent:
         tools: dict[str, Tool],
         model_call_id: str,
         retries: int,
+        first_token_timeout: float | None = None,
     ) -> _StepOutput:
         calls: dict[str, _Call] = {}
         order: list[str] = []
         server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
         thinking_since: float | None = None
+        last_usage: Usage | None = None
+        shown = False  # text visible to the user (an overflow then cannot be retried cleanly)
 
         def end_thinking() -> None:
             nonlocal thinking_since
@@ -423,7 +621,11 @@ class ProviderAgent:
 
         try:
             async for event in stream_with_retries(
-                provider, request, max_retries=retries, on_retry=on_retry
+                provider,
+                request,
+                max_retries=retries,
+                on_retry=on_retry,
+                first_token_timeout=first_token_timeout,
             ):
                 match event:
                     case ReasoningDelta(text):
@@ -432,6 +634,7 @@ class ProviderAgent:
                         turn.thinking(text)
                     case TextDelta(text):
                         end_thinking()
+                        shown = True
                         turn.text(text)
                     case ToolCallStart(call_id, name):
                         end_thinking()
@@ -509,6 +712,7 @@ class ProviderAgent:
                             )
                         )
                     case Usage() as usage:
+                        last_usage = usage
                         turn.usage.add(
                             input_tokens=usage.input_tokens,
                             output_tokens=usage.output_tokens,
@@ -524,8 +728,12 @@ class ProviderAgent:
                             turn.update(token_delta=pb.TokenDeltaUpdate(tokens=usage.output_tokens))
                     case Finish(reason, message):
                         end_thinking()
-                        return _StepOutput(message, [calls[c] for c in order], reason)
+                        if reason == "context_length" and not order and not shown:
+                            raise _Overflow(None, "the model stopped: context window exceeded")
+                        return _StepOutput(message, [calls[c] for c in order], reason, last_usage)
         except ProviderError as exc:
+            if exc.kind == "context_length" and not shown:
+                raise _Overflow(exc, str(exc)) from None
             raise provider_turn_error(exc) from None
         raise TurnError(
             "unavailable",
@@ -631,6 +839,11 @@ def _server_search_call(call_id: str, args: dict) -> pb.ToolCall:
         tool_call_id=call_id,
         started_at_ms=int(time.time() * 1000),
     )
+
+
+def _is_mcp(tool: Tool) -> bool:
+    """MCP tools count as "MCP & dynamic tools" on Cursor's meter."""
+    return type(tool).__module__.endswith(".mcp")
 
 
 def provider_turn_error(exc: ProviderError) -> TurnError:

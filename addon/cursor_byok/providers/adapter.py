@@ -20,6 +20,7 @@ from .base import ModelRequest
 from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
+from .base import stream_started
 from .errors import error_from_payload
 from .errors import error_from_response
 from .errors import scrub
@@ -27,6 +28,7 @@ from .http import HttpClient
 from .http import HttpResponse
 from .sse import SseEvent
 from .sse import SseParser
+from .sse import SseTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +50,19 @@ async def decode_stream(
     may keep the connection open); raises for an empty body or a premature EOF."""
     parser = SseParser()
     received = False
+    started = False
     async for chunk in chunks:
         if not chunk:
             continue
         received = True
-        for sse in parser.feed(chunk):
+        try:
+            parsed = parser.feed(chunk)
+        except SseTooLarge as exc:
+            raise too_large(exc, provider) from None
+        if parsed and not started:
+            started = True
+            stream_started()
+        for sse in parsed:
             for event in state.on_event(sse):
                 yield event
             if state.done:
@@ -83,7 +93,11 @@ def decode_all(
         received = False
         for chunk in chunks:
             received = received or bool(chunk)
-            for sse in parser.feed(chunk):
+            try:
+                parsed = parser.feed(chunk)
+            except SseTooLarge as exc:
+                raise too_large(exc, "") from None
+            for sse in parsed:
                 events.extend(state.on_event(sse))
                 if state.done:
                     return events, None
@@ -99,6 +113,17 @@ def decode_all(
     except ProviderError as error:
         return events, error
     return events, None
+
+
+def too_large(exc: SseTooLarge, provider: str) -> ProviderError:
+    """An oversized line/event: the stream is unusable (not retried: it would happen again)."""
+    return ProviderError(
+        "protocol",
+        f"the provider sent an {exc.what} larger than {exc.limit // (1024 * 1024)} MiB; "
+        "stream abandoned",
+        provider=provider,
+        retryable=False,
+    )
 
 
 def parse_json_event(event: SseEvent, provider: str) -> dict[str, Any]:

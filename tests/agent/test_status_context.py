@@ -1,0 +1,33 @@
+"""The live status shows cached input tokens and the context meter (used/max)."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from rich.console import Console
+
+from cursor_byok.status import status_table
+from cursor_byok.turn import Usage
+
+
+def test_status_shows_cached_tokens_and_context_use() -> None:
+    usage = Usage()
+    usage.add(input_tokens=5000, output_tokens=100, cache_read_tokens=4600)
+    turn = SimpleNamespace(
+        usage=usage,
+        started=time.monotonic() - 1,
+        outcome=None,
+        model="m",
+        current_tool=None,
+        run_request=SimpleNamespace(conversation_id="conv"),
+        transcript=SimpleNamespace(used_tokens=5100, context_window=64000),
+    )
+    live = SimpleNamespace(
+        turn=turn, request_id="req-1", core=SimpleNamespace(state=SimpleNamespace(value="running"))
+    )
+    console = Console(width=220, record=True)
+    console.print(status_table([live]))
+    text = console.export_text()
+    assert "4600" in text
+    assert "5100/64000 (7%)" in text
