@@ -279,7 +279,7 @@ def check_activity(
         return Check(
             OK,
             "Agent calls arrive",
-            f"{activity['agent_calls']} Agent calls (Run or RunSSE/BidiAppend), {_agent_line(activity)}",
+            f"{activity['agent_calls']} Agent calls, {_agent_line(activity)}",
         )
     return _no_agent_calls(activity)
 
