@@ -12,10 +12,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cursor_byok import capture_view
 from cursor_byok import cli
 from cursor_byok import connect
 from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 

@@ -33,7 +33,7 @@ def _error(message: str) -> int:
 
 
 def _add_decode(subparsers: argparse._SubParsersAction) -> None:
-    from cursor_byok.capture_view import KINDS
+    from cursor_byok.capture.view import KINDS
 
     parser = subparsers.add_parser(
         "decode",
@@ -62,7 +62,7 @@ def _add_decode(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
-    from cursor_byok import capture_view
+    from cursor_byok.capture import view as capture_view
 
     try:
         data = capture_view.read_input(args.file)
@@ -236,7 +236,7 @@ def _add_replay(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok import replay
+    from cursor_byok.capture import replay
 
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)

@@ -42,16 +42,16 @@ from rich.text import Text
 from cursor_byok import connect
 from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.bidi import encode_run_sse_request
-from cursor_byok.capture import Capture
-from cursor_byok.capture import CaptureError
-from cursor_byok.capture import ModelCall
-from cursor_byok.capture import capture_files
-from cursor_byok.capture import error_from_json
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import request_to_json
-from cursor_byok.capture import scrub_end_stream
-from cursor_byok.capture import server_kind
-from cursor_byok.capture import submessages
+from cursor_byok.capture.format import Capture
+from cursor_byok.capture.format import CaptureError
+from cursor_byok.capture.format import ModelCall
+from cursor_byok.capture.format import capture_files
+from cursor_byok.capture.format import error_from_json
+from cursor_byok.capture.format import load_capture
+from cursor_byok.capture.format import request_to_json
+from cursor_byok.capture.format import server_kind
+from cursor_byok.capture.redact import scrub_end_stream
+from cursor_byok.capture.redact import submessages
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError
@@ -218,7 +218,7 @@ def compare(
 ) -> Divergence | None:
     """The first divergence between two streams (frames, then the end of stream), or None.
 
-    `replayed_end` must be scrubbed like recorded ends are (`capture.scrub_end_stream`).
+    `replayed_end` must be scrubbed like recorded ends are (`redact.scrub_end_stream`).
     """
     pairs: dict[bytes, bytes] = {}  # replayed blob id → recorded blob id, for equal content
     for index in range(max(len(recorded), len(replayed))):
