@@ -32,9 +32,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
-from google.protobuf.message import Message
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -51,7 +49,8 @@ from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.format import request_to_json
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import scrub_end_stream
-from cursor_byok.capture.redact import submessages
+from cursor_byok.checkpoint import VOLATILE_FIELDS
+from cursor_byok.checkpoint import clear_volatile
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError
@@ -72,35 +71,10 @@ EXIT_UNUSABLE = 2
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 
-# Fields the proxy fills from clocks and uuids; equal runs differ in them.
-VOLATILE_FIELDS = frozenset(
-    {
-        "model_call_id",
-        "started_at_ms",
-        "completed_at_ms",
-        "step_duration_ms",
-        "thinking_duration_ms",
-        "duration_ms",  # ThinkingMessage steps in the checkpoint's turn blobs
-        "exec_id",
-        "execution_time",  # shell: measured by the proxy around the exec
-        "created_at",  # todos (protobuf items and JSON blobs)
-        "updated_at",
-    }
-)
 BLOB_ID_SIZE = 32
 
 
-# --- comparison --------------------------------------------------------------------------------
-
-
-def clear_volatile(message: Message) -> None:
-    """Clear every `VOLATILE_FIELDS` field in a message tree, in place."""
-    for fd, value in message.ListFields():
-        if fd.name in VOLATILE_FIELDS:
-            message.ClearField(fd.name)
-        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
-            for item in submessages(value):
-                clear_volatile(item)
+# --- comparison ---------------------------------------------------------------------------------
 
 
 def _drop_volatile_keys(value: Any) -> Any:
