@@ -4,9 +4,11 @@ Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 
 connections, nothing upstream) whose `CursorByok` addon runs the recorded agent: the scripted
 agent, or the real provider loop with a provider that answers each model call with the recorded
 normalised events. A small client then plays Cursor's part from the file: it opens RunSSE and
-sends every recorded BidiAppend, byte for byte with its seqno, once the replayed stream has
-produced as many frames as had been recorded when the original arrived. Exec and KV ids are
-counters from 1 in each turn, so the recorded answers line up with the replayed requests.
+sends every recorded BidiAppend, byte for byte with its seqno, in recorded order. An answer (exec
+result, KV result, interaction response) is sent once the replayed server has asked for it by id
+(exec and KV ids are counters from 1 in each turn, and the server's frames do not depend on the
+clock, so they line up); everything is also held back until as many frames are in as when the
+original arrived, so the recorded interleaving is kept where the stream allows it (`_due`).
 
 Frames are compared after clearing what legitimately differs between runs (`VOLATILE_FIELDS`:
 uuids, wall-clock times, durations) and pairing blob ids by content, since a blob whose bytes
@@ -24,6 +26,7 @@ import logging
 import tempfile
 import warnings
 from collections.abc import AsyncIterator
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -42,6 +45,7 @@ from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import CaptureError
+from cursor_byok.capture.format import ClientLine
 from cursor_byok.capture.format import ModelCall
 from cursor_byok.capture.format import capture_files
 from cursor_byok.capture.format import error_from_json
@@ -413,10 +417,47 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
             await asyncio.wait_for(task, 10)
 
 
+def answers(raw: bytes) -> tuple[str, int] | None:
+    """The server request a client message answers, as (kind, id): exec results and stream
+    closes answer ("exec", id), KV results ("kv", id), interaction responses ("interaction",
+    id). None for messages that answer nothing (run request, heartbeats, actions)."""
+    try:
+        message = pb.AgentClientMessage.FromString(raw)
+    except DecodeError:
+        return None
+    match message.WhichOneof("message"):
+        case "exec_client_message":
+            return ("exec", message.exec_client_message.id)
+        case "exec_client_control_message":
+            control = message.exec_client_control_message
+            which = control.WhichOneof("message")
+            return ("exec", getattr(control, which).id) if which == "stream_close" else None
+        case "kv_client_message":
+            return ("kv", message.kv_client_message.id)
+        case "interaction_response":
+            return ("interaction", message.interaction_response.id)
+    return None
+
+
+def requests_in(message: pb.AgentServerMessage | None) -> tuple[str, int] | None:
+    """The (kind, id) of a server frame that asks the client for something."""
+    if message is None:
+        return None
+    match message.WhichOneof("message"):
+        case "exec_server_message":
+            return ("exec", message.exec_server_message.id)
+        case "kv_server_message":
+            return ("kv", message.kv_server_message.id)
+        case "interaction_query":
+            return ("interaction", message.interaction_query.id)
+    return None
+
+
 @dataclass
 class _Stream:
     frames: list[bytes] = field(default_factory=list)
     end: dict[str, Any] | None = None
+    requests: set[tuple[str, int]] = field(default_factory=set)  # what the server asked for
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def seen(self) -> int:
@@ -426,17 +467,21 @@ class _Stream:
         self.changed.set()
         self.changed = asyncio.Event()
 
-    async def wait_for(self, count: int, stall: float) -> bool:
-        """Until `count` frames (the end counts) are in; False when the stream stalls or ends."""
-        while self.seen() < count:
+    async def wait_until(self, ready: Callable[[], bool], idle: float) -> bool:
+        """Until `ready()`; False when the stream ends first or sends nothing for `idle` s."""
+        while not ready():
             if self.end is not None:
                 return False
             changed = self.changed
             try:
-                await asyncio.wait_for(changed.wait(), stall)
+                await asyncio.wait_for(changed.wait(), idle)
             except TimeoutError:
                 return False
         return True
+
+    async def wait_for(self, count: int, idle: float) -> bool:
+        """Until `count` frames (the end counts) are in."""
+        return await self.wait_until(lambda: self.seen() >= count, idle)
 
 
 async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
@@ -458,6 +503,9 @@ async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
                 ):
                     continue
                 stream.frames.append(frame.payload)
+                request = requests_in(message)
+                if request is not None:
+                    stream.requests.add(request)
                 stream.notify()
     except (httpx.HTTPError, connect.ConnectError) as exc:
         log.info("replay: RunSSE read ended: %s", exc)
@@ -471,7 +519,27 @@ class _Driven:
     stalled: bool
 
 
-async def _drive(port: int, capture: Capture, stall: float) -> _Driven:
+async def _due(stream: _Stream, line: ClientLine, stall: float, settle: float) -> bool:
+    """Wait until a recorded client message is due; False when the replayed stream stalled.
+
+    A message that answers a request (exec, KV, interaction) is due once the replayed server has
+    asked for it by id — however the frames around it are ordered — and then, to keep the
+    recorded interleaving, once as many frames are in as when it was recorded, unless the stream
+    goes quiet for `settle` s first (the recording's client sent it out of order; the server may
+    need it to go on). Other messages (run request, heartbeats, cancels) have only their place
+    in the stream to go by.
+    """
+    request = answers(line.raw)
+    if request is not None and not await stream.wait_until(
+        lambda: request in stream.requests, stall
+    ):
+        return False
+    if await stream.wait_for(line.after_frames, settle if request is not None else stall):
+        return True
+    return request is not None and stream.end is None
+
+
+async def _drive(port: int, capture: Capture, stall: float, settle: float = 0.5) -> _Driven:
     """Play Cursor's side of one recorded turn against the proxy on `port`."""
     import httpx
 
@@ -499,7 +567,7 @@ async def _drive(port: int, capture: Capture, stall: float) -> _Driven:
             reader = asyncio.ensure_future(_read_stream(response, stream))
             try:
                 for line in capture.client:
-                    if not await stream.wait_for(line.after_frames, stall):
+                    if not await _due(stream, line, stall, settle):
                         stalled = stream.end is None
                         break
                     append = encode_bidi_append(
