@@ -212,3 +212,32 @@ async def test_answers_are_sent_by_what_they_answer_not_by_position(tmp_path) ->
     [result] = await replay.replay_files([path], stall=5)
     assert result.ok, result.divergence
     assert not result.stalled
+
+
+# --- real Cursor bytes -------------------------------------------------------------------------
+
+REAL = sorted((Path(__file__).resolve().parents[1] / "data").glob("run_request_*.bidi.json"))
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+async def test_turns_started_by_real_cursor_run_requests_replay(tmp_path, path) -> None:
+    """A real run request (its old checkpoint dropped: a new chat) recorded and replayed: every
+    field Cursor sends goes through the recorder and back through replay."""
+    workspace = make_workspace(tmp_path)
+    data = json.loads(path.read_text())["bidi_append_request"]["data"]
+    message = pb.AgentClientMessage.FromString(bytes.fromhex(data))
+    message.run_request.conversation_state.Clear()
+    message.run_request.conversation_state.SetInParent()
+    message.run_request.action.user_message_action.user_message.text += " notes.txt"
+    record_dir = tmp_path / "rec"
+    proxy = start_mitmdump(tmp_path / "proxy", "--set", f"cursor_byok_record_dir={record_dir}")
+    client = CursorLikeClient.through(proxy, workspace)
+    try:
+        result = await client.turn(message)
+    finally:
+        await client.aclose()
+        proxy.stop()
+    assert result.end.ok and "alpha" in result.text
+    [capture_path] = captures_in(record_dir)
+    assert load_capture(capture_path).client[0].raw == message.SerializeToString()
+    await replay_all([capture_path])
