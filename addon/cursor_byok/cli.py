@@ -230,6 +230,11 @@ def _add_replay(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="give up on a turn that produces no frame for this long (default 10)",
     )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite mismatching captures to expect the replayed frames (diff shown first)",
+    )
     parser.set_defaults(func=_cmd_replay)
 
 
@@ -240,7 +245,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)
-    return replay.main([Path(p) for p in args.captures], stall=args.timeout, console=console)
+    paths = [Path(p) for p in args.captures]
+    return replay.main(paths, stall=args.timeout, console=console, update=args.update)
 
 
 # --- doctor -------------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def canonical_blob(data: bytes) -> bytes:
     return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _parse(payload: bytes) -> pb.AgentServerMessage | None:
+def parse_frame(payload: bytes) -> pb.AgentServerMessage | None:
     try:
         return pb.AgentServerMessage.FromString(payload)
     except DecodeError:
@@ -202,14 +202,14 @@ def compare(
     for index in range(max(len(recorded), len(replayed))):
         if index >= len(replayed):
             gone = recorded[index]
-            return Divergence(index, "missing", render(_parse(gone), gone), "(nothing)")
+            return Divergence(index, "missing", render(parse_frame(gone), gone), "(nothing)")
         if index >= len(recorded):
             more = replayed[index]
-            return Divergence(index, "extra", "(nothing)", render(_parse(more), more))
+            return Divergence(index, "extra", "(nothing)", render(parse_frame(more), more))
         expected_raw, actual_raw = recorded[index], replayed[index]
         for new, old in pairs.items():
             actual_raw = actual_raw.replace(new, old)
-        expected, actual = _parse(expected_raw), _parse(actual_raw)
+        expected, actual = parse_frame(expected_raw), parse_frame(actual_raw)
         if expected is None or actual is None:
             if expected_raw != actual_raw:
                 return Divergence(
@@ -495,7 +495,7 @@ async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
                     stream.end = scrub_end_stream(frame.payload)
                     stream.notify()
                     return
-                message = _parse(frame.payload)
+                message = parse_frame(frame.payload)
                 if (
                     message is not None
                     and message.WhichOneof("message") == "interaction_update"
@@ -740,8 +740,12 @@ def report(results: list[Result], console: Console) -> int:
     return EXIT_MATCH if matched == len(results) else EXIT_MISMATCH
 
 
-def main(paths: list[Path], *, stall: float, console: Console) -> int:
-    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input."""
+def main(paths: list[Path], *, stall: float, console: Console, update: bool = False) -> int:
+    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input.
+
+    With `update`, each mismatching capture is rewritten to expect the replayed frames (after
+    its divergence has been printed); 0 when every mismatch could be rewritten.
+    """
     import httpx
 
     try:
@@ -749,4 +753,21 @@ def main(paths: list[Path], *, stall: float, console: Console) -> int:
     except (CaptureError, ReplayError, httpx.HTTPError) as exc:
         console.print(Text(f"cursor-byok replay: {exc}", style="red"))
         return EXIT_UNUSABLE
-    return report(results, console)
+    code = report(results, console)
+    if not update or code == EXIT_MATCH:
+        return code
+    from cursor_byok.capture.update import update_capture
+
+    kept = 0
+    for result in results:
+        if result.ok:
+            continue
+        if result.stalled or result.end is None:
+            kept += 1
+            console.print(
+                Text(f"not updated: {result.capture.name} (the replay did not end)", style="red")
+            )
+            continue
+        path = update_capture(result)
+        console.print(Text(f"updated {path}: it now expects the replayed frames", style="yellow"))
+    return EXIT_MISMATCH if kept else EXIT_MATCH
