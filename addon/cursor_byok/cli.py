@@ -235,6 +235,12 @@ def _add_replay(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="rewrite mismatching captures to expect the replayed frames (diff shown first)",
     )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="drive our server like another server's capture (e.g. Cursor's, recorded natively) "
+        "and report structural differences",
+    )
     parser.set_defaults(func=_cmd_replay)
 
 
@@ -246,6 +252,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)
     paths = [Path(p) for p in args.captures]
+    if args.compare:
+        from cursor_byok.capture import compare
+
+        return compare.main(paths, stall=args.timeout, console=console)
     return replay.main(paths, stall=args.timeout, console=console, update=args.update)
 
 

@@ -9,6 +9,8 @@ different bytes in the recording.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import time
 import types
@@ -26,6 +28,7 @@ from provider_config import write_config
 from test_record_replay import PROVIDER_KEY
 from test_record_replay import captures_in
 from test_record_replay import make_workspace
+from test_record_replay import run_cli
 
 from cursor_byok.agent import loop
 from cursor_byok.capture import load_capture
@@ -241,3 +244,93 @@ async def test_turns_started_by_real_cursor_run_requests_replay(tmp_path, path) 
     [capture_path] = captures_in(record_dir)
     assert load_capture(capture_path).client[0].raw == message.SerializeToString()
     await replay_all([capture_path])
+
+
+# --- native captures and --compare --------------------------------------------------------------
+
+PLANTED_KEY = "plain-cursor-byok-key-without-a-shape"
+PLANTED_JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJuYXRpdmUifQ.c2lnbmF0dXJl"
+
+
+def as_native(source: Path, directory: Path, *, plant: bool = True) -> Path:
+    """Pass a recording through the native recorder hooks as if Cursor's backend had served it
+    (the lead wires `passthrough_*` into the pass-through path), with secrets planted in the
+    protobuf bodies: a key in the run request's credentials, a JWT in the streamed text."""
+    from cursor_byok.capture import Recorder
+
+    capture = load_capture(source)
+    recorder = Recorder(directory, native=True)
+    request_id = capture.request_id
+
+    def frame(raw: bytes) -> bytes:
+        message = pb.AgentServerMessage.FromString(raw)
+        if plant and message.interaction_update.HasField("text_delta"):
+            message.interaction_update.text_delta.text += f" {PLANTED_JWT}"
+            return message.SerializeToString()
+        return raw
+
+    frames = iter(capture.server)
+    sent = 0
+    for line in capture.client:
+        while sent < min(line.after_frames, len(capture.server)):
+            recorder.passthrough_server(request_id, frame(next(frames)), False)
+            sent += 1
+        raw = line.raw
+        if plant and line.kind == "run_request":
+            message = pb.AgentClientMessage.FromString(raw)
+            message.run_request.requested_model.api_key_credentials.api_key = PLANTED_KEY
+            raw = message.SerializeToString()
+        recorder.passthrough_client(request_id, line.seqno, raw, {"authorization": "Bearer x"})
+    for raw in frames:
+        recorder.passthrough_server(request_id, frame(raw), False)
+    recorder.passthrough_server(request_id, json.dumps(capture.end or {}).encode(), True)
+    recorder.close()
+    [path] = captures_in(directory)
+    return path
+
+
+async def test_native_capture_is_redacted_and_compares_structurally(tmp_path) -> None:
+    make_workspace(tmp_path)
+    async with FakeProvider() as fp:
+        notes = str(tmp_path / "workspace" / "notes.txt")
+        fp.script.tool_calls([("call_read", "Read", {"path": notes})], reasoning=THOUGHT)
+        fp.script.text("It says alpha.", reasoning="Done.")
+        record_dir, _ = await record_turns(tmp_path, fp, "openai-chat", ["what is in notes?"])
+    [ours] = captures_in(record_dir)
+    native = as_native(ours, tmp_path / "native")
+    data = native.read_bytes()
+    assert PLANTED_KEY.encode() not in data and PLANTED_JWT.encode() not in data
+    assert b"Bearer x" not in data
+    capture = load_capture(native)
+    assert capture.agent == "cursor" and "config" not in capture.meta
+    text = b"".join(capture.server)
+    assert text.count(b"<redacted>") >= 2  # scrubbed inside the frames, which still parse
+    assert b"<redacted>" in capture.client[0].raw  # the credential field
+    for raw in capture.server:
+        pb.AgentServerMessage.FromString(raw)
+
+    from cursor_byok.capture import compare
+
+    [same] = await compare.compare_files([native])
+    assert same.differences == [], same.differences
+
+    # Their server sets a checkpoint field ours does not, and streams one more kind of update.
+    planted = tmp_path / "planted"
+    lines = native.read_text().splitlines()
+    for index, text in enumerate(lines):
+        line = json.loads(text)
+        if line["type"] == "server" and line["kind"] == "conversation_checkpoint_update":
+            message = pb.AgentServerMessage.FromString(base64.b64decode(line["raw"]))
+            message.conversation_checkpoint_update.file_states["planted.txt"] = b"x"
+            line["raw"] = base64.b64encode(message.SerializeToString()).decode()
+            lines[index] = json.dumps(line)
+    planted.mkdir()
+    (planted / native.name).write_text("\n".join(lines) + "\n")
+    done = await asyncio.to_thread(run_cli, "replay", "--compare", str(planted / native.name))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIFFERS" in done.stdout and "checkpoint fields: only theirs ['file_states']" in (
+        done.stdout
+    ), done.stdout
+
+    refused = await asyncio.to_thread(run_cli, "replay", str(native))
+    assert refused.returncode == 2 and "--compare" in refused.stdout

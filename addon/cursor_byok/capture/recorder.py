@@ -42,7 +42,9 @@ from cursor_byok.capture.format import error_to_json
 from cursor_byok.capture.format import event_to_json
 from cursor_byok.capture.format import request_to_json
 from cursor_byok.capture.format import server_kind
+from cursor_byok.capture.redact import redact_client_message
 from cursor_byok.capture.redact import redact_headers
+from cursor_byok.capture.redact import redact_native
 from cursor_byok.capture.redact import scrub
 from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.capture.redact import scrub_json
@@ -156,9 +158,11 @@ class Recorder:
         config_path: Path | None = None,
         data_dir: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
+        native: bool = False,
     ) -> None:
         self.directory = Path(directory)
         private_directory(self.directory)
+        self.native = native  # also record runs passed through to Cursor (`passthrough_*`)
         self._agent = agent
         self._config_path = config_path
         self._data_dir = data_dir
@@ -170,7 +174,37 @@ class Recorder:
     # --- the hooks the addon calls ------------------------------------------------------
 
     def client(self, request_id: str, seqno: int, raw: bytes, headers: dict[str, str]) -> None:
-        """One BidiAppend, in arrival order (`after_frames` ties it to the server's progress)."""
+        """One BidiAppend, in arrival order (`after_frames` ties it to the server's progress).
+
+        Credential fields Cursor may send (the user's own provider keys in the run request's
+        model) are redacted; the server never reads them, so replay is unaffected."""
+        self._client(request_id, seqno, redact_client_message(raw), headers)
+
+    def passthrough_client(
+        self, request_id: str, seqno: int, raw: bytes, headers: dict[str, str]
+    ) -> None:
+        """A BidiAppend of a run passed through to Cursor's backend (only when `native`):
+        recorded like ours, with token-shaped strings scrubbed inside the protobuf too."""
+        if self.native:
+            self._client(request_id, seqno, redact_native(raw, client=True), headers, "cursor")
+
+    def passthrough_server(self, request_id: str, payload: bytes, end_stream: bool) -> None:
+        """A frame of Cursor's backend for a passed-through run (only when `native`)."""
+        if self.native:
+            self.server(
+                request_id,
+                payload if end_stream else redact_native(payload, client=False),
+                end_stream,
+            )
+
+    def _client(
+        self,
+        request_id: str,
+        seqno: int,
+        raw: bytes,
+        headers: dict[str, str],
+        agent: str | None = None,
+    ) -> None:
         try:
             file = self._file(request_id)
             kind = client_kind(raw)
@@ -189,7 +223,7 @@ class Recorder:
             self._write(file, record)
             if kind == "run_request" and not file.ran:
                 file.ran = True
-                self._write(file, self._run_meta(raw))
+                self._write(file, self._run_meta(raw, agent))
         except Exception:
             log.exception("capture: cannot record a client message of %s", request_id)
 
@@ -291,10 +325,18 @@ class Recorder:
             if file.ended_at is not None and now - file.ended_at > self.KEEP_ENDED:
                 del self._files[request_id]
 
-    def _run_meta(self, raw: bytes) -> dict[str, Any]:
+    def _run_meta(self, raw: bytes, agent: str | None = None) -> dict[str, Any]:
         """Agent, config facts and the stored blobs the run request refers to: what replay
-        needs to run this turn the same way without the proxy's data directory."""
+        needs to run this turn the same way without the proxy's data directory. `agent` is
+        "cursor" for a run Cursor's backend served (no config, no blobs of ours)."""
         run = pb.AgentClientMessage.FromString(raw).run_request
+        if agent == "cursor":
+            return {
+                "type": "meta",
+                "agent": agent,
+                "conversation_id": run.conversation_id,
+                "requested_model": run.requested_model.model_id or run.model_details.model_id,
+            }
         agent = self._agent or _mitmproxy_option("cursor_byok_agent")
         meta: dict[str, Any] = {
             "type": "meta",

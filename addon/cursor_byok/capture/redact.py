@@ -162,3 +162,134 @@ def _scrub_detail(detail: Any) -> Any:
     scrub_proto(parsed)
     encoded = base64.b64encode(parsed.SerializeToString()).decode().rstrip("=")
     return {**detail, "value": encoded}
+
+
+# --- protobuf bodies -------------------------------------------------------------------------
+
+# String fields that hold a credential by name (Cursor's BYOK credentials in RequestedModel and
+# ModelDetails: ApiKeyCredentials, AzureCredentials, BedrockCredentials), whatever the value.
+SECRET_FIELDS = frozenset({"api_key", "access_key", "secret_key", "session_token", "password"})
+
+
+def redact_secret_fields(message: Message) -> bool:
+    """Replace non-empty `SECRET_FIELDS` strings in a message tree, in place; True if any."""
+    changed = False
+    for fd, value in message.ListFields():
+        if fd.type == FieldDescriptor.TYPE_STRING and fd.name in SECRET_FIELDS:
+            if not fd.is_repeated and value and value != REDACTED:
+                setattr(message, fd.name, REDACTED)
+                changed = True
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+            for item in submessages(value):
+                changed |= redact_secret_fields(item)
+    return changed
+
+
+def redact_client_message(raw: bytes) -> bytes:
+    """An `AgentClientMessage` with its credential fields redacted; the same bytes when it has
+    none (or does not parse), so what replay sends stays what the server saw."""
+    from cursor_byok.pb import agent_v1_pb2 as pb
+
+    try:
+        message = pb.AgentClientMessage.FromString(raw)
+    except DecodeError:
+        return raw
+    return message.SerializeToString() if redact_secret_fields(message) else raw
+
+
+def scrub_wire(raw: bytes, depth: int = 0) -> bytes:
+    """Token-shaped strings scrubbed anywhere in protobuf bytes, without a schema.
+
+    Each length-delimited value that walks as a message is scrubbed recursively (lengths
+    re-encoded); one that does not and is UTF-8 text is scrubbed as text; anything else is kept.
+    Bytes that do not walk as protobuf at all are returned unchanged.
+    """
+    fields = _walk(raw)
+    if fields is None or depth > 64:
+        return raw
+    out = bytearray()
+    changed = False
+    for key, wire_type, value in fields:
+        out += _varint(key)
+        if wire_type != 2:
+            out += value
+            continue
+        inner = scrub_wire(value, depth + 1) if _walk(value) else _scrub_text(value)
+        changed |= inner != value
+        out += _varint(len(inner)) + inner
+    return bytes(out) if changed else raw
+
+
+def _scrub_text(value: bytes) -> bytes:
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value
+    return scrub(text).encode("utf-8")
+
+
+def _walk(data: bytes) -> list[tuple[int, int, bytes]] | None:
+    """(key, wire type, raw value) per field, or None when `data` is not a plain message
+    (groups and unknown wire types count as not one: text rarely walks without them)."""
+    fields = []
+    pos = 0
+    try:
+        while pos < len(data):
+            key, pos = _read_varint(data, pos)
+            wire_type = key & 7
+            if key >> 3 == 0:
+                return None
+            if wire_type == 0:
+                start = pos
+                _, pos = _read_varint(data, pos)
+                fields.append((key, 0, data[start:pos]))
+            elif wire_type == 1:
+                fields.append((key, 1, data[pos : pos + 8]))
+                pos += 8
+            elif wire_type == 5:
+                fields.append((key, 5, data[pos : pos + 4]))
+                pos += 4
+            elif wire_type == 2:
+                length, pos = _read_varint(data, pos)
+                if pos + length > len(data):
+                    return None
+                fields.append((key, 2, data[pos : pos + length]))
+                pos += length
+            else:
+                return None
+    except IndexError:
+        return None
+    return fields if pos == len(data) and fields else None
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise IndexError("varint too long")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def redact_native(raw: bytes, *, client: bool) -> bytes:
+    """A body of someone else's run (Cursor's backend), redacted for a capture file: credential
+    fields of client messages, then token-shaped strings anywhere in the bytes."""
+    if client:
+        raw = redact_client_message(raw)
+    return scrub_wire(raw)

@@ -679,6 +679,12 @@ async def replay_capture(
 async def replay_files(paths: Iterable[Path], *, stall: float = 10.0) -> list[Result]:
     """Load every capture first (CaptureError on unusable input), then replay them in order."""
     captures = [load_capture(p) for p in capture_files(paths)]
+    for capture in captures:
+        if capture.agent == "cursor":
+            raise CaptureError(
+                f"{capture.name}: a run Cursor's backend served (recorded natively); "
+                "compare our server with it: cursor-byok replay --compare"
+            )
     results = []
     with tempfile.TemporaryDirectory(prefix="cursor-byok-replay-ca-") as confdir:
         for capture in captures:
