@@ -539,7 +539,7 @@ async def _due(stream: _Stream, line: ClientLine, stall: float, settle: float) -
     return request is not None and stream.end is None
 
 
-async def _drive(port: int, capture: Capture, stall: float, settle: float = 0.5) -> _Driven:
+async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0) -> _Driven:
     """Play Cursor's side of one recorded turn against the proxy on `port`."""
     import httpx
 
