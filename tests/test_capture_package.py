@@ -169,3 +169,17 @@ def test_scrub_wire_leaves_what_is_not_protobuf_alone() -> None:
         assert redact.scrub_wire(data) == data
     clean = _run_with_secrets().SerializeToString()
     assert redact.scrub_wire(redact.scrub_wire(clean)) == redact.scrub_wire(clean)
+
+
+def test_idle_request_ids_are_forgotten(tmp_path) -> None:
+    """Junk request ids that never end do not pile up in memory either."""
+    now = [0.0]
+    recorder = Recorder(tmp_path / "rec", agent="scripted", clock=lambda: now[0])
+    for index in range(100):
+        recorder.client(f"junk-{index}", 0, b"\x3a\x00", {})
+    now[0] = Recorder.KEEP_IDLE - 1
+    recorder.client("live", 0, b"\x3a\x00", {})
+    assert len(recorder._files) == 101
+    now[0] = Recorder.KEEP_IDLE + 1
+    recorder.client("new", 0, b"\x3a\x00", {})
+    assert set(recorder._files) == {"live", "new"}

@@ -138,6 +138,7 @@ class _File:
     ran: bool = False  # the run request was seen (and the run meta written)
     ended_at: float | None = None
     broken: bool = False
+    written_at: float = 0.0  # clock of the last line
 
 
 class Recorder:
@@ -149,6 +150,7 @@ class Recorder:
     """
 
     KEEP_ENDED = 300.0  # forget an ended request's counters after this many seconds
+    KEEP_IDLE = 3600.0  # …and a request's that never ended (junk ids) after this long idle
 
     def __init__(
         self,
@@ -311,7 +313,8 @@ class Recorder:
     def _write(self, file: _File, record: dict[str, Any]) -> None:
         if file.broken or self._closed:
             return
-        line = {"t": int((self._clock() - file.started) * 1000), **record}
+        file.written_at = self._clock()
+        line = {"t": int((file.written_at - file.started) * 1000), **record}
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=repr)
         try:
             append_line(file.path, text)
@@ -322,7 +325,8 @@ class Recorder:
     def _forget_old(self) -> None:
         now = self._clock()
         for request_id, file in list(self._files.items()):
-            if file.ended_at is not None and now - file.ended_at > self.KEEP_ENDED:
+            ended = file.ended_at is not None and now - file.ended_at > self.KEEP_ENDED
+            if ended or now - file.written_at > self.KEEP_IDLE:
                 del self._files[request_id]
 
     def _run_meta(self, raw: bytes, agent: str | None = None) -> dict[str, Any]:
