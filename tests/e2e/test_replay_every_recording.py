@@ -125,6 +125,20 @@ async def test_reasoning_and_tools_replay_for_every_provider_kind(
     await replay_all([path])
 
 
+async def test_think_tag_reasoning_replays(tmp_path, frozen_clock) -> None:
+    """OpenAI-compatible servers that put reasoning in `<think>` tags inside the content."""
+    make_workspace(tmp_path)
+    notes = str(tmp_path / "workspace" / "notes.txt")
+    async with FakeProvider() as fp:
+        fp.script.tool_calls(
+            [("call_read", "Read", {"path": notes})], text=f"<think>{THOUGHT}</think>"
+        )
+        fp.script.text(f"<think>{THOUGHT}</think>notes.txt says alpha and beta.")
+        record_dir, [result] = await record_turns(tmp_path, fp, "openai-chat", ["notes?"])
+    assert result.updates("thinking_delta") and "<think>" not in result.text
+    await replay_all(captures_in(record_dir))
+
+
 async def test_shuffled_and_duplicated_appends_replay(tmp_path, frozen_clock) -> None:
     make_workspace(tmp_path)
     async with FakeProvider() as fp:
