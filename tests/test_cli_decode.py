@@ -12,14 +12,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cursor_byok import capture_view
 from cursor_byok import cli
 from cursor_byok import connect
 from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
-CAPTURES = Path(__file__).parents[1].parent / "shared" / "captures"
+CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
 JSON_CAPTURES = [
     "run_request_agent.bidi.json",
@@ -29,8 +29,7 @@ JSON_CAPTURES = [
 
 
 def _capture(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip(f"capture {path} not present (the shared captures live outside the repo)")
+    assert path.is_file(), f"test vector {path} is missing (tests/data/SOURCES.md)"
     return path
 
 

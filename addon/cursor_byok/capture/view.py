@@ -5,7 +5,7 @@ Used by `cursor-byok decode`. Understands every capture shape we keep:
 - a BidiAppend request body (`aiserver.v1.BidiAppendRequest`, maybe gzip or one Connect envelope);
 - a RunSSE request body (one envelope around `aiserver.v1.BidiRequestId`);
 - a RunSSE response body (envelopes of `agent.v1.AgentServerMessage`, then an end-stream trailer);
-- the JSON captures in ../shared/captures (`{"bidi_append_request": {"data": hex, ...}, ...}`);
+- the JSON captures in tests/data (`{"bidi_append_request": {"data": hex, ...}, ...}`);
 - a bare serialised `AgentClientMessage` / `AgentServerMessage` (only with an explicit kind).
 
 Framing and BidiAppend decoding are delegated to the sans-IO `connect` and `bidi` modules so the
