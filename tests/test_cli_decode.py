@@ -216,3 +216,17 @@ def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
     console = Console(file=open("/dev/null", "w"), width=200)  # noqa: SIM115
     capture_view.render_human(capture, console)
     capture_view.render_json(capture, lambda _s: None)
+
+
+def test_summary_lists_attached_images() -> None:
+    from cursor_byok.capture.view import run_request_summary
+    from cursor_byok.pb import agent_v1_pb2 as pb
+
+    run = pb.AgentRunRequest()
+    images = run.action.user_message_action.user_message.selected_context.selected_images
+    inline = images.add(mime_type="image/png", data=b"\x89PNG" + b"\0" * 2000)
+    inline.dimension.width, inline.dimension.height = 640, 480
+    images.add(mime_type="image/jpeg", blob_id=b"\x01" * 32)
+    run.pre_fetched_blobs.add(id=b"\x01" * 32, value=b"\xff" * 100)
+    rows = dict(run_request_summary(run, {}))
+    assert rows["images"] == "2 (image/png 2.0 KB 640x480, image/jpeg 100 B (pre-fetched blob))"
