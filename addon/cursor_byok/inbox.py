@@ -65,10 +65,6 @@ class Inbox[T]:
     def buffered(self) -> int:
         return len(self._waiting)
 
-    @property
-    def buffered_bytes(self) -> int:
-        return self._waiting_bytes
-
     def push(self, seqno: int, item: T, *, size: int = 0, now: float = 0.0) -> Pushed[T]:
         """Offer one upload; returns what may be processed now, in seqno order."""
         if seqno < self.next_seqno or seqno in self._waiting:

@@ -51,9 +51,6 @@ MODE_INSTRUCTIONS = {
 }
 
 
-def mode_name(mode: int) -> str:
-    return MODE_NAMES.get(mode, "agent")
-
 
 def mode_id(name: str) -> int | None:
     """`SwitchMode` names a mode ("agent", "plan"…); the enum value, or None if unknown."""

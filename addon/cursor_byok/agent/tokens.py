@@ -41,13 +41,6 @@ def messages_bytes(messages: list[dict]) -> int:
     return sum(json_bytes(m) for m in messages)
 
 
-def tools_bytes(specs: list[Any]) -> int:
-    return sum(
-        json_bytes({"name": s.name, "description": s.description, "parameters": s.parameters})
-        for s in specs
-    )
-
-
 @dataclass
 class TokenMeter:
     """The prompt size of one conversation, as the model sees it.
