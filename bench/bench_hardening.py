@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_streaming import PROXY_ENV
 from bench_streaming import start_addon
 from mitm import Mitm
 from streamlib import BIDI_APPEND
@@ -221,6 +222,7 @@ async def run(args: argparse.Namespace) -> None:
     )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        PROXY_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(tmp / "pyc"))
         workspace = tmp / "ws"
         workspace.mkdir()
         feeder = FeederProcess(args.deltas, 0.005)

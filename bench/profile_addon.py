@@ -1,13 +1,14 @@
-"""Where the addon's mitmdump spends its time while streaming: cProfile around mitmdump itself.
+"""Where the addon's mitmdump spends its time while streaming: cProfile inside mitmdump.
 
     uv run python bench/profile_addon.py [--turns 20] [--deltas 200] [--coalesce-ms 15]
                                          [--out /tmp/addon.prof] [--top 25]
 
-Starts the feeder (bench/streamlib.py) and a mitmdump with the addon under `python -m cProfile`
-(same options as tests/e2e/mitm.py), runs --turns concurrent Agent turns through it, stops it
-with SIGINT (cProfile writes its file on exit) and prints the own time per area (asyncio,
-mitmproxy, cursor_byok, h11, ssl, C builtins, …) and the top functions. cProfile slows Python
-code down, so read shares, not absolute times. Not part of `just bench`.
+Starts the feeder (bench/streamlib.py) and a mitmdump with the addon plus
+bench/profiler_script.py (tests/e2e/mitm.py options), warms up with one turn, then profiles
+mitmdump's main thread (SIGUSR1 … SIGUSR2) while --turns concurrent Agent turns stream through
+it, and prints the own time per area (asyncio, mitmproxy, cursor_byok, h11, ssl, C builtins, …)
+and the top functions. cProfile slows Python code down, so read shares, not absolute times.
+Not part of `just bench`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import asyncio
 import collections
 import pstats
+import signal
 import sys
 import tempfile
 import time
@@ -25,9 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mitm import REPO
-from mitm import TEST_HOST
-from mitm import mitmdump_path
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import write_config
@@ -86,43 +85,24 @@ async def run(args: argparse.Namespace) -> None:
         workspace = tmp / "ws"
         workspace.mkdir()
         feeder = FeederProcess(args.deltas, args.interval)
-        confdir = tmp / "mitmconf"
-        config = write_config(tmp, feeder, "openai-chat")
-        command = [
-            sys.executable,
-            "-m",
-            "cProfile",
-            "-o",
-            str(args.out),
-            mitmdump_path(),
-            "--listen-host",
-            "127.0.0.1",
-            "-p",
-            "0",
-            "--set",
-            f"confdir={confdir}",
-            "--set",
-            "connection_strategy=lazy",
-            "--set",
-            f"cursor_byok_data_dir={tmp / 'data'}",
-            "--set",
-            f"cursor_byok_hosts={TEST_HOST}",
-            "--set",
-            "cursor_byok_agent=provider",
-            "--set",
-            f"cursor_byok_config={config}",
+        proxy = start_mitmdump(
+            tmp,
             "--set",
             f"cursor_byok_coalesce_ms={args.coalesce_ms}",
             "-s",
-            str(REPO / "addon" / "main.py"),
-        ]
-        proxy = start_mitmdump(tmp, command=command, env={KEY_ENV: "sk-bench-not-a-key"})
+            str(Path(__file__).resolve().parent / "profiler_script.py"),
+            agent="provider",
+            config=write_config(tmp, feeder, "openai-chat"),
+            env={KEY_ENV: "sk-bench-not-a-key", "BENCH_PROFILE_OUT": str(args.out)},
+        )
         try:
             tls = client_tls(proxy.ca_file)
             await addon_turn(
                 proxy.port, tls=tls, deltas=1, stats=TurnStats(), workspace=workspace
             )  # warm-up
             stats = [TurnStats() for _ in range(args.turns)]
+            args.out.unlink(missing_ok=True)
+            proxy.process.send_signal(signal.SIGUSR1)
             t0 = time.monotonic()
             await asyncio.gather(
                 *(
@@ -132,9 +112,15 @@ async def run(args: argparse.Namespace) -> None:
                     for s in stats
                 )
             )
+            wall = time.monotonic() - t0
+            proxy.process.send_signal(signal.SIGUSR2)
+            deadline = time.monotonic() + 30
+            while not args.out.exists() and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)  # let dump_stats finish writing
             print(
-                f"{sum(s.ok for s in stats)}/{args.turns} turns ok in "
-                f"{time.monotonic() - t0:.1f} s (under cProfile)"
+                f"{sum(s.ok for s in stats)}/{args.turns} turns of {args.deltas} deltas ok in "
+                f"{wall:.1f} s (under cProfile), coalesce_ms={args.coalesce_ms}"
             )
         finally:
             proxy.stop()
