@@ -3,12 +3,13 @@ concurrent turns with client heartbeats, each against a real mitmdump with the a
 
     uv run python bench/bench_hardening.py [--gzip-mib 1024] [--zstd-mib 256] [--ids 12]
         [--appends 60] [--append-mib 1] [--turns 100] [--deltas 200] [--heartbeat 1]
-        [--only gzip,zstd,flood,turns]
+        [--bombs 5] [--only gzip,zstd,flood,turns]
 
 (a) gzip: one BidiAppend POST (https://api2.cursor.test/aiserver.v1.BidiService/BidiAppend,
     content-type application/proto, Content-Encoding: gzip) whose body inflates to --gzip-mib MiB
     of zeros (~1 MB on the wire for 1 GiB);
 (b) zstd: the same with Content-Encoding: zstd, --zstd-mib MiB of zeros (~8 KB for 256 MiB);
+    for both, --bombs - 1 more of the same follow on the same proxy (RSS after each, overall peak);
 (c) flood: --ids request ids × --appends BidiAppends of --append-mib MiB each (a KV get result
     carrying that many bytes), append_seqno starting at 1 so seqno 0 never comes and nothing can
     be delivered; one connection per request id, all ids at once;
@@ -150,6 +151,44 @@ async def post_bomb(proxy: Mitm, body: bytes, encoding: str, timeout: float) -> 
         conn.close()
 
 
+async def bomb_item(
+    args: argparse.Namespace,
+    tmp: Path,
+    feeder: FeederProcess,
+    label: str,
+    size: str,
+    body: bytes,
+    encoding: str,
+) -> list[str]:
+    """One bomb against the goal, then --bombs - 1 more in a row (does memory come back?)."""
+    proxy = start_addon(tmp, feeder, 15)
+    try:
+        with Probe(proxy) as probe:
+            answer = await post_bomb(proxy, body, encoding, args.timeout)
+        after = []
+        for _ in range(args.bombs - 1):
+            await post_bomb(proxy, body, encoding, args.timeout)
+            if proxy.process.poll() is not None:
+                break
+            after.append(mib(status_kib(proxy.process.pid, "VmRSS")))
+        peak = mib(status_kib(proxy.process.pid, "VmHWM")) if proxy.process.poll() is None else 0
+    finally:
+        proxy.stop()
+    lines = [
+        f"{label} {size}: {answer}",
+        f"    {probe.line()}; {verdict(probe.alive and probe.growth_mib < GOAL_GROWTH_MIB)} "
+        f"(< {GOAL_GROWTH_MIB} MiB)",
+    ]
+    if after:
+        lines.append(
+            f"    {len(after)} more in a row: RSS after each "
+            f"{', '.join(f'{x:.0f}' for x in after)} MiB; peak {peak:.0f} MiB "
+            f"(growth {peak - mib(probe.before):.0f} MiB)"
+        )
+    print(*lines, sep="\n", flush=True)
+    return lines
+
+
 async def flood(proxy: Mitm, ids: int, appends: int, size_mib: float) -> collections.Counter:
     tls = client_tls(proxy.ca_file)
     payload = pb.AgentClientMessage(
@@ -229,34 +268,12 @@ async def run(args: argparse.Namespace) -> None:
         try:
             if "gzip" in only:
                 body = gzip_bomb(args.gzip_mib)
-                proxy = start_addon(tmp / "gzip", feeder, 15)
-                try:
-                    with Probe(proxy) as probe:
-                        answer = await post_bomb(proxy, body, "gzip", args.timeout)
-                finally:
-                    proxy.stop()
-                lines += [
-                    f"(a) gzip body {len(body) / 1e6:.2f} MB → {args.gzip_mib} MiB: {answer}",
-                    f"    {probe.line()}; "
-                    f"{verdict(probe.alive and probe.growth_mib < GOAL_GROWTH_MIB)} "
-                    f"(< {GOAL_GROWTH_MIB} MiB)",
-                ]
-                print(*lines[-2:], sep="\n", flush=True)
+                size = f"gzip body {len(body) / 1e6:.2f} MB → {args.gzip_mib} MiB"
+                lines += await bomb_item(args, tmp / "gzip", feeder, "(a)", size, body, "gzip")
             if "zstd" in only:
                 body = zstd_bomb(args.zstd_mib)
-                proxy = start_addon(tmp / "zstd", feeder, 15)
-                try:
-                    with Probe(proxy) as probe:
-                        answer = await post_bomb(proxy, body, "zstd", args.timeout)
-                finally:
-                    proxy.stop()
-                lines += [
-                    f"(b) zstd body {len(body) / 1e3:.1f} KB → {args.zstd_mib} MiB: {answer}",
-                    f"    {probe.line()}; "
-                    f"{verdict(probe.alive and probe.growth_mib < GOAL_GROWTH_MIB)} "
-                    f"(< {GOAL_GROWTH_MIB} MiB)",
-                ]
-                print(*lines[-2:], sep="\n", flush=True)
+                size = f"zstd body {len(body) / 1e3:.1f} KB → {args.zstd_mib} MiB"
+                lines += await bomb_item(args, tmp / "zstd", feeder, "(b)", size, body, "zstd")
             if "flood" in only:
                 proxy = start_addon(tmp / "flood", feeder, 15)
                 try:
@@ -339,6 +356,7 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--heartbeat", type=float, default=1.0)
     parser.add_argument("--timeout", type=float, default=180.0, help="per bomb, seconds")
+    parser.add_argument("--bombs", type=int, default=5, help="bombs in a row for (a) and (b)")
     parser.add_argument("--only", default="gzip,zstd,flood,turns")
     asyncio.run(run(parser.parse_args()))
 
