@@ -17,10 +17,14 @@ lint:
     uv run ruff check .
     uv run ruff format --check .
 
-# Benchmarks: codec/inbox throughput and turns through a real mitmdump (figures, not tests)
+# Benchmarks (figures, not tests; ~7 min on 2 cores): codec/inbox throughput, turns through a
+# real mitmdump, streaming cost against plain mitmproxy (issue 15), memory bounds and 100
+# concurrent turns (issue 13). Each script takes --help for bigger or smaller runs.
 bench:
     uv run python bench/bench_codec.py
     uv run python bench/bench_turns.py 30
+    uv run python bench/bench_streaming.py
+    uv run python bench/bench_hardening.py
     uv run python bench/bench_run_transport.py 30
     uv run python bench/bench_prompt_cache.py
 

@@ -158,6 +158,7 @@ def _gunzip_bounded(data: bytes, limit: int) -> bytes:
             while True:
                 out += inflater.decompress(pending, _STEP)
                 if len(out) > limit:
+                    out.clear()  # free it now: a traceback may keep this frame alive
                     raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
                 pending = inflater.unconsumed_tail
                 if not pending:
@@ -188,6 +189,7 @@ def _unzstd_bounded(data: bytes, limit: int) -> bytes:
                     return bytes(out)
                 out += chunk
                 if len(out) > limit:
+                    out.clear()  # free it now: a traceback may keep this frame alive
                     raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
     except zstandard.ZstdError as exc:
         raise DecompressionFailed(f"corrupt zstd payload: {exc}") from None

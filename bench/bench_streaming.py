@@ -1,0 +1,337 @@
+"""Streaming cost (issue 15): the addon against plain mitmproxy against no proxy, in one run.
+
+    uv run python bench/bench_streaming.py [--levels 1,20,100] [--repeats 3] [--deltas 200]
+                                           [--interval 0.005] [--heartbeat 0]
+
+A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
+          (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
+          OpenAI-Chat endpoint streaming N small text deltas `interval` apart;
+B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
+          relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
+C         no proxy: the client straight to the feeder (plain HTTP).
+
+The feeder (bench/streamlib.py) runs in its own process and stamps each delta with its
+time.monotonic_ns() as it writes it; the client takes the time when the bytes arrive, so latency
+is provider send → client receive on one clock. The client is one asyncio process of raw
+HTTP/1.1 protocols (CONNECT + TLS through the proxy for A and B, ALPN http/1.1, no compression);
+its own CPU share is printed so you can see it is not the bottleneck. Repeats are interleaved
+(every config at every level in each round, rotating the order); figures are medians over the
+rounds with [min–max]. Proxy CPU is utime+stime from /proc/<pid>/stat over the batch (turn set-up
+included) divided by the provider deltas sent; peak RSS is VmHWM, reset before each batch
+(/proc/<pid>/clear_refs). 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mitm import Mitm
+from mitm import mitmdump_path
+from mitm import start_mitmdump
+from provider_config import KEY_ENV
+from provider_config import write_config
+from streamlib import FeederProcess
+from streamlib import TurnStats
+from streamlib import addon_turn
+from streamlib import client_tls
+from streamlib import cpu_seconds
+from streamlib import mib
+from streamlib import plain_turn
+from streamlib import reset_peak
+from streamlib import status_kib
+
+HERE = Path(__file__).resolve().parent
+LATE_NS = 50_000_000
+# Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
+# compiles everything (a cold start, as after an install), the later ones find it (a warm start,
+# as every day). Without this, PYTHONDONTWRITEBYTECODE=1 in the environment would make every start
+# cold. Set by run() to a directory under its temporary directory.
+PROXY_ENV: dict[str, str] = {}
+
+
+def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
+    tmp.mkdir(parents=True, exist_ok=True)
+    return start_mitmdump(
+        tmp,
+        "--set",
+        f"cursor_byok_coalesce_ms={coalesce_ms}",
+        agent="provider",
+        config=write_config(tmp, feeder, "openai-chat"),
+        env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},
+    )
+
+
+def start_plain(tmp: Path, upstream_port: int) -> Mitm:
+    confdir = tmp / "mitmconf"
+    command = [
+        mitmdump_path(),
+        "--listen-host",
+        "127.0.0.1",
+        "-p",
+        "0",
+        "--set",
+        f"confdir={confdir}",
+        "--set",
+        "connection_strategy=lazy",
+        "-s",
+        str(HERE / "passthrough.py"),
+    ]
+    return start_mitmdump(
+        tmp,
+        command=command,
+        env={"BENCH_UPSTREAM_PORT": str(upstream_port), **PROXY_ENV},
+        wait_ready=False,
+    )
+
+
+@dataclass
+class Batch:
+    config: str
+    level: int
+    stats: list[TurnStats]
+    wall: float
+    proxy_cpu: float | None
+    client_cpu: float
+    feeder_cpu: float
+    peak_kib: int | None
+
+    @property
+    def latencies(self) -> list[int]:
+        return sorted(x for s in self.stats for x in s.latencies_ns)
+
+    def pct(self, q: float) -> float:
+        xs = self.latencies
+        return xs[min(len(xs) - 1, int(q * len(xs)))] / 1e6 if xs else float("nan")
+
+    @property
+    def late_share(self) -> float:
+        xs = self.latencies
+        return sum(x > LATE_NS for x in xs) / len(xs) if xs else float("nan")
+
+    @property
+    def ok(self) -> int:
+        return sum(s.ok for s in self.stats)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, tmp: Path) -> None:
+        self.args = args
+        self.tmp = tmp
+        self.workspace = tmp / "ws"
+        self.workspace.mkdir()
+        self.feeder = FeederProcess(args.deltas, args.interval)
+        self.proxies: dict[str, Mitm] = {}
+        self.startup: list[str] = []
+
+    async def turn(self, config: str, stats: TurnStats, deltas: int) -> None:
+        if config == "C":
+            await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
+            return
+        proxy = self.proxies[config]
+        tls = client_tls(proxy.ca_file)
+        if config == "B":
+            await plain_turn(proxy.port, tls=tls, deltas=deltas, stats=stats)
+        else:
+            await addon_turn(
+                proxy.port,
+                tls=tls,
+                deltas=deltas,
+                stats=stats,
+                workspace=self.workspace,
+                heartbeat=self.args.heartbeat,
+            )
+
+    async def start(self) -> None:
+        for name, coalesce in (("A15", 15), ("A0", 0)):  # A15: cold bytecode cache, A0: warm
+            t0 = time.monotonic()
+            proxy = start_addon(self.tmp / name, self.feeder, coalesce)
+            ready = time.monotonic() - t0
+            self.proxies[name] = proxy
+            stats = TurnStats()
+            await self.turn(name, stats, 1)
+            first = time.monotonic() - t0
+            self.startup.append(
+                f"{name} ({'cold' if name == 'A15' else 'warm'} bytecode cache): start → "
+                f"'cursor-byok ready' {ready:.2f} s, → first answered turn "
+                f"(1 delta) {first:.2f} s{'' if stats.ok else ' FAILED: ' + stats.error}"
+            )
+        t0 = time.monotonic()
+        self.proxies["B"] = start_plain(self.tmp / "B", self.feeder.port)
+        stats = TurnStats()
+        await self.turn("B", stats, 1)
+        self.startup.append(
+            "B (warm bytecode cache): start → first relayed stream (1 delta) "
+            f"{time.monotonic() - t0:.2f} s"
+            f"{'' if stats.ok else ' FAILED: ' + stats.error}"
+        )
+        for config in ("A15", "A0", "B", "C"):  # warm-up: TLS certs, imports, connections
+            await self.batch(config, 2)
+
+    async def batch(self, config: str, level: int) -> Batch:
+        proxy = self.proxies.get(config)
+        pid = proxy.process.pid if proxy else None
+        if pid:
+            reset_peak(pid)
+        stats = [TurnStats() for _ in range(level)]
+        cpu0 = cpu_seconds(pid) if pid else 0.0
+        feeder0 = cpu_seconds(self.feeder.process.pid)
+        client0 = time.process_time()
+        t0 = time.monotonic()
+        turns = [self.turn(config, s, self.args.deltas) for s in stats]
+        try:
+            await asyncio.wait_for(asyncio.gather(*turns), self.args.timeout)
+        except TimeoutError:
+            for s in stats:
+                if not s.ok and not s.error:
+                    s.error = "timed out"
+        wall = time.monotonic() - t0
+        return Batch(
+            config,
+            level,
+            stats,
+            wall,
+            cpu_seconds(pid) - cpu0 if pid else None,
+            time.process_time() - client0,
+            cpu_seconds(self.feeder.process.pid) - feeder0,
+            status_kib(pid, "VmHWM") if pid else None,
+        )
+
+    def stop(self) -> None:
+        for proxy in self.proxies.values():
+            proxy.stop()
+        self.feeder.stop()
+
+
+def spread(values: list[float], fmt: str) -> str:
+    values = [v for v in values if v == v]
+    if not values:
+        return "—"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return format(med, fmt)
+    return f"{format(med, fmt)} [{format(min(values), fmt)}–{format(max(values), fmt)}]"
+
+
+def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace) -> None:
+    configs = ["A15", "A0", "B", "C"]
+    print()
+    header = (
+        f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
+        f"{'frames/turn':>11} {'delta-frames':>12} {'CPU µs/delta':>18} {'×B':>5} "
+        f"{'peak RSS':>9} {'client':>7} {'feeder':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for level in args.levels:
+        b_cpu = [
+            b.proxy_cpu / (level * args.deltas) * 1e6
+            for b in results.get(("B", level), [])
+            if b.proxy_cpu is not None
+        ]
+        for config in configs:
+            batches = results.get((config, level), [])
+            if not batches:
+                continue
+            n = level * len(batches)
+            ok = sum(b.ok for b in batches)
+            cpu = [
+                b.proxy_cpu / (level * args.deltas) * 1e6
+                for b in batches
+                if b.proxy_cpu is not None
+            ]
+            ratio = (
+                f"{statistics.median(cpu) / statistics.median(b_cpu):.1f}" if cpu and b_cpu else ""
+            )
+            late = statistics.median(b.late_share for b in batches) * 100
+            frames = statistics.median(statistics.mean(s.frames for s in b.stats) for b in batches)
+            dframes = statistics.median(
+                statistics.mean(s.delta_frames for s in b.stats) for b in batches
+            )
+            peaks = [b.peak_kib for b in batches if b.peak_kib]
+            peak = f"{mib(max(peaks)):.0f} MiB" if peaks else "—"
+            client = statistics.median(b.client_cpu / b.wall for b in batches) * 100
+            feeder = statistics.median(b.feeder_cpu / b.wall for b in batches) * 100
+            print(
+                f"{level:>7} {config:<4} {f'{ok}/{n}':>8} "
+                f"{spread([b.pct(0.5) for b in batches], '.2f'):>20} "
+                f"{spread([b.pct(0.99) for b in batches], '.2f'):>22} {late:>5.1f}% "
+                f"{frames:>11.1f} {dframes:>12.1f} {spread(cpu, '.0f'):>18} {ratio:>5} "
+                f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}%"
+            )
+            errors = sorted({s.error for b in batches for s in b.stats if s.error})
+            for error in errors[:3]:
+                print(f"{'':>13} error: {error[:150]}")
+        print()
+    print(
+        "p50/p99: per-delta latency, provider write → client read (median over rounds "
+        "[min–max]); >50ms: share of deltas later than 50 ms (median over rounds); "
+        "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
+        "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
+        "plain mitmdump; peak RSS: max VmHWM of the proxy over the batches at that level; "
+        "client/feeder: their CPU as a share of one core over the batch."
+    )
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        PROXY_ENV.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
+        bench = Bench(args, Path(tmp))
+        try:
+            await bench.start()
+            results: dict[tuple[str, int], list[Batch]] = {}
+            configs = ["A15", "A0", "B", "C"]
+            for round_ in range(args.repeats):
+                for level in args.levels:
+                    shift = (round_ + level) % len(configs)
+                    for config in configs[shift:] + configs[:shift]:
+                        batch = await bench.batch(config, level)
+                        results.setdefault((config, level), []).append(batch)
+                        print(
+                            f"round {round_ + 1} {config:<3} x{level:<3} {batch.ok}/{level} ok "
+                            f"in {batch.wall:.1f} s, p50 {batch.pct(0.5):.2f} ms, "
+                            f"p99 {batch.pct(0.99):.2f} ms",
+                            flush=True,
+                        )
+        finally:
+            bench.stop()
+    load = os.getloadavg()
+    print()
+    print(
+        f"streaming bench: {args.deltas} deltas {args.interval * 1000:g} ms apart per turn, "
+        f"{args.repeats} interleaved rounds, client heartbeats "
+        f"{f'every {args.heartbeat:g} s' if args.heartbeat else 'off'}; "
+        f"{os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
+        "(other processes share the machine)"
+    )
+    for line in bench.startup:
+        print("start-up " + line)
+    report(results, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--levels", default="1,20,100", help="concurrent turns, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--deltas", type=int, default=200)
+    parser.add_argument("--interval", type=float, default=0.005, help="seconds between deltas")
+    parser.add_argument("--heartbeat", type=float, default=0.0, help="client heartbeat s (0 off)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
+    args = parser.parse_args()
+    args.levels = [int(x) for x in args.levels.split(",")]
+    asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""B of bench_streaming.py: the trivial script plain mitmdump runs. It does what the addon does
+for its own loopback hop (plain HTTP to 127.0.0.1:<port>, response streamed) and nothing else."""
+
+import os
+
+from mitmproxy import http
+
+PORT = int(os.environ["BENCH_UPSTREAM_PORT"])
+
+
+def request(flow: http.HTTPFlow) -> None:
+    flow.request.scheme = "http"
+    flow.request.host = "127.0.0.1"
+    flow.request.port = PORT
+
+
+def responseheaders(flow: http.HTTPFlow) -> None:
+    if flow.response is not None:
+        flow.response.stream = True
