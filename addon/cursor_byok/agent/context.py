@@ -51,7 +51,6 @@ MODE_INSTRUCTIONS = {
 }
 
 
-
 def mode_id(name: str) -> int | None:
     """`SwitchMode` names a mode ("agent", "plan"…); the enum value, or None if unknown."""
     for value, known in MODE_NAMES.items():
