@@ -283,26 +283,34 @@ def test_reconnect_replays_backlog_from_start_without_heartbeats() -> None:
     assert [m.interaction_update.text_delta.text for m in decode(again)] == ["a", "b"]
 
 
-def test_deltas_coalesce_but_the_first_of_a_burst_is_not_delayed() -> None:
+def test_deltas_join_the_unread_tail_and_are_never_held() -> None:
     core = Sessions(SessionConfig(coalesce_window=0.015))
     run = started(core)
     sub = core.subscribe("r", owner=OWNER, now=0)
+
+    def texts(now: float) -> list[str]:
+        return [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=now)[0])]
+
     run.emit(text("a"), now=1.000)
-    assert [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=1)[0])] == ["a"]
-    run.emit(text("b"), now=1.005)
-    run.emit(text("c"), now=1.010)
-    assert core.read(sub, now=1.01)[0] == []  # held
-    assert core.next_deadline() == pytest.approx(1.015)
-    core.tick(1.015)
-    assert [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=1.02)[0])] == [
-        "bc"
-    ]
-    run.emit(text("d"), now=1.02)  # within the new window: held …
-    run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=1.021)  # … until this
-    kinds = [m.WhichOneof("message") for m in decode(core.read(sub, now=1.021)[0])]
-    assert kinds == ["interaction_update", "kv_server_message"]
-    run.emit(text("late"), now=2.0)  # a new burst goes straight out
-    assert decode(core.read(sub, now=2)[0])[0].interaction_update.text_delta.text == "late"
+    assert texts(1.000) == ["a"]  # an idle stream gets a delta at once
+    run.emit(text("b"), now=1.002)
+    run.emit(text("c"), now=1.004)  # the stream was busy: c joins b
+    assert texts(1.005) == ["bc"]
+    assert core.next_deadline() != pytest.approx(1.019)  # nothing is held for a timer
+    run.emit(text("d"), now=1.010)
+    run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=1.011)
+    run.emit(text("e"), now=1.012)  # never merged across another frame
+    kinds = [m.WhichOneof("message") for m in decode(core.read(sub, now=1.02)[0])]
+    assert kinds == ["interaction_update", "kv_server_message", "interaction_update"]
+    run.emit(text("f"), now=2.0)
+    run.emit(text("g"), now=2.1)  # older than the window: its own frame
+    assert texts(2.2) == ["f", "g"]
+    again = core.subscribe("r", owner=OWNER, now=3)  # replays what was sent, byte-identical
+    assert [
+        m.interaction_update.text_delta.text
+        for m in decode(core.read(again, now=3)[0])
+        if m.HasField("interaction_update")
+    ] == ["a", "bc", "d", "e", "f", "g"]
 
 
 def test_large_frames_compressed_for_gzip_subscribers() -> None:

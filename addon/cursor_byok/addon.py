@@ -171,8 +171,9 @@ class CursorByok:
             "cursor_byok_coalesce_ms",
             int,
             15,
-            "Text/thinking deltas arriving within this window share one frame (0: off). The "
-            "first delta of a burst is never delayed.",
+            "A text/thinking delta joins the last queued frame when no stream has taken that "
+            "frame yet and it was queued less than this long ago (0: one frame per delta). "
+            "Nothing is ever held back to wait for more.",
         )
         loader.add_option(
             "cursor_byok_config",

@@ -51,7 +51,9 @@ class SessionConfig:
     gap_timeout: float = 30.0  # an append_seqno gap open this long fails the run
     linger: float = 600.0  # keep a finished run this long for late reconnects and retries
     exec_timeout: float = 600.0  # an exec (other than shell) unanswered this long fails the run
-    coalesce_window: float = 0.015  # text/thinking/token deltas within this window share a frame
+    # A delta joins the last queued frame when it is a delta of the same kind that no stream has
+    # taken yet and was queued less than this long ago (0: every delta is its own frame).
+    coalesce_window: float = 0.015
     max_attempts: int = 1024  # live request ids, all runs together
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
     max_attempt_buffered_bytes: int = 32 * MiB
@@ -175,6 +177,9 @@ class _Entry:
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
     compressed: dict[str, bytes] | None = None  # encoded envelopes by encoding, made once
+    delta: str | None = None  # text_delta/thinking_delta/token_delta: later deltas may join it
+    message: pb.AgentServerMessage | None = None  # a delta's message, to fold the next one in
+    queued_at: float = 0.0
 
 
 @dataclass(slots=True)
@@ -296,9 +301,7 @@ class Run:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
-        self._held: pb.AgentServerMessage | None = None
-        self._held_kind: str | None = None
-        self._coalesce_until = float("-inf")
+        self.read_mark = 0  # entries before this index were given to a stream: final
 
     def _step(self, event: RunEvent) -> None:
         target = RUN_TRANSITIONS.get((self.state, event))
@@ -399,40 +402,37 @@ class Run:
     def emit(self, message: pb.AgentServerMessage, *, now: float) -> None:
         """Queue one server message for every subscriber, present and future.
 
-        Text/thinking/token deltas coalesce: the first of a burst goes out at once, later ones
-        within `coalesce_window` are folded into one frame flushed at the window's end.
-        """
+        Fewer, fuller frames without waiting: a text/thinking/token delta joins the last queued
+        frame when that is a delta of the same kind no stream has taken yet (the streams are
+        busy writing), queued within `coalesce_window`. A delta that finds the streams idle goes
+        out at once, alone. Frames already given to a stream never change, so every replay of
+        the backlog is byte-identical."""
         self._step(RunEvent.EMIT)
         kind = _delta_kind(message)
-        window = self.config.coalesce_window
-        if kind is not None and window > 0:
-            if self._held is not None:
-                if self._held_kind == kind and _merge_delta(self._held, message, kind):
-                    return
-                self.flush(now=now)
-            if now < self._coalesce_until:
-                held = pb.AgentServerMessage()
-                held.CopyFrom(message)
-                self._held, self._held_kind = held, kind
+        entries = self.entries
+        if kind is not None and entries and self.config.coalesce_window > 0:
+            tail = entries[-1]
+            if (
+                tail.delta == kind
+                and len(entries) - 1 >= self.read_mark
+                and now - tail.queued_at <= self.config.coalesce_window
+                and tail.message is not None
+                and _merge_delta(tail.message, message, kind)
+            ):
+                tail.payload = tail.message.SerializeToString()
+                tail.compressed = None
                 return
-            self._coalesce_until = now + window
+        payload = message.SerializeToString()
+        if kind is None:
+            entries.append(_Entry(payload))
         else:
-            self.flush(now=now)
-        self._append(message.SerializeToString())
-
-    def flush(self, *, now: float) -> None:
-        """Send held deltas now (before any other frame, and at the window's end)."""
-        held, self._held, self._held_kind = self._held, None, None
-        if held is not None:
-            self._coalesce_until = now + self.config.coalesce_window
-            self._append(held.SerializeToString())
+            entries.append(_Entry(payload, delta=kind, message=message, queued_at=now))
 
     def _append(self, payload: bytes, key: PendingKey | None = None) -> None:
         self.entries.append(_Entry(payload, key=key))
 
     def _request(self, message: pb.AgentServerMessage, key: PendingKey, what: str, now: float):
         self._step(RunEvent.REQUEST)
-        self.flush(now=now)
         self.pending[key] = _Pending(what, now, what not in _UNWATCHED_EXECS)
         self._append(message.SerializeToString(), key)
 
@@ -496,7 +496,6 @@ class Run:
         """Append the end-stream frame; nothing may be sent after it."""
         if self.state is RunState.FINISHED:
             return  # idempotent: every path that ends a turn may call it
-        self.flush(now=now)
         self.pending.clear()
         self.end_stream = error
         payload = connect.encode_end_stream(error)[connect.HEADER_SIZE :]
@@ -511,8 +510,6 @@ class Run:
         if self.state is RunState.FINISHED:
             return [self.finished_at + cfg.linger] if self.finished_at is not None else []
         out = []
-        if self._held is not None:
-            out.append(self._coalesce_until)
         if self.detached_since is not None:
             out.append(self.detached_since + cfg.grace_period)
         watched = [p.since for p in self.pending.values() if p.watched]
@@ -526,8 +523,6 @@ class Run:
             if self.finished_at is not None and now >= self.finished_at + cfg.linger:
                 return [DropRun(self)]
             return []
-        if self._held is not None and now >= self._coalesce_until:
-            self.flush(now=now)
         if self.detached_since is not None and now >= self.detached_since + cfg.grace_period:
             self.detached_since = now  # one cancel per expiry
             return [CancelTurn(self, "the client went away (no stream open)")]
@@ -826,6 +821,8 @@ class Sessions:
                     ended = True
                     break
                 frames.append(_encode(entry, sub.encoding))
+            if sub.position > run.read_mark:
+                run.read_mark = sub.position
         if not ended and attempt.ended:
             frames.append(self._end_frame(sub, attempt.end, None))
             ended = True
