@@ -70,3 +70,30 @@ async def test_streamer_failure_is_an_error_every_agent_request_sees(tmp_path, m
         await asyncio.wait_for(addon.request(flow), 10)
     assert flow.response is not None and flow.response.status_code == 503
     assert "no loopback for you" in json.loads(flow.response.content)["message"]
+
+
+async def test_a_proxy_reachable_from_other_hosts_without_proxyauth_is_warned_about(
+    tmp_path, caplog
+) -> None:
+    from mitmproxy.addons.proxyauth import ProxyAuth
+    from mitmproxy.addons.proxyserver import Proxyserver
+
+    for host, auth, warned in [
+        ("0.0.0.0", None, True),
+        ("", None, True),
+        ("127.0.0.1", None, False),
+        ("0.0.0.0", "user:pass", False),
+    ]:
+        caplog.clear()
+        addon = CursorByok()
+        with taddons.context(Proxyserver(), ProxyAuth(), addon) as tctx:
+            tctx.configure(
+                addon,
+                cursor_byok_data_dir=str(tmp_path),
+                cursor_byok_agent="scripted",
+                listen_host=host,
+            )
+            if auth:
+                tctx.options.update(proxyauth=auth)
+            addon._warn_if_exposed()
+        assert ("anyone who can reach it" in caplog.text) is warned, (host, auth)
