@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from dataclasses import field
+from typing import cast
 
 from cursor_byok.blobs import blob_id
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -132,7 +133,8 @@ class Transcript:
         for call_id, run in self.subagent_runs.items():
             state.subagent_runs_by_parent_tool_call_id[call_id].CopyFrom(run)
         if mode is not None:
-            state.mode = mode
+            # proto3 enums are open (any int is stored); the stubs name only AgentMode's members
+            state.mode = cast(pb.AgentMode, mode)
         del state.todos[:]
         state.todos.extend(store(encode_todo(t)) for t in self.todos)
         for path in self.read_paths:
