@@ -608,6 +608,7 @@ class ProviderAgent:
         server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
         thinking_since: float | None = None
         last_usage: Usage | None = None
+        call: _Call | None
         shown = False  # text visible to the user (an overflow then cannot be retried cleanly)
 
         def end_thinking() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterable
 from collections.abc import AsyncIterator
 from collections.abc import Iterable
@@ -178,7 +179,7 @@ class SseProvider:
     def new_state(self, request: ModelRequest) -> StreamState:
         raise NotImplementedError
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         url, headers, body = self.build(request)
         secrets = self.settings.secrets()
         log.debug(
