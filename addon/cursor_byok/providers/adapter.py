@@ -152,6 +152,11 @@ def as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: payload fields are read loosely."""
+    return value if isinstance(value, dict) else {}
+
+
 class SseProvider:
     """Base of the adapters: subclasses build the request and the stream state."""
 
