@@ -12,10 +12,11 @@ test *ARGS:
 proto:
     uv run python proto/generate.py
 
-# Lint and format check
+# Lint, format check and type check (mypy, configured in pyproject.toml)
 lint:
     uv run ruff check .
     uv run ruff format --check .
+    uv run mypy
 
 # Benchmarks: codec/inbox throughput and turns through a real mitmdump (figures, not tests)
 bench:
