@@ -22,6 +22,7 @@ lint:
 bench:
     uv run python bench/bench_codec.py
     uv run python bench/bench_turns.py 30
+    uv run python bench/bench_run_transport.py 30
     uv run python bench/bench_prompt_cache.py
 
 # The same proxy under mitmweb, Cursor's Connect bodies decoded in the browser

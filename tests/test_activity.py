@@ -112,7 +112,7 @@ def test_watch_diagnoses_http2_when_only_other_calls_arrive(tmp_path) -> None:
         proxy.note("other")
 
     check = check_activity(tmp_path, watch=1, sleep=sleep, clock=clock)
-    assert check.status == "fail" and "disableHttp2" in check.fix
+    assert check.status == "fail" and "bypass the proxy" in check.fix
     assert "other Cursor calls arrived" in check.detail
 
 

@@ -44,3 +44,14 @@ def test_blobs_are_private_to_the_user(tmp_path) -> None:
     path = tmp_path / "blobs" / ident.hex()[:2] / ident.hex()
     assert path.stat().st_mode & 0o077 == 0
     assert path.parent.stat().st_mode & 0o077 == 0
+
+
+def test_data_dir_and_store_are_private(tmp_path) -> None:
+    import stat
+
+    from cursor_byok.blobs import BlobStore
+
+    data = tmp_path / "new" / "data"
+    BlobStore(data / "blobs").put(b"secret prompt")
+    for path in (tmp_path / "new", data, data / "blobs"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path

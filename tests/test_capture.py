@@ -19,6 +19,7 @@ from cursor_byok.capture import parse_capture
 from cursor_byok.capture import redact_headers
 from cursor_byok.capture import scrub
 from cursor_byok.capture import scrub_end_stream
+from cursor_byok.capture.replay import compare
 from cursor_byok.connect import EndStreamError
 from cursor_byok.connect import ErrorDetail
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -34,7 +35,6 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
-from cursor_byok.replay import compare
 
 RID = "req-1"
 
@@ -408,7 +408,7 @@ def test_blob_ids_pair_by_content_without_timestamps() -> None:
 
 
 def test_step_blobs_compare_without_their_timings() -> None:
-    from cursor_byok.replay import canonical_blob
+    from cursor_byok.capture.replay import canonical_blob
 
     def thinking(ms: int) -> bytes:
         step = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="hm", duration_ms=ms))

@@ -1,6 +1,6 @@
 """Real and fixture captures decode with our schema subset, round-trip, and leave nothing unnamed.
 
-The captures live outside the repo (../shared/captures; see its SOURCES.md). A field that shows up
+The captures are in tests/data (see its SOURCES.md). A field that shows up
 as unknown at the top of one of the core messages means Cursor added something our proto subset does
 not model: the test fails so that someone looks, except for the allow-listed fields whose names no
 known schema gives.
@@ -23,7 +23,7 @@ from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
-CAPTURES = Path(__file__).parents[1].parent / "shared" / "captures"
+CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
 ANON_ID = "00000000-1111-2222-3333-444444444444"  # Glider's anonymised request id
 
@@ -50,8 +50,7 @@ JSON_ONLY_KEYS = {"client_supports_prompt_context_usage_rpc"}
 
 
 def _capture(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip(f"capture {path} not present (the shared captures live outside the repo)")
+    assert path.is_file(), f"test vector {path} is missing (tests/data/SOURCES.md)"
     return path
 
 

@@ -12,14 +12,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cursor_byok import capture_view
 from cursor_byok import cli
 from cursor_byok import connect
 from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
-CAPTURES = Path(__file__).parents[1].parent / "shared" / "captures"
+CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
 JSON_CAPTURES = [
     "run_request_agent.bidi.json",
@@ -29,8 +29,7 @@ JSON_CAPTURES = [
 
 
 def _capture(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip(f"capture {path} not present (the shared captures live outside the repo)")
+    assert path.is_file(), f"test vector {path} is missing (tests/data/SOURCES.md)"
     return path
 
 
@@ -217,3 +216,17 @@ def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
     console = Console(file=open("/dev/null", "w"), width=200)  # noqa: SIM115
     capture_view.render_human(capture, console)
     capture_view.render_json(capture, lambda _s: None)
+
+
+def test_summary_lists_attached_images() -> None:
+    from cursor_byok.capture.view import run_request_summary
+    from cursor_byok.pb import agent_v1_pb2 as pb
+
+    run = pb.AgentRunRequest()
+    images = run.action.user_message_action.user_message.selected_context.selected_images
+    inline = images.add(mime_type="image/png", data=b"\x89PNG" + b"\0" * 2000)
+    inline.dimension.width, inline.dimension.height = 640, 480
+    images.add(mime_type="image/jpeg", blob_id=b"\x01" * 32)
+    run.pre_fetched_blobs.add(id=b"\x01" * 32, value=b"\xff" * 100)
+    rows = dict(run_request_summary(run, {}))
+    assert rows["images"] == "2 (image/png 2.0 KB 640x480, image/jpeg 100 B (pre-fetched blob))"

@@ -421,3 +421,19 @@ def test_too_many_attempts_evicts_the_idle_or_refuses() -> None:
     with pytest.raises(Refused) as refused:
         core.attempt("more", owner=OWNER, now=4)
     assert refused.value.code == "resource_exhausted"
+
+
+def test_the_transition_table_rejects_illegal_events() -> None:
+    from cursor_byok.session import RUN_TRANSITIONS
+    from cursor_byok.session import IllegalEvent
+    from cursor_byok.session import RunEvent
+
+    core = Sessions()
+    run = started(core)
+    run.finish(now=1)
+    with pytest.raises(IllegalEvent):
+        run.emit(text("late"), now=2)
+    with pytest.raises(IllegalEvent):
+        run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=2)
+    assert send(core, "r", 1, heartbeat(), now=3) == []  # late client messages are fine
+    assert (RunState.FINISHED, RunEvent.EMIT) not in RUN_TRANSITIONS

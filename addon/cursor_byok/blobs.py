@@ -40,11 +40,29 @@ def verify(expected_id: bytes, data: bytes) -> None:
         raise BlobMismatch(f"blob {expected_id.hex()} has content hashing to {actual.hex()}")
 
 
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) readable by the user only: 0700.
+
+    `mkdir(mode=...)` applies the mode to the last directory only (and through the umask), so
+    each directory made here is chmodded; existing directories are left as the user set them."""
+    path = Path(path)
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for made in missing:
+        os.chmod(made, 0o700)
+    return path
+
+
 class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         # Conversations are private: directories 0700, files 0600 (mkstemp's default).
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.root.parent)
+        private_dir(self.root)
 
     def _path(self, ident: bytes) -> Path:
         name = ident.hex()

@@ -10,14 +10,54 @@ it computes structures and the blobs they need; sending and acknowledging is the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import cast
+
+from google.protobuf.message import Message
 
 from cursor_byok.blobs import blob_id
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 DEFAULT_CONTEXT_WINDOW = 128_000
+
+# Fields the proxy fills from clocks and uuids: equal runs of a turn differ only in these
+# (replay compares without them; `timeless` keys steps by everything else).
+VOLATILE_FIELDS = frozenset(
+    {
+        "model_call_id",
+        "started_at_ms",
+        "completed_at_ms",
+        "step_duration_ms",
+        "thinking_duration_ms",
+        "duration_ms",  # ThinkingMessage steps in the checkpoint's turn blobs
+        "exec_id",
+        "execution_time",  # shell: measured by the proxy around the exec
+        "created_at",  # todos (protobuf items and JSON blobs)
+        "updated_at",
+    }
+)
+
+
+def clear_volatile(message: Message) -> None:
+    """Clear every `VOLATILE_FIELDS` field in a message tree, in place."""
+    for fd, value in message.ListFields():
+        if fd.name in VOLATILE_FIELDS:
+            message.ClearField(fd.name)
+        elif fd.message_type is not None:
+            items = value.values() if isinstance(value, Mapping) else value
+            for item in [value] if isinstance(value, Message) else items:
+                if isinstance(item, Message):
+                    clear_volatile(item)
+
+
+def timeless(message: Message) -> bytes:
+    """A message's bytes without its `VOLATILE_FIELDS`: equal for equal content at any speed."""
+    copy = type(message)()
+    copy.CopyFrom(message)
+    clear_volatile(copy)
+    return copy.SerializeToString(deterministic=True)
 
 
 def encode_message(message: dict) -> bytes:

@@ -33,7 +33,7 @@ def _error(message: str) -> int:
 
 
 def _add_decode(subparsers: argparse._SubParsersAction) -> None:
-    from cursor_byok.capture_view import KINDS
+    from cursor_byok.capture.view import KINDS
 
     parser = subparsers.add_parser(
         "decode",
@@ -62,7 +62,7 @@ def _add_decode(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
-    from cursor_byok import capture_view
+    from cursor_byok.capture import view as capture_view
 
     try:
         data = capture_view.read_input(args.file)
@@ -259,17 +259,33 @@ def _add_replay(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="give up on a turn that produces no frame for this long (default 10)",
     )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite mismatching captures to expect the replayed frames (diff shown first)",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="drive our server like another server's capture (e.g. Cursor's, recorded natively) "
+        "and report structural differences",
+    )
     parser.set_defaults(func=_cmd_replay)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok import replay
+    from cursor_byok.capture import replay
 
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)
-    return replay.main([Path(p) for p in args.captures], stall=args.timeout, console=console)
+    paths = [Path(p) for p in args.captures]
+    if args.compare:
+        from cursor_byok.capture import compare
+
+        return compare.main(paths, stall=args.timeout, console=console)
+    return replay.main(paths, stall=args.timeout, console=console, update=args.update)
 
 
 # --- trust --------------------------------------------------------------------------------------

@@ -279,7 +279,7 @@ def check_activity(
         return Check(
             OK,
             "Agent calls arrive",
-            f"{activity['agent_calls']} RunSSE/BidiAppend calls, {_agent_line(activity)}",
+            f"{activity['agent_calls']} Agent calls, {_agent_line(activity)}",
         )
     return _no_agent_calls(activity)
 
@@ -291,7 +291,8 @@ def _no_agent_calls(activity: dict, other_calls: int | None = None) -> Check:
             FAIL,
             "Cursor talks to the proxy, but no Agent calls arrived",
             f"{others} other Cursor calls seen",
-            fix='set "cursor.general.disableHttp2": true (HTTP/1.1 mode) and fully restart Cursor',
+            fix="fully restart Cursor; if Agent calls still bypass the proxy (some Cursor builds "
+            "do), use local capture (cursor-byok run --local) or transparent mode",
         )
     return Check(
         FAIL,

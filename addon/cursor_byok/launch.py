@@ -121,8 +121,7 @@ def setup_text(opts: RunOptions) -> str:
         return (
             "Transparent mode: connections to port 443 of Cursor's hosts are redirected to "
             "mitmdump by firewall rules cursor-byok installs now and removes on exit.\n"
-            "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
-            '("cursor.general.disableHttp2": true) and fully restart Cursor.\n'
+            "No Cursor setting is needed: both of its Agent transports are served.\n"
             "Trust mitmproxy's CA: sudo cursor-byok trust install (system store and NSS); "
             f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca} for its Node side."
         )
@@ -130,15 +129,15 @@ def setup_text(opts: RunOptions) -> str:
         return (
             f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
             "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
-            "In Cursor settings set HTTP Compatibility Mode to HTTP/1.1 "
-            '("cursor.general.disableHttp2": true) and fully restart Cursor.\n' + trust
+            "No Cursor setting is needed: both of its Agent transports are served.\n" + trust
         )
     return (
         f"Proxy listening on {url}. In Cursor's settings.json set:\n"
         f'  "http.proxy": "{url}",\n'
-        '  "http.proxySupport": "override",\n'
-        '  "cursor.general.disableHttp2": true\n'
-        "then fully restart Cursor (a window reload keeps the old transport).\n" + trust
+        '  "http.proxySupport": "override"\n'
+        "then fully restart Cursor (a window reload keeps the old proxy setting). Cursor's "
+        "transport setting can stay as it is: the HTTP/2 Run stream and the HTTP/1.1 pair are "
+        "both served (cursor-byok doctor --watch 60 says which one arrived).\n" + trust
     )
 
 

@@ -62,6 +62,35 @@ class RunState(enum.Enum):
     FINISHED = "finished"  # the end-stream frame is in the outbox
 
 
+class RunEvent(enum.Enum):
+    """What can happen to a run; `RUN_TRANSITIONS` says in which state, and to which state."""
+
+    EMIT = "emit"  # a server frame is queued
+    REQUEST = "request"  # an exec/KV/interaction request is sent
+    ANSWER = "answer"  # a client message arrives
+    ABORT = "abort"  # pending requests are aborted
+    FINISH = "finish"  # the end-stream frame is queued
+    ATTACH = "attach"  # another attempt joins
+
+
+RUN_TRANSITIONS: dict[tuple[RunState, RunEvent], RunState] = {
+    (RunState.RUNNING, RunEvent.EMIT): RunState.RUNNING,
+    (RunState.RUNNING, RunEvent.REQUEST): RunState.RUNNING,
+    (RunState.RUNNING, RunEvent.ANSWER): RunState.RUNNING,
+    (RunState.RUNNING, RunEvent.ABORT): RunState.RUNNING,
+    (RunState.RUNNING, RunEvent.FINISH): RunState.FINISHED,
+    (RunState.RUNNING, RunEvent.ATTACH): RunState.RUNNING,
+    # A finished run still hears late answers (dropped) and takes attempts that replay it.
+    (RunState.FINISHED, RunEvent.ANSWER): RunState.FINISHED,
+    (RunState.FINISHED, RunEvent.ATTACH): RunState.FINISHED,
+    (RunState.FINISHED, RunEvent.ABORT): RunState.FINISHED,
+}
+
+
+class IllegalEvent(ByokError):
+    """An event the run's state does not allow (a bug in the caller, never client input)."""
+
+
 class PendingKind(enum.Enum):
     EXEC = "exec"
     KV = "kv"
@@ -240,7 +269,10 @@ class Attempt:
 
 
 class Run:
-    """One agent execution: outbox with backlog, pending client requests, run state."""
+    """One agent execution: outbox with backlog, pending client requests, run state.
+
+    Every state change goes through `_step`, which looks the event up in `RUN_TRANSITIONS` and
+    raises `IllegalEvent` for anything the table does not allow."""
 
     def __init__(
         self, run_id: str, run_request: pb.AgentRunRequest, *, owner: bytes, now: float, config
@@ -268,6 +300,12 @@ class Run:
         self._held_kind: str | None = None
         self._coalesce_until = float("-inf")
 
+    def _step(self, event: RunEvent) -> None:
+        target = RUN_TRANSITIONS.get((self.state, event))
+        if target is None:
+            raise IllegalEvent(f"run {self.run_id}: {event.value} while {self.state.value}")
+        self.state = target
+
     @property
     def conversation_id(self) -> str:
         return self.run_request.conversation_id
@@ -280,6 +318,7 @@ class Run:
 
     def dispatch(self, message: pb.AgentClientMessage, *, now: float) -> list[Command]:
         """One client message of any attempt, in its attempt's order."""
+        self._step(RunEvent.ANSWER)
         self.last_client_at = now
         kind = message.WhichOneof("message")
         if kind == "run_request" or kind == "client_heartbeat" or kind is None:
@@ -363,8 +402,7 @@ class Run:
         Text/thinking/token deltas coalesce: the first of a burst goes out at once, later ones
         within `coalesce_window` are folded into one frame flushed at the window's end.
         """
-        if self.state is RunState.FINISHED:
-            raise RuntimeError("the stream has ended")
+        self._step(RunEvent.EMIT)
         kind = _delta_kind(message)
         window = self.config.coalesce_window
         if kind is not None and window > 0:
@@ -393,6 +431,7 @@ class Run:
         self.entries.append(_Entry(payload, key=key))
 
     def _request(self, message: pb.AgentServerMessage, key: PendingKey, what: str, now: float):
+        self._step(RunEvent.REQUEST)
         self.flush(now=now)
         self.pending[key] = _Pending(what, now, what not in _UNWATCHED_EXECS)
         self._append(message.SerializeToString(), key)
@@ -443,6 +482,7 @@ class Run:
 
     def abort_pending(self, *, now: float) -> list[PendingKey]:
         """Abort every pending exec on the client and forget every other pending request."""
+        self._step(RunEvent.ABORT)
         keys = list(self.pending)
         for kind, ident in keys:
             if kind is PendingKind.EXEC and self.state is RunState.RUNNING:
@@ -455,13 +495,13 @@ class Run:
     def finish(self, error: EndStreamError | None = None, *, now: float) -> None:
         """Append the end-stream frame; nothing may be sent after it."""
         if self.state is RunState.FINISHED:
-            return
+            return  # idempotent: every path that ends a turn may call it
         self.flush(now=now)
         self.pending.clear()
         self.end_stream = error
         payload = connect.encode_end_stream(error)[connect.HEADER_SIZE :]
         self.entries.append(_Entry(payload, end_stream=True))
-        self.state = RunState.FINISHED
+        self._step(RunEvent.FINISH)
         self.finished_at = now
 
     # --- time -------------------------------------------------------------------------------
@@ -719,6 +759,7 @@ class Sessions:
                 ):
                     commands.append(CancelTurn(other, "superseded by a newer message"))
             commands.append(StartTurn(run, run_request))
+        run._step(RunEvent.ATTACH)
         attempt.run = run
         attempt.bind_epoch = run.epoch + 1 if run.attempts else 0
         run.attempts.append(attempt)

@@ -17,8 +17,8 @@ from google.protobuf.message import Message
 from rich.console import Console
 from rich.tree import Tree
 
-from cursor_byok import capture_view
 from cursor_byok import connect
+from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 

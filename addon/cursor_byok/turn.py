@@ -27,6 +27,7 @@ from cursor_byok.blobs import verify
 from cursor_byok.checkpoint import Transcript
 from cursor_byok.checkpoint import decode_message
 from cursor_byok.checkpoint import referenced_blobs
+from cursor_byok.checkpoint import timeless
 from cursor_byok.connect import EndStreamError
 from cursor_byok.connect import ErrorDetail
 from cursor_byok.errors import ByokError
@@ -131,6 +132,7 @@ class Turn:
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
+        self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # see _add_step
         live.turn = self
 
     @property
@@ -178,13 +180,13 @@ class Turn:
         elif "tool_call_completed" in variant:
             self.flush_steps()
             step = pb.ConversationStep(tool_call=variant["tool_call_completed"].tool_call)
-            self.transcript.add_step(step)
+            self._add_step(step)
 
     def _flush_thinking(self, duration_ms: int = 0) -> None:
         if self._thinking:
             text, self._thinking = "".join(self._thinking), []
             thinking = pb.ThinkingMessage(text=text, duration_ms=max(duration_ms, 0))
-            self.transcript.add_step(pb.ConversationStep(thinking_message=thinking))
+            self._add_step(pb.ConversationStep(thinking_message=thinking))
 
     def flush_steps(self) -> None:
         """Close the thinking and text gathered so far into steps (before a checkpoint)."""
@@ -192,7 +194,19 @@ class Turn:
         if self._text:
             text, self._text = "".join(self._text), []
             message = pb.AssistantMessage(text=text)
-            self.transcript.add_step(pb.ConversationStep(assistant_message=message))
+            self._add_step(pb.ConversationStep(assistant_message=message))
+
+    def _add_step(self, step: pb.ConversationStep) -> None:
+        """Add a step; one that differs from an earlier step of this turn only in timings
+        (`checkpoint.timeless`) reuses that step's bytes.
+
+        Steps are content-addressed blobs, so equal bytes are SET once. Without this, whether two
+        such steps (the same thinking text in two model calls) are one blob or two would depend on
+        whether their measured durations happen to be equal, and the turn's frames (how many
+        blob SETs, hence every later KV id) on the clock: replay could not reproduce them.
+        """
+        step = self._step_shapes.setdefault(timeless(step), step)
+        self.transcript.add_step(step)
 
     def checkpoint(
         self, *, pending: dict | None = None

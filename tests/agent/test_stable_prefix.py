@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from cursor_byok.agent.context import AGENT
 from cursor_byok.agent.context import system_prompt
 from cursor_byok.agent.loop import ProviderAgent
+from cursor_byok.config import parse_config
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderSettings
@@ -23,9 +24,16 @@ def _context() -> pb.RequestContext:
 
 
 def test_tools_are_sorted_and_the_prefix_is_byte_stable() -> None:
-    turn = SimpleNamespace(run_request=pb.AgentRunRequest())
-    _, specs_a, system_a = ProviderAgent._toolset(turn, AGENT, _context())
-    _, specs_b, system_b = ProviderAgent._toolset(turn, AGENT, _context())
+    turn = SimpleNamespace(run_request=pb.AgentRunRequest(), model="m")
+    config = parse_config(
+        {
+            "providers": {"p": {"kind": "openai-chat", "base_url": "http://127.0.0.1:1/v1"}},
+            "models": [{"name": "m", "provider": "p", "model": "m"}],
+        }
+    )
+    agent = ProviderAgent(config)
+    _, specs_a, system_a = agent._toolset(turn, AGENT, _context())
+    _, specs_b, system_b = agent._toolset(turn, AGENT, _context())
     names = [s.name for s in specs_a]
     assert names == sorted(names)
     assert system_a == system_b == system_prompt(AGENT, _context(), names)

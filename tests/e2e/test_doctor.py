@@ -84,7 +84,7 @@ def test_doctor_on_a_broken_setup(tmp_path, monkeypatch) -> None:
     assert code == 1
     assert "DOCTOR_TEST_KEY is not set" in text
     assert "does not exist yet" in text  # no CA
-    assert "disableHttp2" in text  # Cursor reached us, but not its Agent calls
+    assert "bypass the proxy" in text  # Cursor reached us, but not its Agent calls
     missing = run_doctor(
         config_path=tmp_path / "none.toml",
         confdir=tmp_path,

@@ -12,8 +12,8 @@ from cursor_client import CursorLikeClient
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 pytestmark = pytest.mark.timeout(90)
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"
-FILES = sorted(CAPTURES.glob("run_request_*.bidi.json")) if CAPTURES.is_dir() else []
+CAPTURES = Path(__file__).resolve().parents[1] / "data"  # real traces; see data/SOURCES.md
+FILES = sorted(CAPTURES.glob("run_request_*.bidi.json"))
 
 
 def load(path: Path) -> pb.AgentClientMessage:
@@ -21,7 +21,6 @@ def load(path: Path) -> pb.AgentClientMessage:
     return pb.AgentClientMessage.FromString(bytes.fromhex(data))
 
 
-@pytest.mark.skipif(not FILES, reason="../shared/captures is not present")
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 async def test_real_run_request_fresh_conversation(mitm, workspace, path) -> None:
     """The captured request as the first turn of a new chat (its old checkpoint dropped): every
@@ -39,7 +38,6 @@ async def test_real_run_request_fresh_conversation(mitm, workspace, path) -> Non
     assert "alpha" in result.text
 
 
-@pytest.mark.skipif(not FILES, reason="../shared/captures is not present")
 async def test_real_checkpoint_whose_blobs_the_client_lacks(mitm, workspace) -> None:
     """A later-turn request whose 133 history blobs nobody has: a clear not_found, no hang."""
     message = load(FILES[0])
@@ -50,3 +48,11 @@ async def test_real_checkpoint_whose_blobs_the_client_lacks(mitm, workspace) -> 
         await client.aclose()
     assert result.end.error.code == "not_found"
     assert "no blob" in result.end.error.message
+
+
+def test_the_real_traces_are_in_the_repository() -> None:
+    assert [p.name for p in FILES] == [
+        "run_request_agent.bidi.json",
+        "run_request_ask.bidi.json",
+        "run_request_plan.bidi.json",
+    ]

@@ -30,8 +30,8 @@ from mitm import start_mitmdump
 from provider_config import MODEL
 from provider_config import write_config
 
-from cursor_byok import replay
 from cursor_byok.capture import load_capture
+from cursor_byok.capture import replay
 from cursor_byok.capture import scrub
 from cursor_byok.pb import agent_v1_pb2 as pb
 

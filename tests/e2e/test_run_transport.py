@@ -195,3 +195,64 @@ async def test_result_for_an_exec_never_sent_ends_the_stream(mitm, workspace) ->
         await turn_client.aclose()
     assert result.end.error is not None and result.end.error.code == "invalid_argument"
     assert "never sent" in result.end.error.message
+
+
+async def test_an_http1_client_of_run_streams_both_ways(mitm, workspace) -> None:
+    """`Run` over HTTP/1.1: a chunked request body that stays open while frames come back."""
+    import ssl
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", mitm.port)
+    writer.write(f"CONNECT {TEST_HOST}:443 HTTP/1.1\r\nHost: {TEST_HOST}:443\r\n\r\n".encode())
+    await writer.drain()
+    assert b" 200 " in await reader.readuntil(b"\r\n\r\n")
+    context = ssl.create_default_context(cafile=str(mitm.ca_file))
+    context.set_alpn_protocols(["http/1.1"])
+    await writer.start_tls(context, server_hostname=TEST_HOST)
+
+    def chunk(data: bytes) -> bytes:
+        return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+    client = run_client(mitm, workspace)
+    first = client.run_request("read notes.txt", conversation_id="h1-run")
+    writer.write(
+        (
+            f"POST {RUN} HTTP/1.1\r\nHost: {TEST_HOST}\r\n"
+            "content-type: application/connect+proto\r\n"
+            f"authorization: {FAKE_TOKEN}\r\nx-request-id: {uuid.uuid4()}\r\n"
+            "transfer-encoding: chunked\r\n\r\n"
+        ).encode()
+        + chunk(connect.encode_frame(first.SerializeToString()))
+    )
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n")[0] and b"chunked" in head.lower()
+    decoder = connect.EnvelopeDecoder()
+    end = None
+    texts = []
+    while end is None:
+        size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+        data = await reader.readexactly(size + 2)
+        for frame in decoder.feed(data[:-2]):
+            if frame.is_end_stream:
+                end = connect.parse_end_stream(frame.payload)
+                break
+            message = pb.AgentServerMessage.FromString(frame.payload)
+            if message.HasField("exec_server_message"):  # answer on the open request body
+                reply = pb.AgentClientMessage()
+                reply.exec_client_message.id = message.exec_server_message.id
+                reply.exec_client_message.read_result.success.content = "alpha\nbeta\n"
+                writer.write(chunk(connect.encode_frame(reply.SerializeToString())))
+            elif message.HasField("kv_server_message"):
+                reply = pb.AgentClientMessage()
+                reply.kv_client_message.id = message.kv_server_message.id
+                reply.kv_client_message.set_blob_result.SetInParent()
+                writer.write(chunk(connect.encode_frame(reply.SerializeToString())))
+            elif message.interaction_update.HasField("text_delta"):
+                texts.append(message.interaction_update.text_delta.text)
+            await writer.drain()
+    writer.write(b"0\r\n\r\n")  # only now does the client end its upload
+    await writer.drain()
+    writer.close()
+    await client.aclose()
+    assert end.ok, end.error
+    assert "alpha" in "".join(texts)

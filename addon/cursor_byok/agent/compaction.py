@@ -27,6 +27,7 @@ from typing import Any
 
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import messages_bytes
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
@@ -194,7 +195,7 @@ def _text(content: Any) -> str:
 # --------------------------------------------------------------------------- running
 
 
-class CompactionFailed(Exception):
+class CompactionFailed(ByokError):
     """Nothing left to compact, or the summary call failed; the message says which."""
 
 

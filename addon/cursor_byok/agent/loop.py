@@ -38,6 +38,7 @@ from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.providers.base import Finish
@@ -105,7 +106,7 @@ class _StepOutput:
     usage: Usage | None = None
 
 
-class _Overflow(Exception):
+class _Overflow(ByokError):
     """The provider said the prompt does not fit its context window."""
 
     def __init__(self, error: ProviderError | None, detail: str) -> None:

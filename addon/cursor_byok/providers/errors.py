@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
+
+from cursor_byok.capture import redact
 
 from .base import ProviderError
 
@@ -49,18 +50,11 @@ _RATE_TYPES = {"rate_limit_error", "rate_limit_exceeded", "resource_exhausted", 
 _SERVER_TYPES = {"api_error", "overloaded_error", "server_error", "internal_error", "unavailable"}
 _INVALID_TYPES = {"invalid_request_error", "not_found_error", "invalid_argument", "invalid_prompt"}
 
-# Well-known key shapes, redacted even when they are not the configured key.
-_KEY_PATTERNS = re.compile(
-    r"(sk-(?:ant-|proj-|or-)?[A-Za-z0-9_\-]{16,})|(AIza[0-9A-Za-z_\-]{30,})|(Bearer\s+[A-Za-z0-9._\-]{12,})"
-)
-
 
 def scrub(text: str, secrets: list[str]) -> str:
-    """Remove secrets (and anything shaped like an API key) from text meant for users/logs."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERNS.sub("***", text)
+    """Remove secrets (and anything shaped like a credential) from text meant for users/logs:
+    the one redactor, `cursor_byok.capture.redact`."""
+    return redact.scrub(text, secrets)
 
 
 def classify(

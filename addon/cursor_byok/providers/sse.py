@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cursor_byok.errors import ByokError
+
 _BOM = b"\xef\xbb\xbf"
 # Large enough for any real event (a Responses `response.completed` repeats the whole output,
 # e.g. a big file written through a tool call), small enough to bound memory per stream.
@@ -26,7 +28,7 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
-class SseTooLarge(ValueError):
+class SseTooLarge(ByokError, ValueError):
     """A line or event exceeded the parser's bound; the stream cannot continue."""
 
     def __init__(self, what: str, limit: int) -> None:

@@ -4,9 +4,11 @@ Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 
 connections, nothing upstream) whose `CursorByok` addon runs the recorded agent: the scripted
 agent, or the real provider loop with a provider that answers each model call with the recorded
 normalised events. A small client then plays Cursor's part from the file: it opens RunSSE and
-sends every recorded BidiAppend, byte for byte with its seqno, once the replayed stream has
-produced as many frames as had been recorded when the original arrived. Exec and KV ids are
-counters from 1 in each turn, so the recorded answers line up with the replayed requests.
+sends every recorded BidiAppend, byte for byte with its seqno, in recorded order. An answer (exec
+result, KV result, interaction response) is sent once the replayed server has asked for it by id
+(exec and KV ids are counters from 1 in each turn, and the server's frames do not depend on the
+clock, so they line up); everything is also held back until as many frames are in as when the
+original arrived, so the recorded interleaving is kept where the stream allows it (`_due`).
 
 Frames are compared after clearing what legitimately differs between runs (`VOLATILE_FIELDS`:
 uuids, wall-clock times, durations) and pairing blob ids by content, since a blob whose bytes
@@ -24,6 +26,7 @@ import logging
 import tempfile
 import warnings
 from collections.abc import AsyncIterator
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -32,9 +35,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
-from google.protobuf.message import Message
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -42,16 +43,18 @@ from rich.text import Text
 from cursor_byok import connect
 from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.bidi import encode_run_sse_request
-from cursor_byok.capture import Capture
-from cursor_byok.capture import CaptureError
-from cursor_byok.capture import ModelCall
-from cursor_byok.capture import capture_files
-from cursor_byok.capture import error_from_json
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import request_to_json
-from cursor_byok.capture import scrub_end_stream
-from cursor_byok.capture import server_kind
-from cursor_byok.capture import submessages
+from cursor_byok.capture.format import Capture
+from cursor_byok.capture.format import CaptureError
+from cursor_byok.capture.format import ClientLine
+from cursor_byok.capture.format import ModelCall
+from cursor_byok.capture.format import capture_files
+from cursor_byok.capture.format import error_from_json
+from cursor_byok.capture.format import load_capture
+from cursor_byok.capture.format import request_to_json
+from cursor_byok.capture.format import server_kind
+from cursor_byok.capture.redact import scrub_end_stream
+from cursor_byok.checkpoint import VOLATILE_FIELDS
+from cursor_byok.checkpoint import clear_volatile
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
@@ -73,35 +76,10 @@ EXIT_UNUSABLE = 2
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 
-# Fields the proxy fills from clocks and uuids; equal runs differ in them.
-VOLATILE_FIELDS = frozenset(
-    {
-        "model_call_id",
-        "started_at_ms",
-        "completed_at_ms",
-        "step_duration_ms",
-        "thinking_duration_ms",
-        "duration_ms",  # ThinkingMessage steps in the checkpoint's turn blobs
-        "exec_id",
-        "execution_time",  # shell: measured by the proxy around the exec
-        "created_at",  # todos (protobuf items and JSON blobs)
-        "updated_at",
-    }
-)
 BLOB_ID_SIZE = 32
 
 
-# --- comparison --------------------------------------------------------------------------------
-
-
-def clear_volatile(message: Message) -> None:
-    """Clear every `VOLATILE_FIELDS` field in a message tree, in place."""
-    for fd, value in message.ListFields():
-        if fd.name in VOLATILE_FIELDS:
-            message.ClearField(fd.name)
-        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
-            for item in submessages(value):
-                clear_volatile(item)
+# --- comparison ---------------------------------------------------------------------------------
 
 
 def _drop_volatile_keys(value: Any) -> Any:
@@ -139,7 +117,7 @@ def canonical_blob(data: bytes) -> bytes:
     return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _parse(payload: bytes) -> pb.AgentServerMessage | None:
+def parse_frame(payload: bytes) -> pb.AgentServerMessage | None:
     try:
         return pb.AgentServerMessage.FromString(payload)
     except DecodeError:
@@ -219,20 +197,20 @@ def compare(
 ) -> Divergence | None:
     """The first divergence between two streams (frames, then the end of stream), or None.
 
-    `replayed_end` must be scrubbed like recorded ends are (`capture.scrub_end_stream`).
+    `replayed_end` must be scrubbed like recorded ends are (`redact.scrub_end_stream`).
     """
     pairs: dict[bytes, bytes] = {}  # replayed blob id → recorded blob id, for equal content
     for index in range(max(len(recorded), len(replayed))):
         if index >= len(replayed):
             gone = recorded[index]
-            return Divergence(index, "missing", render(_parse(gone), gone), "(nothing)")
+            return Divergence(index, "missing", render(parse_frame(gone), gone), "(nothing)")
         if index >= len(recorded):
             more = replayed[index]
-            return Divergence(index, "extra", "(nothing)", render(_parse(more), more))
+            return Divergence(index, "extra", "(nothing)", render(parse_frame(more), more))
         expected_raw, actual_raw = recorded[index], replayed[index]
         for new, old in pairs.items():
             actual_raw = actual_raw.replace(new, old)
-        expected, actual = _parse(expected_raw), _parse(actual_raw)
+        expected, actual = parse_frame(expected_raw), parse_frame(actual_raw)
         if expected is None or actual is None:
             if expected_raw != actual_raw:
                 return Divergence(
@@ -441,10 +419,47 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
             await asyncio.wait_for(task, 10)
 
 
+def answers(raw: bytes) -> tuple[str, int] | None:
+    """The server request a client message answers, as (kind, id): exec results and stream
+    closes answer ("exec", id), KV results ("kv", id), interaction responses ("interaction",
+    id). None for messages that answer nothing (run request, heartbeats, actions)."""
+    try:
+        message = pb.AgentClientMessage.FromString(raw)
+    except DecodeError:
+        return None
+    match message.WhichOneof("message"):
+        case "exec_client_message":
+            return ("exec", message.exec_client_message.id)
+        case "exec_client_control_message":
+            control = message.exec_client_control_message
+            which = control.WhichOneof("message")
+            return ("exec", getattr(control, which).id) if which == "stream_close" else None
+        case "kv_client_message":
+            return ("kv", message.kv_client_message.id)
+        case "interaction_response":
+            return ("interaction", message.interaction_response.id)
+    return None
+
+
+def requests_in(message: pb.AgentServerMessage | None) -> tuple[str, int] | None:
+    """The (kind, id) of a server frame that asks the client for something."""
+    if message is None:
+        return None
+    match message.WhichOneof("message"):
+        case "exec_server_message":
+            return ("exec", message.exec_server_message.id)
+        case "kv_server_message":
+            return ("kv", message.kv_server_message.id)
+        case "interaction_query":
+            return ("interaction", message.interaction_query.id)
+    return None
+
+
 @dataclass
 class _Stream:
     frames: list[bytes] = field(default_factory=list)
     end: dict[str, Any] | None = None
+    requests: set[tuple[str, int]] = field(default_factory=set)  # what the server asked for
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def seen(self) -> int:
@@ -454,17 +469,21 @@ class _Stream:
         self.changed.set()
         self.changed = asyncio.Event()
 
-    async def wait_for(self, count: int, stall: float) -> bool:
-        """Until `count` frames (the end counts) are in; False when the stream stalls or ends."""
-        while self.seen() < count:
+    async def wait_until(self, ready: Callable[[], bool], idle: float) -> bool:
+        """Until `ready()`; False when the stream ends first or sends nothing for `idle` s."""
+        while not ready():
             if self.end is not None:
                 return False
             changed = self.changed
             try:
-                await asyncio.wait_for(changed.wait(), stall)
+                await asyncio.wait_for(changed.wait(), idle)
             except TimeoutError:
                 return False
         return True
+
+    async def wait_for(self, count: int, idle: float) -> bool:
+        """Until `count` frames (the end counts) are in."""
+        return await self.wait_until(lambda: self.seen() >= count, idle)
 
 
 async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
@@ -478,7 +497,7 @@ async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
                     stream.end = scrub_end_stream(frame.payload)
                     stream.notify()
                     return
-                message = _parse(frame.payload)
+                message = parse_frame(frame.payload)
                 if (
                     message is not None
                     and message.WhichOneof("message") == "interaction_update"
@@ -486,6 +505,9 @@ async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
                 ):
                     continue
                 stream.frames.append(frame.payload)
+                request = requests_in(message)
+                if request is not None:
+                    stream.requests.add(request)
                 stream.notify()
     except (httpx.HTTPError, connect.ConnectError) as exc:
         log.info("replay: RunSSE read ended: %s", exc)
@@ -499,7 +521,27 @@ class _Driven:
     stalled: bool
 
 
-async def _drive(port: int, capture: Capture, stall: float) -> _Driven:
+async def _due(stream: _Stream, line: ClientLine, stall: float, settle: float) -> bool:
+    """Wait until a recorded client message is due; False when the replayed stream stalled.
+
+    A message that answers a request (exec, KV, interaction) is due once the replayed server has
+    asked for it by id — however the frames around it are ordered — and then, to keep the
+    recorded interleaving, once as many frames are in as when it was recorded, unless the stream
+    goes quiet for `settle` s first (the recording's client sent it out of order; the server may
+    need it to go on). Other messages (run request, heartbeats, cancels) have only their place
+    in the stream to go by.
+    """
+    request = answers(line.raw)
+    if request is not None and not await stream.wait_until(
+        lambda: request in stream.requests, stall
+    ):
+        return False
+    if await stream.wait_for(line.after_frames, settle if request is not None else stall):
+        return True
+    return request is not None and stream.end is None
+
+
+async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0) -> _Driven:
     """Play Cursor's side of one recorded turn against the proxy on `port`."""
     import httpx
 
@@ -527,7 +569,7 @@ async def _drive(port: int, capture: Capture, stall: float) -> _Driven:
             reader = asyncio.ensure_future(_read_stream(response, stream))
             try:
                 for line in capture.client:
-                    if not await stream.wait_for(line.after_frames, stall):
+                    if not await _due(stream, line, stall, settle):
                         stalled = stream.end is None
                         break
                     append = encode_bidi_append(
@@ -639,6 +681,12 @@ async def replay_capture(
 async def replay_files(paths: Iterable[Path], *, stall: float = 10.0) -> list[Result]:
     """Load every capture first (CaptureError on unusable input), then replay them in order."""
     captures = [load_capture(p) for p in capture_files(paths)]
+    for capture in captures:
+        if capture.agent == "cursor":
+            raise CaptureError(
+                f"{capture.name}: a run Cursor's backend served (recorded natively); "
+                "compare our server with it: cursor-byok replay --compare"
+            )
     results = []
     with tempfile.TemporaryDirectory(prefix="cursor-byok-replay-ca-") as confdir:
         for capture in captures:
@@ -700,8 +748,12 @@ def report(results: list[Result], console: Console) -> int:
     return EXIT_MATCH if matched == len(results) else EXIT_MISMATCH
 
 
-def main(paths: list[Path], *, stall: float, console: Console) -> int:
-    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input."""
+def main(paths: list[Path], *, stall: float, console: Console, update: bool = False) -> int:
+    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input.
+
+    With `update`, each mismatching capture is rewritten to expect the replayed frames (after
+    its divergence has been printed); 0 when every mismatch could be rewritten.
+    """
     import httpx
 
     try:
@@ -709,4 +761,21 @@ def main(paths: list[Path], *, stall: float, console: Console) -> int:
     except (CaptureError, ReplayError, httpx.HTTPError) as exc:
         console.print(Text(f"cursor-byok replay: {exc}", style="red"))
         return EXIT_UNUSABLE
-    return report(results, console)
+    code = report(results, console)
+    if not update or code == EXIT_MATCH:
+        return code
+    from cursor_byok.capture.update import update_capture
+
+    kept = 0
+    for result in results:
+        if result.ok:
+            continue
+        if result.stalled or result.end is None:
+            kept += 1
+            console.print(
+                Text(f"not updated: {result.capture.name} (the replay did not end)", style="red")
+            )
+            continue
+        path = update_capture(result)
+        console.print(Text(f"updated {path}: it now expects the replayed frames", style="yellow"))
+    return EXIT_MISMATCH if kept else EXIT_MATCH

@@ -5,7 +5,7 @@ Used by `cursor-byok decode`. Understands every capture shape we keep:
 - a BidiAppend request body (`aiserver.v1.BidiAppendRequest`, maybe gzip or one Connect envelope);
 - a RunSSE request body (one envelope around `aiserver.v1.BidiRequestId`);
 - a RunSSE response body (envelopes of `agent.v1.AgentServerMessage`, then an end-stream trailer);
-- the JSON captures in ../shared/captures (`{"bidi_append_request": {"data": hex, ...}, ...}`);
+- the JSON captures in tests/data (`{"bidi_append_request": {"data": hex, ...}, ...}`);
 - a bare serialised `AgentClientMessage` / `AgentServerMessage` (only with an explicit kind).
 
 Framing and BidiAppend decoding are delegated to the sans-IO `connect` and `bidi` modules so the
@@ -341,6 +341,9 @@ def run_request_summary(
         rows.append(("user text", _elide(user.text, 200) if user.text else "-"))
         if user.message_id:
             rows.append(("message id", user.message_id))
+        images = _images_summary(user, run)
+        if images:
+            rows.append(("images", images))
     state = run.conversation_state
     state_text = (
         f"{len(state.root_prompt_messages_json)} root prompt blobs, {len(state.turns)} turns, "
@@ -357,6 +360,37 @@ def run_request_summary(
         models = ", ".join(m.model_id for m in run.selected_subagent_models)
         rows.append(("subagent models", models))
     return rows
+
+
+def _images_summary(user: agent_v1_pb2.UserMessage, run: agent_v1_pb2.AgentRunRequest) -> str:
+    """`2 (image/png 1.2 KB 640x480, image/jpeg in a pre-fetched blob)`, or "" without any."""
+    images = list(user.selected_context.selected_images)
+    if not images:
+        return ""
+    fetched = {blob.id: len(blob.value) for blob in run.pre_fetched_blobs}
+    parts = []
+    for image in images:
+        kind = image.mime_type or "image/?"
+        data = image.data or image.blob_id_with_data.data
+        blob_id = image.blob_id or image.blob_id_with_data.blob_id
+        if data:
+            size = _size(len(data))
+        elif blob_id in fetched:
+            size = _size(fetched[blob_id]) + " (pre-fetched blob)"
+        elif blob_id:
+            size = "blob " + blob_id.hex()[:12] + "…"
+        else:
+            size = "no data"
+        if image.dimension.width and image.dimension.height:
+            size += f" {image.dimension.width}x{image.dimension.height}"
+        parts.append(f"{kind} {size}")
+    return f"{len(images)} ({', '.join(parts)})"
+
+
+def _size(n: int) -> str:
+    return (
+        f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
+    )
 
 
 def _action_user_message(

@@ -1,0 +1,53 @@
+"""The turn's frames do not depend on the clock: steps equal but for timings are one blob."""
+
+from __future__ import annotations
+
+from cursor_byok.blobs import BlobStore
+from cursor_byok.checkpoint import Transcript
+from cursor_byok.checkpoint import timeless
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.turn import Turn
+
+
+class _Live:
+    """Just enough of a LiveSession for Turn's UI updates."""
+
+    request_id = "req-1"
+
+    def __init__(self) -> None:
+        self.turn = None
+        self.emitted: list[pb.AgentServerMessage] = []
+
+    def emit(self, message: pb.AgentServerMessage) -> None:
+        self.emitted.append(message)
+
+
+def _close_blobs(tmp_path, durations: list[int]) -> tuple[list[bytes], pb.ConversationStep]:
+    """Two model calls thinking the same text for `durations` ms, then the turn's blobs."""
+    run = pb.AgentRunRequest(conversation_id="c")
+    run.action.user_message_action.user_message.text = "q"
+    transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
+    turn = Turn(_Live(), run, BlobStore(tmp_path / "blobs"), transcript, set())  # type: ignore[arg-type]
+    turn.transcript.user_message = turn.user_message
+    for ms in durations:
+        turn.thinking("Look first.")
+        turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=ms))
+        turn.text("ok")
+        turn.flush_steps()
+    _state, blobs = turn.checkpoint()
+    return list(blobs), transcript.steps[-2]
+
+
+def test_equal_steps_are_one_blob_whatever_their_durations(tmp_path) -> None:
+    measured, thinking = _close_blobs(tmp_path / "a", [43, 28])  # a recording
+    fast, _ = _close_blobs(tmp_path / "b", [1, 1])  # a replay: everything takes 1 ms
+    assert len(measured) == len(fast)  # as many blob SETs, hence the same KV ids after them
+    assert thinking.thinking_message.duration_ms == 43  # the first measurement is kept
+
+
+def test_timeless_ignores_only_clock_fields() -> None:
+    a = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="x", duration_ms=5))
+    b = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="x", duration_ms=9))
+    c = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="y", duration_ms=5))
+    assert timeless(a) == timeless(b) != timeless(c)
+    assert a.thinking_message.duration_ms == 5  # the argument is left as it was
