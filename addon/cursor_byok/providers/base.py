@@ -211,7 +211,7 @@ class ProviderError(ByokError):
         self.retry_after = retry_after
         self.provider = provider
         # The provider's own error code (e.g. "insufficient_quota"), not a Connect code: it
-        # shadows ByokError.code; capture.py reads it under this name.
+        # shadows ByokError.code; capture/format.py records it under this name.
         self.code = code  # type: ignore[assignment]
         super().__init__(message)
 
