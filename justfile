@@ -12,10 +12,11 @@ test *ARGS:
 proto:
     uv run python proto/generate.py
 
-# Lint and format check
+# Lint, format check and type check (mypy, configured in pyproject.toml)
 lint:
     uv run ruff check .
     uv run ruff format --check .
+    uv run mypy
 
 # Benchmarks (figures, not tests; ~7 min on 2 cores): codec/inbox throughput, turns through a
 # real mitmdump, streaming cost against plain mitmproxy (issue 15), memory bounds and 100

@@ -18,6 +18,7 @@ import secrets
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mitmproxy import ctx
 from mitmproxy import exceptions
@@ -55,6 +56,9 @@ from cursor_byok.turn import Agent
 from cursor_byok.turn import Turn
 from cursor_byok.turn import TurnError
 from cursor_byok.turn import run_turn
+
+if TYPE_CHECKING:
+    from cursor_byok.capture import Recorder  # imported when recording is switched on
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +110,7 @@ class CursorByok:
         self.startup_wait = STARTUP_WAIT
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
-        self.recorder = None  # capture.Recorder while recording
+        self.recorder: Recorder | None = None  # while recording
         self.providers = ProviderPool()  # provider clients shared across turns
         self.activity: Activity | None = None
 

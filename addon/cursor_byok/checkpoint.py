@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from typing import cast
 
 from google.protobuf.message import Message
 
@@ -172,7 +173,8 @@ class Transcript:
         for call_id, run in self.subagent_runs.items():
             state.subagent_runs_by_parent_tool_call_id[call_id].CopyFrom(run)
         if mode is not None:
-            state.mode = mode
+            # proto3 enums are open (any int is stored); the stubs name only AgentMode's members
+            state.mode = cast(pb.AgentMode, mode)
         del state.todos[:]
         state.todos.extend(store(encode_todo(t)) for t in self.todos)
         for path in self.read_paths:

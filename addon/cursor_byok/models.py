@@ -286,5 +286,5 @@ class ModelPicker:
 
     def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
         address = data.server.address
-        if address is not None and self._offline.pop((address[0], address[1]), None):
+        if address is not None and self._offline.pop((address[0], address[1]), None) is not None:
             log.info("model picker: %s:%d reachable again", address[0], address[1])

@@ -249,7 +249,7 @@ class Attempt:
     created_at: float
     owner: bytes
     transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
-    inbox: Inbox[pb.AgentClientMessage]
+    inbox: Inbox[pb.AgentClientMessage | None]  # None: an upload that did not decode
     run: Run | None = None
     bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt
     end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
@@ -655,10 +655,10 @@ class Sessions:
             pushed = attempt.inbox.push(seqno, message, size=len(raw), now=now)
         except InboxOverflow as exc:
             attempt.inbox.clear()
-            commands = self._fail_attempt(attempt, "resource_exhausted", str(exc), now)
+            failed = self._fail_attempt(attempt, "resource_exhausted", str(exc), now)
             if attempt.run is None:
                 raise Refused("resource_exhausted", str(exc)) from None
-            return commands
+            return failed
         commands: list[Command] = []
         if pushed.outcome is Outcome.DUPLICATE:
             commands += self._duplicate(attempt, seqno, message, digest, now)

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cursor_byok.connect import EndStreamError
 from cursor_byok.errors import ByokError
@@ -32,6 +33,9 @@ from cursor_byok.session import Sessions
 from cursor_byok.session import StartTurn
 from cursor_byok.session import StreamEvent
 from cursor_byok.session import Subscriber
+
+if TYPE_CHECKING:
+    from cursor_byok.turn import Turn  # turn.py imports this module
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ class LiveRun:
         self._waiters: dict[PendingKey, asyncio.Future] = {}
         self._streams: dict[int, asyncio.Queue[pb.ExecClientMessage]] = {}
         self.task: asyncio.Task | None = None
-        self.turn: object | None = None  # the running Turn, for the status display
+        self.turn: Turn | None = None  # the running Turn, for the status display
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
 

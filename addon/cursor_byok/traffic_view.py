@@ -9,6 +9,7 @@ schema-less decoder the caller supplies (mitmweb's own protobuf view).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
@@ -51,12 +52,11 @@ def _console() -> Console:
     return Console(width=WIDTH, record=True, color_system=None, file=_Null(), highlight=False)
 
 
-class _Null:
-    def write(self, _text: str) -> int:
-        return 0
+class _Null(io.StringIO):
+    """A text file that discards what it is given (the console records its own copy)."""
 
-    def flush(self) -> None:
-        pass
+    def write(self, _text: str, /) -> int:
+        return 0
 
 
 def _tree_text(message: Message) -> str:

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cursor_byok.errors import ByokError
 
@@ -173,7 +174,7 @@ def ensure_ca(confdir: Path, user: User | None = None) -> Path:
 
 
 def perform(action: Action, user: User) -> None:
-    demote = {}
+    demote: dict[str, Any] = {}  # subprocess.run's user/group/extra_groups
     if action.as_user and user.uid is not None:
         demote = {"user": user.uid, "group": user.gid, "extra_groups": []}
     if action.kind == "copy":
@@ -265,7 +266,7 @@ def status(confdir: Path, user: User | None = None) -> list[Status]:
         trusted, detail = nss_status(user.home / ".pki" / "nssdb", pem)
         out.append(Status("NSS (Chromium/Electron)", trusted, detail))
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
-    node_ok = bool(extra) and in_bundle(pem, Path(extra).expanduser())
+    node_ok = bool(extra and in_bundle(pem, Path(extra).expanduser()))
     out.append(
         Status(
             "Node (NODE_EXTRA_CA_CERTS)",

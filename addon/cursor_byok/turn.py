@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
@@ -52,7 +53,7 @@ class TurnError(ByokError):
         message: str,
         *,
         title: str | None = None,
-        error: int | None = None,
+        error: aipb.ErrorDetails.Error | None = None,
         retryable: bool = False,
     ) -> None:
         super().__init__(message, code)
@@ -218,7 +219,11 @@ class Turn:
         self.update(text_delta=pb.TextDeltaUpdate(text=text))
 
     def thinking(self, text: str) -> None:
-        self.update(thinking_delta=pb.ThinkingDeltaUpdate(text=text, thinking_style=1))
+        self.update(
+            thinking_delta=pb.ThinkingDeltaUpdate(
+                text=text, thinking_style=pb.THINKING_STYLE_DEFAULT
+            )
+        )
 
     def step_started(self) -> int:
         self._step_id += 1
@@ -295,7 +300,7 @@ class Turn:
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
         await self._ack_barrier(tasks, waiting)
 
-    async def _ack_barrier(self, tasks: list[asyncio.Future], waiting: set) -> None:
+    async def _ack_barrier(self, tasks: Sequence[asyncio.Future], waiting: set) -> None:
         """Wait for every acknowledgement while the client shows it is alive (any message,
         heartbeats included), up to `ack_timeout`; the error names what is missing."""
         loop = asyncio.get_running_loop()

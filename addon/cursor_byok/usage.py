@@ -288,10 +288,11 @@ def format_cost(group: Group, currency: str = "$") -> str:
 
 
 def usage_table(groups: list[Group], total: Group, by: str, title: str):
+    from rich.console import JustifyMethod
     from rich.table import Table
 
     table = Table(title=title, show_footer=True)
-    columns = [
+    columns: list[tuple[str, str, JustifyMethod]] = [
         (by, total.key, "left"),
         ("turns", str(total.turns), "right"),
         ("input", f"{total.input_tokens:,}", "right"),

@@ -40,6 +40,7 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
@@ -66,9 +67,9 @@ from cursor_byok.turn import TurnError
 
 log = logging.getLogger(__name__)
 
-PROVIDER_ERROR = 57  # aiserver.v1.ErrorDetails.Error.ERROR_PROVIDER_ERROR
-CUSTOM_MESSAGE = 29
-BAD_MODEL_NAME = 5
+PROVIDER_ERROR = aipb.ErrorDetails.ERROR_PROVIDER_ERROR  # 57
+CUSTOM_MESSAGE = aipb.ErrorDetails.ERROR_CUSTOM_MESSAGE  # 29
+BAD_MODEL_NAME = aipb.ErrorDetails.ERROR_BAD_MODEL_NAME  # 5
 _TITLES = {
     "auth": "Provider rejected the API key",
     "rate_limit": "Provider rate limit",
@@ -608,6 +609,7 @@ class ProviderAgent:
         server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
         thinking_since: float | None = None
         last_usage: Usage | None = None
+        call: _Call | None
         shown = False  # text visible to the user (an overflow then cannot be retried cleanly)
 
         def end_thinking() -> None:

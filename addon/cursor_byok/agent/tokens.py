@@ -102,14 +102,15 @@ def breakdown(used: int, sizes: dict[str, int], max_tokens: int) -> list[tuple[s
     """(id, label, estimated tokens, characters) per category, scaled so that the
     categories add up to `used` (Cursor draws them as shares of the meter)."""
     total = sum(sizes.values())
-    rows = []
+    rows: list[tuple[str, str, int, int]] = []
     assigned = 0
     for ident, label in CATEGORIES:
         size = sizes.get(ident, 0)
         tokens = round(used * size / total) if total else 0
-        rows.append([ident, label, tokens, size])
+        rows.append((ident, label, tokens, size))
         assigned += tokens
     if total and rows:  # rounding remainder onto the largest category
-        largest = max(rows, key=lambda r: r[3])
-        largest[2] = max(0, largest[2] + used - assigned)
-    return [(r[0], r[1], int(r[2]), int(r[3])) for r in rows]
+        i = max(range(len(rows)), key=lambda k: rows[k][3])
+        ident, label, tokens, size = rows[i]
+        rows[i] = (ident, label, max(0, tokens + used - assigned), size)
+    return rows

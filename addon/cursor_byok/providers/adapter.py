@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterable
 from collections.abc import AsyncIterator
 from collections.abc import Iterable
@@ -151,6 +152,11 @@ def as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: payload fields are read loosely."""
+    return value if isinstance(value, dict) else {}
+
+
 class SseProvider:
     """Base of the adapters: subclasses build the request and the stream state."""
 
@@ -178,7 +184,7 @@ class SseProvider:
     def new_state(self, request: ModelRequest) -> StreamState:
         raise NotImplementedError
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         url, headers, body = self.build(request)
         secrets = self.settings.secrets()
         log.debug(

@@ -21,6 +21,7 @@ from typing import Any
 
 from .adapter import SseProvider
 from .adapter import as_int
+from .adapter import as_object
 from .adapter import parse_json_event
 from .base import Finish
 from .base import ModelRequest
@@ -301,12 +302,12 @@ class AnthropicStreamState:
         )
 
     def _on_message_start(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        message = as_object(obj.get("message"))
         self._merge_usage(message.get("usage"))
         return []
 
     def _on_content_block_start(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        start = obj.get("content_block") if isinstance(obj.get("content_block"), dict) else {}
+        start = as_object(obj.get("content_block"))
         block = _Block(type=str(start.get("type", "")))
         self._blocks[self._index(obj)] = block
         if block.type == "tool_use":
@@ -336,7 +337,7 @@ class AnthropicStreamState:
 
     def _on_content_block_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
         block = self._blocks.get(self._index(obj))
-        delta = obj.get("delta") if isinstance(obj.get("delta"), dict) else {}
+        delta = as_object(obj.get("delta"))
         if block is None:
             raise ProviderError(
                 "protocol",
@@ -364,7 +365,7 @@ class AnthropicStreamState:
         return self._close_block(block) if block is not None else []
 
     def _on_message_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        delta = obj.get("delta") if isinstance(obj.get("delta"), dict) else {}
+        delta = as_object(obj.get("delta"))
         if delta.get("stop_reason"):
             self._stop_reason = str(delta["stop_reason"])
         self._merge_usage(obj.get("usage"))
@@ -391,6 +392,7 @@ class AnthropicStreamState:
         return out
 
     def _close_block(self, block: _Block) -> list[ProviderEvent]:
+        args: dict[str, Any] | None
         if block.type == "text":
             self._builder.add_text("".join(block.chunks))
         elif block.type == "thinking":

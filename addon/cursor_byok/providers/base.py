@@ -13,7 +13,7 @@ import contextvars
 import inspect
 import logging
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from collections.abc import Awaitable
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,7 +210,9 @@ class ProviderError(ByokError):
         self.retryable = kind in _RETRYABLE_KINDS if retryable is None else retryable
         self.retry_after = retry_after
         self.provider = provider
-        self.code = code
+        # The provider's own error code (e.g. "insufficient_quota"), not a Connect code: it
+        # shadows ByokError.code; capture/format.py records it under this name.
+        self.code = code  # type: ignore[assignment]
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -330,9 +332,9 @@ class ProviderSettings:
 class Provider(Protocol):
     """A model endpoint. `stream` yields events and ends with `Finish`, or raises
     `ProviderError`. Closing the iterator early (aclose / cancellation) closes the HTTP
-    response."""
+    response, hence an async generator (callers wrap it in `contextlib.aclosing`)."""
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]: ...
 
     async def aclose(self) -> None: ...
 
@@ -430,7 +432,7 @@ async def stream_with_retries(
     jitter: Callable[[], float] = random.random,
     max_retry_after: float = 60.0,
     first_token_timeout: float | None = None,
-) -> AsyncIterator[ProviderEvent]:
+) -> AsyncGenerator[ProviderEvent]:
     """`provider.stream(request)`, retried while nothing has been yielded yet.
 
     Once an event has been forwarded, a retry would duplicate visible output, so a later

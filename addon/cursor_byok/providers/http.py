@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -32,7 +33,7 @@ class HttpResponse:
         self.status = response.status_code
         self.headers: dict[str, str] = {k.lower(): v for k, v in response.headers.items()}
 
-    async def iter_bytes(self) -> AsyncIterator[bytes]:
+    async def iter_bytes(self) -> AsyncGenerator[bytes]:
         """Raw body chunks as they arrive (decompressed), transport errors classified."""
         try:
             async for chunk in self._response.aiter_bytes():

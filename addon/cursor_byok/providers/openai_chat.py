@@ -24,6 +24,7 @@ from typing import Any
 
 from .adapter import SseProvider
 from .adapter import as_int
+from .adapter import as_object
 from .adapter import parse_json_event
 from .base import Finish
 from .base import ModelRequest
@@ -160,7 +161,7 @@ def _assistant_message(
             elif reasoning:
                 message["reasoning"] = reasoning
     if calls:
-        extras = replay.get("toolCalls") if isinstance(replay.get("toolCalls"), dict) else {}
+        extras = as_object(replay.get("toolCalls"))
         message["tool_calls"] = []
         for call in calls:
             item: dict[str, Any] = {
@@ -325,7 +326,7 @@ class ChatStreamState:
             self._by_index[index] = call
         elif call_id is not None and not call.id_given and not call.started:
             call.id, call.id_given = call_id, True
-        function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+        function = as_object(fragment.get("function"))
         if isinstance(function.get("name"), str) and function["name"]:
             call.name = function["name"]  # assign, never append: some servers repeat it
         piece = function.get("arguments")
@@ -407,14 +408,8 @@ def _first_str(*values: Any) -> str:
 
 
 def _usage(u: dict[str, Any]) -> Usage:
-    prompt = (
-        u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
-    )
-    completion = (
-        u.get("completion_tokens_details")
-        if isinstance(u.get("completion_tokens_details"), dict)
-        else {}
-    )
+    prompt = as_object(u.get("prompt_tokens_details"))
+    completion = as_object(u.get("completion_tokens_details"))
     cache_read = as_int(prompt.get("cached_tokens"))
     if cache_read is None:
         cache_read = as_int(u.get("prompt_cache_hit_tokens"))

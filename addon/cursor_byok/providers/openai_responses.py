@@ -21,6 +21,7 @@ from typing import Any
 
 from .adapter import SseProvider
 from .adapter import as_int
+from .adapter import as_object
 from .adapter import parse_json_event
 from .base import Finish
 from .base import ModelRequest
@@ -210,7 +211,7 @@ class ResponsesStreamState:
         if kind == "error":
             raise error_from_payload(obj, provider=self._provider)
         if kind == "response.failed":
-            response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            response = as_object(obj.get("response"))
             raise error_from_payload(
                 {"error": response.get("error") or {}},
                 provider=self._provider,
@@ -233,7 +234,7 @@ class ResponsesStreamState:
     # -- items
 
     def _item_added(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        raw = obj.get("item") if isinstance(obj.get("item"), dict) else {}
+        raw = as_object(obj.get("item"))
         item = self._register(raw, obj.get("output_index"))
         if item.type != "function_call" or item.started:
             return []
@@ -313,7 +314,7 @@ class ResponsesStreamState:
         return []
 
     def _item_done(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        raw = obj.get("item") if isinstance(obj.get("item"), dict) else {}
+        raw = as_object(obj.get("item"))
         return self._finalise(raw, obj.get("output_index"))
 
     def _finalise(self, raw: dict[str, Any], output_index: Any) -> list[ProviderEvent]:
@@ -381,7 +382,7 @@ class ResponsesStreamState:
     # -- terminal
 
     def _terminal(self, obj: dict[str, Any]) -> list[ProviderEvent]:
-        response = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+        response = as_object(obj.get("response"))
         out: list[ProviderEvent] = []
         for index, raw in enumerate(response.get("output") or []):
             if isinstance(raw, dict):
@@ -394,11 +395,7 @@ class ResponsesStreamState:
             out += self._finalise_item(item, {})
         self.done = True
         if obj.get("type") == "response.incomplete":
-            details = (
-                response.get("incomplete_details")
-                if isinstance(response.get("incomplete_details"), dict)
-                else {}
-            )
+            details = as_object(response.get("incomplete_details"))
             reason = _INCOMPLETE.get(str(details.get("reason")), "length")
         else:
             reason = "tool_calls" if self._builder.has_tool_calls() else "stop"
@@ -413,7 +410,7 @@ class ResponsesStreamState:
 
 def _search_events(item_id: str, raw: dict[str, Any]) -> list[ProviderEvent]:
     """A finished `web_search_call` item as a server tool call and its result."""
-    action = raw.get("action") if isinstance(raw.get("action"), dict) else {}
+    action = as_object(raw.get("action"))
     query = action.get("query") or ""
     call_id = item_id or f"ws_{uuid.uuid4().hex[:24]}"
     refs = tuple(
@@ -429,10 +426,8 @@ def _search_events(item_id: str, raw: dict[str, Any]) -> list[ProviderEvent]:
 
 
 def _usage(u: dict[str, Any]) -> Usage:
-    inp = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
-    outp = (
-        u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
-    )
+    inp = as_object(u.get("input_tokens_details"))
+    outp = as_object(u.get("output_tokens_details"))
     return Usage(
         input_tokens=as_int(u.get("input_tokens")),
         output_tokens=as_int(u.get("output_tokens")),

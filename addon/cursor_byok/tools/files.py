@@ -284,7 +284,7 @@ class _EditBase(Tool):
         )
         result = result_of(reply, "read_result")
         kind = result.WhichOneof("result") if result is not None else None
-        if kind == "success":
+        if result is not None and kind == "success":
             if result.success.WhichOneof("output") == "data":
                 if need_content:
                     raise self._fail(
@@ -298,7 +298,7 @@ class _EditBase(Tool):
             return result.success.content, True
         if kind == "file_not_found":
             return None, False
-        if kind == "rejected":
+        if result is not None and kind == "rejected":
             reason = result.rejected.reason or "no reason given"
             raise self._fail(
                 path,

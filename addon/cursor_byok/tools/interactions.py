@@ -48,7 +48,9 @@ def _questions(raw: Any, *, strict: bool) -> list[pb.AskQuestionArgs.Question]:
             prompt=loose_str(q, "prompt"),
             allow_multiple=q.get("allow_multiple") is True,
         )
-        options = q.get("options") if isinstance(q.get("options"), list) else []
+        options = q.get("options")
+        if not isinstance(options, list):
+            options = []
         for oi, o in enumerate(options, 1):
             if isinstance(o, dict):
                 label = loose_str(o, "label")
@@ -303,7 +305,7 @@ class SwitchModeTool(Tool):
             res.success.from_mode_id = current
             res.success.to_mode_id = target
             return ToolOutcome(f"Switched from {current} to {target} mode.", False, call)
-        if verdict == "rejected":
+        if response is not None and verdict == "rejected":
             reason = response.rejected.reason or "no reason given"
             res.rejected.reason = reason
             return ToolOutcome(

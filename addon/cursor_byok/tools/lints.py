@@ -98,7 +98,7 @@ class ReadLintsTool(Tool):
         for path, reply in zip(paths, replies, strict=True):
             result = result_of(reply, "diagnostics_result")
             kind = result.WhichOneof("result") if result is not None else None
-            if kind != "success":
+            if result is None or kind != "success":
                 problems.append(_failure(path, result, reply))
                 continue
             succeeded += 1

@@ -202,7 +202,9 @@ async def call_mcp(
     res = call.mcp_tool_call.result
     result = result_of(reply, "mcp_result")
     kind = result.WhichOneof("result") if result is not None else None
-    if kind == "success":
+    if result is None:
+        text = no_result_text(reply, f"call the MCP tool {label}")
+    elif kind == "success":
         res.success.CopyFrom(result.success)
         text, images = render_mcp_success(result.success)
         if result.success.is_error:
@@ -210,15 +212,15 @@ async def call_mcp(
                 f"The MCP tool {label} reported an error:\n{text}", True, call, images
             )
         return ToolOutcome(text, False, call, images)
-    if kind == "rejected":
+    elif kind == "rejected":
         res.rejected.CopyFrom(result.rejected)
         reason = result.rejected.reason or "no reason given"
         return ToolOutcome(f"The user declined the MCP call {label}: {reason}", True, call)
-    if kind == "permission_denied":
+    elif kind == "permission_denied":
         res.permission_denied.CopyFrom(result.permission_denied)
         detail = result.permission_denied.error or "permission denied"
         return ToolOutcome(f"The MCP call {label} is not allowed: {detail}", True, call)
-    if kind == "tool_not_found":
+    elif kind == "tool_not_found":
         found = result.tool_not_found
         text = f"MCP tool not found: {found.name or label}."
         if found.available_tools:

@@ -160,13 +160,13 @@ class GrepTool(Tool):
                 raise ToolError(f"`output_mode` must be one of {', '.join(OUTPUT_MODES)}.")
             grep.output_mode = mode
         for key, field in _INT_FLAGS:
-            value = arg_int(args, key)
-            if value is not None:
-                setattr(grep, field, clamp32(max(0, value)))
+            number = arg_int(args, key)
+            if number is not None:
+                setattr(grep, field, clamp32(max(0, number)))
         for key, field in (("head_limit", "head_limit"), ("offset", "offset")):
-            value = arg_int(args, key)
-            if value is not None and value > 0:
-                setattr(grep, field, clamp32(value))
+            number = arg_int(args, key)
+            if number is not None and number > 0:
+                setattr(grep, field, clamp32(number))
         if "-i" in args:
             grep.case_insensitive = arg_bool(args, "-i")
         if "multiline" in args:

@@ -239,7 +239,7 @@ class ShellTool(Tool):
         if shell.HasField("description"):
             call.shell_tool_call.description = shell.description
         res = call.shell_tool_call.result
-        if event not in _TERMINAL_EVENTS:
+        if result is None or event not in _TERMINAL_EVENTS:
             text = (
                 no_result_text(reply, "run the command")
                 if result is None

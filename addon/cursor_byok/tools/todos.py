@@ -22,7 +22,7 @@ from .base import arg_bool
 from .base import arg_opt_str
 from .base import loose_str
 
-STATUSES: dict[str, int] = {
+STATUSES: dict[str, pb.TodoStatus] = {
     "pending": pb.TODO_STATUS_PENDING,
     "in_progress": pb.TODO_STATUS_IN_PROGRESS,
     "completed": pb.TODO_STATUS_COMPLETED,
@@ -44,12 +44,17 @@ def _status(raw: Any, *, strict: bool) -> str | None:
     return None
 
 
+def _status_value(raw: Any) -> pb.TodoStatus:
+    """The enum value for a loose status (unknown ones are left unspecified)."""
+    return STATUSES.get(_status(raw, strict=False) or "", pb.TODO_STATUS_UNSPECIFIED)
+
+
 def todo_item(todo: dict[str, Any]) -> pb.TodoItem:
     """The protobuf TodoItem for one todo dict (the shape kept in ctx.todos)."""
     item = pb.TodoItem(
         id=str(todo.get("id", "")),
         content=str(todo.get("content", "")),
-        status=STATUSES.get(_status(todo.get("status"), strict=False) or "", 0),
+        status=_status_value(todo.get("status")),
     )
     for key in ("created_at", "updated_at"):
         value = todo.get(key)
@@ -115,7 +120,7 @@ class TodoWriteTool(Tool):
                     ui.todos.add(
                         id=loose_str(t, "id"),
                         content=loose_str(t, "content"),
-                        status=STATUSES.get(_status(t.get("status"), strict=False) or "", 0),
+                        status=_status_value(t.get("status")),
                     )
         return pb.ToolCall(update_todos_tool_call=pb.UpdateTodosToolCall(args=ui))
 

@@ -184,10 +184,10 @@ class WebFetchTool(Tool):
         )
         result = result_of(reply, "fetch_result")
         kind = result.WhichOneof("result") if result is not None else None
-        if kind != "success":
+        if result is None or kind != "success":
             detail = (
                 (result.error.error or "unknown error")
-                if kind == "error"
+                if result is not None and kind == "error"
                 else no_result_text(reply, f"fetch {url}")
             )
             res.error.url = url
