@@ -283,6 +283,7 @@ class Run:
         self, run_id: str, run_request: pb.AgentRunRequest, *, owner: bytes, now: float, config
     ) -> None:
         self.run_id = run_id
+        self.first_request_id = run_id  # the attempt that started it (logs, captures)
         self.run_request = run_request
         self.owner = owner
         self.config: SessionConfig = config
@@ -743,6 +744,7 @@ class Sessions:
             )
         else:
             run = Run(run_id, run_request, owner=attempt.owner, now=now, config=self.config)
+            run.first_request_id = attempt.request_id
             self.runs[run_id] = run
             for other in self.runs.values() if self.supersedes(run_request) else ():
                 if (

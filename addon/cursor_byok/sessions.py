@@ -80,8 +80,9 @@ class LiveRun:
 
     @property
     def request_id(self) -> str:
-        """The run's id (its first attempt's request id): the name logs and captures use."""
-        return self.core.run_id
+        """The request id of the attempt that started the run: the name logs and captures use
+        (the run id is normally the same; Cursor sets it to its first attempt's request id)."""
+        return self.core.first_request_id
 
     # --- commands ---------------------------------------------------------------------------
 
