@@ -4,7 +4,6 @@ sizes the hardening issue measured."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -13,10 +12,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from mitm import start_mitmdump  # noqa: E402
-
-LARGE = os.environ.get("FAULT_SCALE") == "large"
 
 
 @pytest.fixture
@@ -33,11 +31,3 @@ def mitm(tmp_path):
     proxy = start_mitmdump(tmp_path, "--set", "cursor_byok_heartbeat_ms=300")
     yield proxy
     proxy.stop()
-
-
-def peak_rss_mib(pid: int) -> float:
-    """VmHWM: the process's peak resident set, from /proc (Linux)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM")

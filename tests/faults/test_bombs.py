@@ -9,10 +9,10 @@ import uuid
 import httpx
 import pytest
 import zstandard
-from conftest import LARGE
-from conftest import peak_rss_mib
 from cursor_client import BIDI_APPEND
 from cursor_client import ssl_context
+from faultlib import LARGE
+from faultlib import peak_rss_mib
 from mitm import TEST_HOST
 
 from cursor_byok.bidi import encode_bidi_append

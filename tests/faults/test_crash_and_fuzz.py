@@ -12,11 +12,11 @@ import uuid
 
 import httpx
 import pytest
-from conftest import LARGE
 from cursor_client import BIDI_APPEND
 from cursor_client import RUN_SSE
 from cursor_client import CursorLikeClient
 from cursor_client import ssl_context
+from faultlib import LARGE
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
