@@ -241,6 +241,25 @@ def _merge_delta(held: pb.AgentServerMessage, new: pb.AgentServerMessage, kind: 
 # --- attempts -----------------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Upload:
+    """One client message in an inbox. One that must wait for an earlier seqno keeps only its
+    bytes (a parsed protobuf can take several times their size); it is parsed again when its
+    turn comes, so the out-of-order budget bounds memory, not just a count."""
+
+    message: pb.AgentClientMessage | None
+    raw: bytes = b""
+
+    def park(self) -> None:
+        if self.raw:
+            self.message = None
+
+    def take(self) -> pb.AgentClientMessage | None:
+        if self.message is None and self.raw:
+            self.message = pb.AgentClientMessage.FromString(self.raw)
+        return self.message
+
+
 @dataclass(eq=False)
 class Attempt:
     """One request id: its ordered inbox, its response streams, the run it carries."""
@@ -249,7 +268,7 @@ class Attempt:
     created_at: float
     owner: bytes
     transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
-    inbox: Inbox[pb.AgentClientMessage | None]  # None: an upload that did not decode
+    inbox: Inbox[_Upload]
     run: Run | None = None
     bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt
     end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
@@ -653,7 +672,8 @@ class Sessions:
             attempt._next_seqno += 1
         digest = _digest(raw) if raw else b""
         try:
-            pushed = attempt.inbox.push(seqno, message, size=len(raw), now=now)
+            upload = _Upload(message, raw)
+            pushed = attempt.inbox.push(seqno, upload, size=len(raw), now=now)
         except InboxOverflow as exc:
             attempt.inbox.clear()
             failed = self._fail_attempt(attempt, "resource_exhausted", str(exc), now)
@@ -663,12 +683,14 @@ class Sessions:
         commands: list[Command] = []
         if pushed.outcome is Outcome.DUPLICATE:
             commands += self._duplicate(attempt, seqno, message, digest, now)
-        elif digest:
+        elif pushed.outcome is Outcome.BUFFERED:
+            upload.park()
+        if pushed.outcome is not Outcome.DUPLICATE and digest:
             attempt._digests[seqno] = digest
             if len(attempt._digests) > _MAX_DIGESTS:
                 attempt._digests.pop(next(iter(attempt._digests)))
         for released in pushed.released:
-            commands += self._dispatch(attempt, released, now)
+            commands += self._dispatch(attempt, released.take(), now)
         return commands
 
     def _duplicate(
