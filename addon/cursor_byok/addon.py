@@ -15,6 +15,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import traceback
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -457,7 +458,9 @@ class CursorByok:
             self._open_run_stream(flow)
         except ByokError as exc:
             log.warning("Run rejected: %s", exc)
-            self._answer_from_loopback(flow, exc.code, str(exc), stream=True)
+            code, message = exc.code, str(exc)
+            _forget(exc)
+            self._answer_from_loopback(flow, code, message, stream=True)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         path = flow.metadata.get(PATH_KEY)
@@ -485,7 +488,9 @@ class CursorByok:
                 self._run_sse(flow)
         except ByokError as exc:
             log.warning("%s rejected: %s", path.rsplit("/", 1)[-1], exc)
-            flow.response = self._error(flow, exc.code, str(exc))
+            code, message = exc.code, str(exc)
+            _forget(exc)  # before Response.make: see _forget
+            flow.response = self._error(flow, code, message)
         except Exception:
             # Never let an Agent RPC fall through to Cursor's servers because we failed.
             log.exception("cursor-byok failed on %s", path)
@@ -536,6 +541,7 @@ class CursorByok:
             raw=append.raw,
             owner=self._owner(request),
         )
+        del append  # see _forget: Response.make must not find the body on this frame
         if _is_grpc_web(request):
             body = connect.encode_frame(b"") + connect.encode_grpc_web_trailer(None)
             flow.response = http.Response.make(
@@ -672,6 +678,19 @@ def _unsupported_content_type(path: str, request: http.Request) -> str | None:
     return f"unsupported content type {ctype!r}: cursor-byok speaks Connect and gRPC-Web protobuf"
 
 
+def _forget(exc: BaseException) -> None:
+    """Drop what a refused request's traceback holds (its body, parsed several times over).
+
+    mitmproxy's `Response.make` type-checks through an exception it catches, which leaves a
+    reference cycle through the calling frames (`f_back`): any body still reachable from those
+    frames then lives until the next full GC, megabytes per request under a flood."""
+    while exc is not None:
+        if exc.__traceback__ is not None:
+            traceback.clear_frames(exc.__traceback__)
+            exc.__traceback__ = None
+        exc = exc.__context__  # type: ignore[assignment]
+
+
 def _discard(chunk: bytes) -> list[bytes]:
     return []
 
@@ -726,6 +745,7 @@ class RunUpload:
                 )
         except ByokError as exc:
             self._fail(exc.code, f"Run request stream: {exc}")
+            _forget(exc)
         except Exception:
             log.exception("Run %s: upload failed", self.request_id)
             self._fail("internal", "cursor-byok internal error")
