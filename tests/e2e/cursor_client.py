@@ -112,6 +112,7 @@ class CursorLikeClient:
     grpc_web: bool = False  # speak gRPC-Web (application/grpc-web+proto) instead of Connect
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
+    sent_appends: list[bytes] = field(default_factory=list)  # BidiAppend bodies, as sent
 
     @classmethod
     def through(cls, proxy, workspace: Path, **kwargs) -> CursorLikeClient:
@@ -255,6 +256,7 @@ class CursorTurn:
             self.request_id, seqno, message.SerializeToString(), binary=seqno % 2 == 1
         )
         self.client.append_log.append((seqno, message.WhichOneof("message")))
+        self.client.sent_appends.append(body)
         if self.client.shuffle_appends:
             await asyncio.sleep(self.client.rng.random() * 0.05)
         copies = 2 if self.client.duplicate_appends and self.client.rng.random() < 0.5 else 1

@@ -1,0 +1,161 @@
+"""Coexisting with Cursor's own models: runs on them go to Cursor's backend untouched.
+
+A real mitmdump (regular mode) between the Cursor-like client and a loopback stand-in for
+Cursor's backend (tests/fakes/fake_cursor.py: HTTP/1.1 over TLS on 127.0.0.1 with a self-made
+certificate the mitmdump trusts through `ssl_verify_upstream_trusted_ca`). The client talks to
+`https://127.0.0.1:<backend port>` and the proxy treats that host as Cursor's
+(`cursor_byok_hosts=127.0.0.1`). BYOK models are answered by the fake provider.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from cursor_client import FAKE_TOKEN
+from cursor_client import CursorLikeClient
+from fakes.fake_cursor import FakeCursor
+from fakes.fake_provider import FakeProvider
+from mitm import start_mitmdump
+from provider_config import KEY_ENV
+from provider_config import MODEL
+from provider_config import write_config
+
+from cursor_byok import connect
+from cursor_byok.bidi import decode_bidi_append
+from cursor_byok.bidi import encode_run_sse_request
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
+
+pytestmark = pytest.mark.timeout(120)
+CURSOR_MODEL = "composer-1"
+HEARTBEAT = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
+
+
+class Setup:
+    def __init__(self, tmp: Path, workspace: Path, fp, backend: FakeCursor, route: str = ""):
+        config = write_config(tmp, fp, "openai-chat")
+        if route:
+            config.write_text(f'route_other_models = "{route}"\n' + config.read_text())
+        self.proxy = start_mitmdump(
+            tmp / "proxy",
+            "--set",
+            f"ssl_verify_upstream_trusted_ca={backend.cert}",
+            agent="provider",
+            config=config,
+            env={KEY_ENV: "sk-test"},
+            hosts="127.0.0.1",
+        )
+        self.workspace = workspace
+
+    def client(self, **kwargs) -> CursorLikeClient:
+        return CursorLikeClient(
+            base_url=f"https://127.0.0.1:{self.backend_port}",
+            workspace=self.workspace,
+            proxy=self.proxy.proxy_url,
+            ca_file=self.proxy.ca_file,
+            heartbeat_interval=3600,  # the test sends its appends itself, in a known order
+            **kwargs,
+        )
+
+    def blobs(self) -> list[Path]:
+        root = self.proxy.data_dir / "blobs"
+        return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def more_appends_then_release(backend: FakeCursor, count: int = 3):
+    """On the first frame: send `count` more appends one after another, then let the backend
+    finish (so the first frame provably arrived before the backend's stream ended)."""
+
+    def during(run) -> None:
+        seen = []
+
+        async def more() -> None:
+            for _ in range(count):
+                await run.append(HEARTBEAT)
+            backend.release.set()
+
+        def on_message(message: pb.AgentServerMessage) -> None:
+            if not seen:
+                seen.append(message)
+                run.spawn(more())
+
+        run.on_message = on_message
+
+    return during
+
+
+@pytest.mark.parametrize("upload_first", [False, True], ids=["runsse-first", "append-first"])
+async def test_cursor_model_runs_pass_through_then_byok_is_served_here(
+    tmp_path, workspace, upload_first
+) -> None:
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        setup = Setup(tmp_path, workspace, fp, backend)
+        setup.backend_port = backend.port
+        client = setup.client(upload_first=upload_first)
+        conversation = str(uuid.uuid4())
+        request_id = str(uuid.uuid4())
+        try:
+            first = client.run_request(
+                "hi", conversation_id=conversation, model=CURSOR_MODEL, workspace=workspace
+            )
+            result = await client.turn(
+                first, request_id=request_id, during=more_appends_then_release(backend)
+            )
+            cursor_requests = len(backend.requests)
+            assert setup.blobs() == []
+            fp.script.text("served here")
+            byok = await client.turn(
+                client.run_request(
+                    "again", conversation_id=conversation, model=MODEL, workspace=workspace
+                )
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    log = setup.proxy.log()
+    # The Cursor run: answered by the backend, bytes unchanged both ways, incrementally.
+    assert result.end.ok, result.end
+    assert result.text == "cursor says hi from its own model"
+    assert backend.released_by_client, "the first frame did not reach the client in time"
+    assert [connect.encode_frame(f) for f in result.frames] == backend.sent[:2]
+    appends = backend.appends()
+    assert [a.body for a in appends] == client.sent_appends[:4]  # byte-identical, in order
+    decoded = [decode_bidi_append(a.body, "application/proto") for a in appends]
+    assert [d.seqno for d in decoded] == [0, 1, 2, 3]
+    assert decoded[0].message.run_request.requested_model.model_id == CURSOR_MODEL
+    assert all(a.headers["authorization"] == FAKE_TOKEN for a in appends)
+    [run_sse] = backend.run_sses()
+    assert run_sse.body == connect.encode_frame(encode_run_sse_request(request_id))
+    assert run_sse.headers["authorization"] == FAKE_TOKEN
+    # The BYOK run right after, same conversation: served here, never reaching the backend.
+    assert byok.end.ok, byok.end
+    assert byok.text == "served here"
+    assert len(backend.requests) == cursor_requests == 5
+    assert len(fp.requests) == 1  # and the Cursor run never called the provider
+    assert f"model '{CURSOR_MODEL}' → Cursor's backend" in log
+    assert f"model '{MODEL}' → served here" in log
+    assert "sk-test" not in log and FAKE_TOKEN not in log
+    if upload_first:  # decided before RunSSE came: the flow itself went upstream
+        assert f"RunSSE {request_id} → Cursor's backend" in log
+    else:  # RunSSE came first: its head from the loopback, its body relayed from the backend
+        assert f"RunSSE {request_id}: run is on a Cursor model, relayed to Cursor" in log
+
+
+async def test_error_route_keeps_the_clear_error(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        setup = Setup(tmp_path, workspace, fp, backend, route="error")
+        setup.backend_port = backend.port
+        client = setup.client()
+        try:
+            result = await client.turn(
+                client.run_request("hi", conversation_id="c", model=CURSOR_MODEL)
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    assert result.end.error.code == "invalid_argument"
+    [detail] = result.end.error.details
+    assert MODEL in aipb.ErrorDetails.FromString(detail.value).details.detail
+    assert backend.requests == [] and fp.requests == []
