@@ -54,6 +54,7 @@ from cursor_byok.routing import requested_model
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
+from cursor_byok.streamer import RELAY_RESET
 from cursor_byok.streamer import STREAM_HEADER
 from cursor_byok.streamer import Forward
 from cursor_byok.streamer import Streamer
@@ -418,6 +419,12 @@ class CursorByok:
         )
         return route
 
+    def _decide_first(self, request_id: str, message) -> str:
+        """The route of a `Run` stream, from its first client message."""
+        if message.WhichOneof("message") == "run_request":
+            return self._decide(request_id, message.run_request)
+        return self.routes.decide(request_id, LOCAL)
+
     def _upstream_ssl(self) -> ssl.SSLContext:
         """TLS to Cursor's backend for a relayed run, verified as mitmproxy verifies upstreams."""
         opts = ctx.options
@@ -694,7 +701,34 @@ class CursorByok:
         self.registry.core.attempt(
             request_id, owner=owner, now=self.registry.clock(), transport="run"
         )
-        upload = RunUpload(self.registry, request_id, owner, upload_encoding, self.recorder)
+        forward = ""
+        pipe: asyncio.Queue | None = None
+        if self.routes.get(request_id) is None and self._may_pass():
+            # The first envelope says which model; the upstream is fixed by now (before any
+            # body), so if it is Cursor's the streamer itself relays the stream to Cursor.
+            assert self.streamer is not None
+            pipe = asyncio.Queue()
+            forward = self.streamer.hold_forward(
+                Forward(
+                    scheme=request.scheme,
+                    host=request.host,
+                    port=request.port,
+                    path=request.path,
+                    headers=tuple(request.headers.fields),
+                    body=b"",
+                    upload=pipe,
+                    authority=request.authority or request.host_header or "",
+                )
+            )
+        upload = RunUpload(
+            self.registry,
+            request_id,
+            owner,
+            upload_encoding,
+            self.recorder,
+            pipe=pipe,
+            decide=self._decide_first if pipe is not None else None,
+        )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
         accept = headers.get("grpc-accept-encoding" if grpc_web else "connect-accept-encoding")
@@ -706,6 +740,7 @@ class CursorByok:
             content_type=content_type,
             grpc_web=grpc_web,
             transport="run",
+            forward=forward,
         )
         request.stream = upload
         self._to_loopback(flow, spec)
@@ -804,10 +839,21 @@ class RunUpload:
 
     mitmproxy calls it with every chunk the client sends (`request.stream`); nothing goes
     upstream. Bad input ends this attempt's stream with a Connect error; the proxy goes on.
+    With `decide`, the first client message picks the route: served here (as above), or
+    Cursor's backend, when every byte (those already read, then each chunk as it comes) goes
+    unparsed into `pipe` for the streamer to relay (None marks the end of the upload).
     """
 
     def __init__(
-        self, registry: SessionRegistry, request_id: str, owner: bytes, encoding, recorder
+        self,
+        registry: SessionRegistry,
+        request_id: str,
+        owner: bytes,
+        encoding,
+        recorder,
+        *,
+        pipe: asyncio.Queue | None = None,
+        decide=None,
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -816,15 +862,33 @@ class RunUpload:
         self.decoder = connect.EnvelopeDecoder(encoding=encoding)
         self.failed = False
         self.messages = 0
+        self.pipe = pipe
+        self.decide = decide
+        self.route: str | None = None if decide is not None else LOCAL
+        self.read = bytearray()  # raw upload bytes until the route is known
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
             return []
+        if self.route == CURSOR:
+            assert self.pipe is not None
+            self.pipe.put_nowait(bytes(chunk))
+            return []
+        if self.route is None:
+            self.read += chunk
         try:
             for frame in self.decoder.feed(chunk):
                 if frame.is_end_stream:
                     continue  # a client end-stream closes its side; nothing to do
                 message = parse_client_message(frame.payload)
+                if self.route is None:
+                    self.route = self.decide(self.request_id, message)
+                    if self.route == CURSOR:
+                        assert self.pipe is not None
+                        self.pipe.put_nowait(bytes(self.read))
+                        self.read = bytearray()
+                        return []
+                    self.read = bytearray()
                 if self.recorder is not None:
                     self.recorder.client(self.request_id, self.messages, frame.payload, {})
                 self.messages += 1
@@ -850,8 +914,13 @@ class RunUpload:
 
     def close(self) -> None:
         """The client closed its upload: fine between envelopes, an error inside one."""
+        if self.pipe is not None and self.route != LOCAL:
+            self.pipe.put_nowait(None)  # relayed (or not decided yet): end Cursor's upload too
+            return
         if not self.failed and self.decoder.buffered:
             self._fail("invalid_argument", "Run request stream ended inside an envelope")
 
     def abandon(self) -> None:
         self.failed = True
+        if self.pipe is not None and self.route == CURSOR:
+            self.pipe.put_nowait(RELAY_RESET)

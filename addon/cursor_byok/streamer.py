@@ -22,6 +22,9 @@ from dataclasses import dataclass
 import h11
 
 from cursor_byok import connect
+from cursor_byok.relay import end_with_error
+from cursor_byok.relay import relay_h2
+from cursor_byok.relay import upstream_error
 from cursor_byok.routing import CURSOR
 from cursor_byok.routing import Routes
 from cursor_byok.session import Refused
@@ -45,13 +48,9 @@ _HOP_BY_HOP = {
     "upgrade",
     STREAM_HEADER,
 }
-_STATUS_CODES = {
-    400: "invalid_argument",
-    401: "unauthenticated",
-    403: "permission_denied",
-    404: "unimplemented",
-    429: "resource_exhausted",
-}
+
+
+RELAY_RESET = object()  # in a `Forward.upload` queue: the client reset its stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +64,8 @@ class Forward:
     path: str
     headers: tuple[tuple[bytes, bytes], ...]
     body: bytes
+    upload: asyncio.Queue | None = None  # `Run`: the upload's bytes as they come (None: end)
+    authority: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,8 +283,15 @@ class Streamer:
             if forward is not None and await self._route(spec.request_id, gone) == CURSOR:
                 self.registry.unsubscribe(sub)
                 sub = None
-                log.info("RunSSE %s: run is on a Cursor model, relayed to Cursor", spec.request_id)
-                await self._relay(forward, spec, conn, writer, gone)
+                log.info(
+                    "%s %s: run is on a Cursor model, relayed to Cursor",
+                    "Run" if spec.transport == "run" else "RunSSE",
+                    spec.request_id,
+                )
+                if forward.upload is not None:
+                    await relay_h2(forward, spec, conn, writer, gone, self.upstream_ssl)
+                else:
+                    await self._relay(forward, spec, conn, writer, gone)
                 return
             async for chunk in self.registry.frames(sub, until=gone):
                 writer.write(conn.send(h11.Data(data=chunk)))
@@ -334,7 +342,7 @@ class Streamer:
                 )
         except (OSError, TimeoutError) as exc:
             log.warning("RunSSE %s: Cursor's backend unreachable: %s", spec.request_id, exc)
-            await self._end(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
+            await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
             return
         client = h11.Connection(h11.CLIENT)
         headers = [(k, v) for k, v in forward.headers if k.decode().lower() not in _HOP_BY_HOP]
@@ -374,32 +382,13 @@ class Streamer:
         except (ConnectionError, h11.ProtocolError, ssl.SSLError) as exc:
             log.warning("RunSSE %s: Cursor's backend: %s", spec.request_id, exc)
             if status != 200:
-                await self._end(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
+                await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
             return  # mid-stream: end without an end envelope, as the upstream did
         finally:
             up_writer.close()
         if status != 200:
-            code, message = _upstream_error(status, error_body)
-            await self._end(conn, writer, spec, code, message)
+            code, message = upstream_error(status, error_body)
+            await end_with_error(conn, writer, spec, code, message)
             return
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
-
-    async def _end(self, conn, writer, spec: StreamSpec, code: str, message: str) -> None:
-        error = connect.EndStreamError(code, message)
-        if spec.grpc_web:
-            data = connect.encode_grpc_web_trailer(error)
-        else:
-            data = connect.encode_end_stream(error)
-        writer.write(conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage()))
-        await writer.drain()
-
-
-def _upstream_error(status: int, body: bytes) -> tuple[str, str]:
-    """A Connect (code, message) for a non-200 answer of Cursor's backend."""
-    with contextlib.suppress(ValueError, AttributeError):
-        data = json.loads(body)
-        if isinstance(data.get("code"), str):
-            return data["code"], str(data.get("message", ""))
-    code = _STATUS_CODES.get(status, "unavailable" if status >= 500 else "unknown")
-    return code, f"Cursor's backend answered HTTP {status}"

@@ -159,3 +159,49 @@ async def test_error_route_keeps_the_clear_error(tmp_path, workspace) -> None:
     [detail] = result.end.error.details
     assert MODEL in aipb.ErrorDetails.FromString(detail.value).details.detail
     assert backend.requests == [] and fp.requests == []
+
+
+async def test_cursor_model_run_stream_is_relayed_over_h2_then_byok_is_served_here(
+    tmp_path, workspace
+) -> None:
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        setup = Setup(tmp_path, workspace, fp, backend)
+        setup.backend_port = backend.port
+        client = setup.client(transport="run", h2_target=("127.0.0.1", backend.port))
+        conversation = str(uuid.uuid4())
+        request_id = str(uuid.uuid4())
+        try:
+            first = client.run_request(
+                "hi", conversation_id=conversation, model=CURSOR_MODEL, workspace=workspace
+            )
+            result = await client.turn(
+                first, request_id=request_id, during=more_appends_then_release(backend)
+            )
+            sent = b"".join(client.sent_run)
+            assert setup.blobs() == []
+            fp.script.text("served here")
+            byok = await client.turn(
+                client.run_request(
+                    "again", conversation_id=conversation, model=MODEL, workspace=workspace
+                )
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    log = setup.proxy.log()
+    assert result.end.ok, result.end
+    assert result.text == "cursor says hi from its own model"
+    assert backend.released_by_client, "the first frame did not reach the client in time"
+    assert [connect.encode_frame(f) for f in result.frames] == backend.sent[:2]
+    assert len(client.sent_run) >= 4  # the run request and three more envelopes
+    assert bytes(backend.run_upload) == sent  # every upload byte, unchanged and in order
+    [run] = backend.requests
+    assert run.path == "/agent.v1.AgentService/Run"
+    assert run.headers["authorization"] == FAKE_TOKEN
+    assert run.headers["x-request-id"] == request_id
+    assert run.headers["content-type"] == "application/connect+proto"
+    assert f"Run {request_id}: run is on a Cursor model, relayed to Cursor" in log
+    assert byok.end.ok, byok.end
+    assert byok.text == "served here"
+    assert len(backend.requests) == 1 and len(fp.requests) == 1
+    assert FAKE_TOKEN not in log

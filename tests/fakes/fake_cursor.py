@@ -1,4 +1,5 @@
-"""A loopback stand-in for Cursor's backend (HTTP/1.1 over TLS): the RunSSE + BidiAppend pair.
+"""A loopback stand-in for Cursor's backend over TLS: the RunSSE + BidiAppend pair (HTTP/1.1)
+and the `Run` stream (HTTP/2, chosen by ALPN).
 
     async with FakeCursor(tmp_path) as backend:   # backend.cert: its self-signed cert (PEM)
         ... mitmdump --set ssl_verify_upstream_trusted_ca=backend.cert, client → 127.0.0.1:port
@@ -10,6 +11,9 @@
   for `release` (set it when the client has seen the first frame: proof of incremental
   delivery; bounded by `release_timeout`), then `rest` and the end-of-stream envelope. The
   frames it sent are in `sent` (bytes as written).
+- `Run` (h2): 200 `application/connect+proto`; every upload byte is kept in `run_upload`, in
+  order; after the first upload bytes it writes `first`, then as RunSSE (`release`, `rest`,
+  end-of-stream envelope, END_STREAM). Its request headers are in `requests` (body empty).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+import h2.config
+import h2.connection
+import h2.events
 import h11
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
@@ -56,6 +63,8 @@ class FakeCursor:
     requests: list[Received] = field(default_factory=list)
     sent: list[bytes] = field(default_factory=list)
     released_by_client: bool = False
+    run_upload: bytearray = field(default_factory=bytearray)
+    run_upload_ended: bool = False
 
     def __post_init__(self) -> None:
         self.release = asyncio.Event()
@@ -78,7 +87,7 @@ class FakeCursor:
         key_file.write_bytes(key)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.cert, key_file)
-        context.set_alpn_protocols(["http/1.1"])
+        context.set_alpn_protocols(["h2", "http/1.1"])
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=context)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -95,6 +104,17 @@ class FakeCursor:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        ssl_object = writer.get_extra_info("ssl_object")
+        if ssl_object is not None and ssl_object.selected_alpn_protocol() == "h2":
+            try:
+                await self._serve_h2(reader, writer)
+            except (ConnectionError, ssl.SSLError):
+                pass
+            finally:
+                if task is not None:
+                    self._tasks.discard(task)
+                writer.close()
+            return
         conn = h11.Connection(h11.SERVER)
         try:
             while True:
@@ -155,6 +175,58 @@ class FakeCursor:
         self._send(conn, writer, connect.encode_end_stream())
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
+
+    async def _serve_h2(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h2.connection.H2Connection(
+            h2.config.H2Configuration(client_side=False, header_encoding=None)
+        )
+        conn.initiate_connection()
+        writer.write(conn.data_to_send())
+        answering: set[int] = set()
+
+        async def answer(stream_id: int) -> None:
+            conn.send_data(stream_id, self._sent(self.first))
+            writer.write(conn.data_to_send())
+            await writer.drain()
+            try:
+                async with asyncio.timeout(self.release_timeout):
+                    await self.release.wait()
+                self.released_by_client = True
+            except TimeoutError:
+                pass
+            conn.send_data(stream_id, self._sent(self.rest))
+            conn.send_data(stream_id, self._sent(connect.encode_end_stream()), end_stream=True)
+            writer.write(conn.data_to_send())
+            await writer.drain()
+
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                return
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    headers = {k.decode(): v.decode() for k, v in event.headers}
+                    self.requests.append(Received(headers[":path"], headers, b""))
+                    conn.send_headers(
+                        event.stream_id,
+                        [(":status", "200"), ("content-type", "application/connect+proto")],
+                    )
+                elif isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    self.run_upload += event.data
+                    if event.stream_id not in answering:
+                        answering.add(event.stream_id)
+                        task = asyncio.ensure_future(answer(event.stream_id))
+                        self._tasks.add(task)
+                        task.add_done_callback(self._tasks.discard)
+                elif isinstance(event, h2.events.StreamEnded):
+                    self.run_upload_ended = True
+            writer.write(conn.data_to_send())
+            await writer.drain()
+
+    def _sent(self, data: bytes) -> bytes:
+        self.sent.append(data)
+        return data
 
     def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, data: bytes) -> None:
         self.sent.append(data)
