@@ -26,6 +26,7 @@ from cursor_byok.relay import end_with_error
 from cursor_byok.relay import relay_h2
 from cursor_byok.relay import upstream_error
 from cursor_byok.routing import CURSOR
+from cursor_byok.routing import LOCAL
 from cursor_byok.routing import Routes
 from cursor_byok.session import Refused
 from cursor_byok.sessions import SessionRegistry
@@ -309,8 +310,8 @@ class Streamer:
     # --- pass-through of a stream whose route was decided after it opened -------------------
 
     async def _route(self, request_id: str, gone: asyncio.Future) -> str | None:
-        """The run's route once its run request arrives (None: not within the wait, or the
-        client went away)."""
+        """The run's route once its run request arrives (LOCAL when it does not come within the
+        wait; None when the client went away first)."""
         if self.routes is None:
             return None
         waiter = asyncio.ensure_future(self.routes.wait(request_id, self.route_wait))
@@ -318,7 +319,15 @@ class Streamer:
         if not waiter.done():
             waiter.cancel()
             return None
-        return waiter.result()
+        route = waiter.result()
+        if route is None:
+            # No run request within the wait: this stream is served here, and so is the run
+            # if its request comes later (one route per run; no stream split across two).
+            route = self.routes.decide(request_id, LOCAL)
+            log.info(
+                "request %s: no run request in %.1f s, served here", request_id, self.route_wait
+            )
+        return route
 
     async def _relay(
         self,

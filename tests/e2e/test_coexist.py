@@ -24,6 +24,7 @@ from provider_config import write_config
 
 from cursor_byok import connect
 from cursor_byok.bidi import decode_bidi_append
+from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
@@ -34,7 +35,9 @@ HEARTBEAT = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
 
 
 class Setup:
-    def __init__(self, tmp: Path, workspace: Path, fp, backend: FakeCursor, route: str = ""):
+    def __init__(
+        self, tmp: Path, workspace: Path, fp, backend: FakeCursor, route: str = "", *extra: str
+    ):
         config = write_config(tmp, fp, "openai-chat")
         if route:
             config.write_text(f'route_other_models = "{route}"\n' + config.read_text())
@@ -42,6 +45,7 @@ class Setup:
             tmp / "proxy",
             "--set",
             f"ssl_verify_upstream_trusted_ca={backend.cert}",
+            *extra,
             agent="provider",
             config=config,
             env={KEY_ENV: "sk-test"},
@@ -205,3 +209,53 @@ async def test_cursor_model_run_stream_is_relayed_over_h2_then_byok_is_served_he
     assert byok.text == "served here"
     assert len(backend.requests) == 1 and len(fp.requests) == 1
     assert FAKE_TOKEN not in log
+
+
+async def test_a_run_request_that_never_comes_ends_the_wait_then_the_run_is_served_here(
+    tmp_path, workspace
+) -> None:
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        setup = Setup(
+            tmp_path,
+            workspace,
+            fp,
+            backend,
+            "",
+            "--set",
+            "cursor_byok_route_wait_ms=300",
+            "--set",
+            "cursor_byok_run_request_timeout_ms=1500",
+        )
+        setup.backend_port = backend.port
+        client = setup.client()
+        request_id = str(uuid.uuid4())
+        base = f"https://127.0.0.1:{backend.port}"
+        headers = {
+            "content-type": "application/connect+proto",
+            "connect-protocol-version": "1",
+            "authorization": FAKE_TOKEN,
+        }
+        try:
+            async with client.http.stream(
+                "POST",
+                base + "/agent.v1.AgentService/RunSSE",
+                content=connect.encode_frame(encode_run_sse_request(request_id)),
+                headers=headers,
+            ) as response:
+                assert response.status_code == 200
+                body = await response.aread()
+            late = client.run_request("late", conversation_id="c", model=CURSOR_MODEL)
+            append = await client.http.post(
+                base + "/aiserver.v1.BidiService/BidiAppend",
+                content=encode_bidi_append(request_id, 0, late.SerializeToString()),
+                headers={**headers, "content-type": "application/proto"},
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    [*_, last] = connect.EnvelopeDecoder().feed(body)
+    assert last.is_end_stream
+    assert connect.parse_end_stream(last.payload).error.code == "not_found"
+    assert append.status_code == 200  # answered here: the run stays on one side
+    assert backend.requests == [] and fp.requests == []
+    assert f"request {request_id}: no run request in 0.3 s, served here" in setup.proxy.log()
