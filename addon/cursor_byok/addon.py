@@ -661,6 +661,7 @@ class CursorByok:
                     scheme=request.scheme,
                     host=request.host,
                     port=request.port,
+                    sni=request.pretty_host,
                     path=request.path,
                     headers=tuple(request.headers.fields),
                     body=request.raw_content or b"",
@@ -703,7 +704,8 @@ class CursorByok:
         )
         forward = ""
         pipe: asyncio.Queue | None = None
-        if self.routes.get(request_id) is None and self._may_pass():
+        known = self.routes.get(request_id)
+        if known == CURSOR or (known is None and self._may_pass()):
             # The first envelope says which model; the upstream is fixed by now (before any
             # body), so if it is Cursor's the streamer itself relays the stream to Cursor.
             assert self.streamer is not None
@@ -713,6 +715,7 @@ class CursorByok:
                     scheme=request.scheme,
                     host=request.host,
                     port=request.port,
+                    sni=request.pretty_host,
                     path=request.path,
                     headers=tuple(request.headers.fields),
                     body=b"",

@@ -27,6 +27,8 @@ import h2.exceptions
 import h11
 
 from cursor_byok import connect
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 
 if TYPE_CHECKING:
     from cursor_byok.streamer import Forward
@@ -55,8 +57,10 @@ _SKIP = {
 }
 
 
-class Aborted(Exception):
+class Aborted(ByokError):
     """The upstream reset the stream or went away mid-response."""
+
+    code = Code.UNAVAILABLE
 
 
 async def relay_h2(
@@ -75,7 +79,7 @@ async def relay_h2(
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT):
             reader, up = await asyncio.open_connection(
-                forward.host, forward.port, ssl=context, server_hostname=forward.host
+                forward.host, forward.port, ssl=context, server_hostname=forward.sni or forward.host
             )
     except (OSError, TimeoutError) as exc:
         log.warning("Run %s: Cursor's backend unreachable: %s", spec.request_id, exc)

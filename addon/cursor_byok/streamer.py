@@ -67,6 +67,7 @@ class Forward:
     body: bytes
     upload: asyncio.Queue | None = None  # `Run`: the upload's bytes as they come (None: end)
     authority: str = ""
+    sni: str = ""  # the name the certificate must carry (transparent mode: host is an IP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +348,7 @@ class Streamer:
                     forward.host,
                     forward.port,
                     ssl=self.upstream_ssl() if https else None,
-                    server_hostname=forward.host if https else None,
+                    server_hostname=(forward.sni or forward.host) if https else None,
                 )
         except (OSError, TimeoutError) as exc:
             log.warning("RunSSE %s: Cursor's backend unreachable: %s", spec.request_id, exc)
