@@ -256,6 +256,26 @@ async def test_a_run_request_that_never_comes_ends_the_wait_then_the_run_is_serv
     [*_, last] = connect.EnvelopeDecoder().feed(body)
     assert last.is_end_stream
     assert connect.parse_end_stream(last.payload).error.code == "not_found"
-    assert append.status_code == 200  # answered here: the run stays on one side
+    # Answered here, not by the backend (which would say 200): the attempt has ended.
+    assert append.status_code == 404 and append.json()["code"] == "not_found"
     assert backend.requests == [] and fp.requests == []
     assert f"request {request_id}: no run request in 0.3 s, served here" in setup.proxy.log()
+
+
+async def test_an_upstream_refusal_of_a_relayed_stream_reaches_the_client_as_its_error(
+    tmp_path, workspace
+) -> None:
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend", refuse=401) as backend:
+        setup = Setup(tmp_path, workspace, fp, backend)
+        setup.backend_port = backend.port
+        client = setup.client()  # RunSSE first: its head is ours, Cursor's answer is relayed
+        try:
+            result = await client.turn(
+                client.run_request("hi", conversation_id="c", model=CURSOR_MODEL)
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    assert result.end.error.code == "unauthenticated"
+    assert result.end.error.message == "not signed in to Cursor"
+    assert len(backend.run_sses()) == 1 and fp.requests == []

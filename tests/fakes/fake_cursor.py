@@ -65,6 +65,7 @@ class FakeCursor:
     released_by_client: bool = False
     run_upload: bytearray = field(default_factory=bytearray)
     run_upload_ended: bool = False
+    refuse: int = 0  # answer RunSSE with this HTTP status and a Connect JSON error instead
 
     def __post_init__(self) -> None:
         self.release = asyncio.Event()
@@ -156,6 +157,13 @@ class FakeCursor:
             writer.close()
 
     async def _run_sse(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
+        if self.refuse:
+            body = b'{"code":"unauthenticated","message":"not signed in to Cursor"}'
+            head = [("content-type", "application/json"), ("content-length", str(len(body)))]
+            writer.write(conn.send(h11.Response(status_code=self.refuse, headers=head)))
+            writer.write(conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
+            await writer.drain()
+            return
         head = [
             ("content-type", "text/event-stream"),
             ("cache-control", "no-cache"),
