@@ -279,3 +279,46 @@ async def test_an_upstream_refusal_of_a_relayed_stream_reaches_the_client_as_its
     assert result.end.error.code == "unauthenticated"
     assert result.end.error.message == "not signed in to Cursor"
     assert len(backend.run_sses()) == 1 and fp.requests == []
+
+
+async def test_one_conversation_alternates_byok_cursor_byok(tmp_path, workspace, transport) -> None:
+    """BYOK → Cursor → BYOK: the Cursor run gets our checkpoint unchanged; the BYOK run after it
+    still has the first turn's history. (The stand-in writes no checkpoint of its own, so the
+    third turn continues from ours: reading Cursor's checkpoints is not covered here.)"""
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        fp.script.text("The answer is 42.")
+        fp.script.text("You asked about the answer.")
+        setup = Setup(tmp_path, workspace, fp, backend)
+        setup.backend_port = backend.port
+        client = setup.client(transport=transport, h2_target=("127.0.0.1", backend.port))
+        conversation = str(uuid.uuid4())
+
+        def ask(text: str, model: str, state=None) -> pb.AgentClientMessage:
+            return client.run_request(
+                text, conversation_id=conversation, model=model, workspace=workspace, state=state
+            )
+
+        try:
+            one = await client.turn(ask("what is the answer?", MODEL))
+            state = one.checkpoints[-1]
+            two = await client.turn(
+                ask("and in Cursor?", CURSOR_MODEL, state),
+                during=more_appends_then_release(backend, 0),
+            )
+            three = await client.turn(ask("what did I ask?", MODEL, state))
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    assert one.end.ok and two.end.ok and three.end.ok
+    assert two.text == "cursor says hi from its own model"
+    if transport == "run":
+        [first, *_] = connect.EnvelopeDecoder().feed(bytes(backend.run_upload))
+        sent = pb.AgentClientMessage.FromString(first.payload)
+    else:
+        sent = decode_bidi_append(backend.appends()[0].body, "application/proto").message
+    assert sent.run_request.conversation_state == state  # our checkpoint reached Cursor
+    assert len(fp.requests) == 2
+    text = str(fp.requests[1].json)
+    assert "what is the answer?" in text and "The answer is 42." in text
+    assert "and in Cursor?" not in text
+    assert three.text == "You asked about the answer."
