@@ -322,3 +322,27 @@ async def test_one_conversation_alternates_byok_cursor_byok(tmp_path, workspace,
     assert "what is the answer?" in text and "The answer is 42." in text
     assert "and in Cursor?" not in text
     assert three.text == "You asked about the answer."
+
+
+async def test_a_client_reset_of_a_relayed_run_resets_cursors_stream_and_the_retry_relays_again(
+    tmp_path, workspace
+) -> None:
+    # The first stream is held after one frame (the client resets it then); the retry is not.
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend", held_streams=1) as backend:
+        setup = Setup(tmp_path, workspace, fp, backend)
+        setup.backend_port = backend.port
+        client = setup.client(
+            transport="run", h2_target=("127.0.0.1", backend.port), drop_after=[1]
+        )
+        try:
+            result = await client.turn(
+                client.run_request("hi", conversation_id="c", model=CURSOR_MODEL)
+            )
+        finally:
+            await client.aclose()
+            setup.proxy.stop()
+    assert result.reconnects == 1
+    assert result.end.ok and result.text == "cursor says hi from its own model"
+    assert [r.path for r in backend.requests] == ["/agent.v1.AgentService/Run"] * 2
+    assert backend.run_resets == 1  # the client's RST_STREAM reached Cursor's side
+    assert fp.requests == []

@@ -65,6 +65,8 @@ class FakeCursor:
     released_by_client: bool = False
     run_upload: bytearray = field(default_factory=bytearray)
     run_upload_ended: bool = False
+    run_resets: int = 0  # `Run` streams the client side reset
+    held_streams: int | None = None  # only this many RunSSE/`Run` streams wait for `release`
     refuse: int = 0  # answer RunSSE with this HTTP status and a Connect JSON error instead
 
     def __post_init__(self) -> None:
@@ -73,6 +75,7 @@ class FakeCursor:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._streams = 0
 
     def appends(self) -> list[Received]:
         return [r for r in self.requests if r.path.endswith("/BidiAppend")]
@@ -173,12 +176,7 @@ class FakeCursor:
         writer.write(conn.send(h11.Response(status_code=200, headers=head)))
         self._send(conn, writer, self.first)
         await writer.drain()
-        try:
-            async with asyncio.timeout(self.release_timeout):
-                await self.release.wait()
-            self.released_by_client = True
-        except TimeoutError:
-            pass
+        await self._hold()
         self._send(conn, writer, self.rest)
         self._send(conn, writer, connect.encode_end_stream())
         writer.write(conn.send(h11.EndOfMessage()))
@@ -191,17 +189,15 @@ class FakeCursor:
         conn.initiate_connection()
         writer.write(conn.data_to_send())
         answering: set[int] = set()
+        reset: set[int] = set()
 
         async def answer(stream_id: int) -> None:
             conn.send_data(stream_id, self._sent(self.first))
             writer.write(conn.data_to_send())
             await writer.drain()
-            try:
-                async with asyncio.timeout(self.release_timeout):
-                    await self.release.wait()
-                self.released_by_client = True
-            except TimeoutError:
-                pass
+            await self._hold()
+            if stream_id in reset:
+                return
             conn.send_data(stream_id, self._sent(self.rest))
             conn.send_data(stream_id, self._sent(connect.encode_end_stream()), end_stream=True)
             writer.write(conn.data_to_send())
@@ -229,8 +225,23 @@ class FakeCursor:
                         task.add_done_callback(self._tasks.discard)
                 elif isinstance(event, h2.events.StreamEnded):
                     self.run_upload_ended = True
+                elif isinstance(event, h2.events.StreamReset):
+                    self.run_resets += 1
+                    reset.add(event.stream_id)
             writer.write(conn.data_to_send())
             await writer.drain()
+
+    async def _hold(self) -> None:
+        """Wait for `release` (bounded) before the rest of a stream, if this one is held."""
+        self._streams += 1
+        if self.held_streams is not None and self._streams > self.held_streams:
+            return
+        try:
+            async with asyncio.timeout(self.release_timeout):
+                await self.release.wait()
+            self.released_by_client = True
+        except TimeoutError:
+            pass
 
     def _sent(self, data: bytes) -> bytes:
         self.sent.append(data)
