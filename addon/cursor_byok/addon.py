@@ -9,6 +9,7 @@ upload is fed, chunk by chunk, into its attempt (§3.3).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import ipaddress
@@ -16,6 +17,7 @@ import logging
 import os
 import secrets
 import ssl
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +50,7 @@ from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.routing import CURSOR
 from cursor_byok.routing import LOCAL
+from cursor_byok.routing import RoutedRun
 from cursor_byok.routing import Routes
 from cursor_byok.routing import decide as decide_route
 from cursor_byok.routing import requested_model
@@ -410,7 +413,17 @@ class CursorByok:
         return config is not None and config.route_other_models == "cursor"
 
     def _decide(self, request_id: str, run_request) -> str:
+        known = self.routes.get(request_id)
         route = self.routes.decide(request_id, decide_route(self._routing_config(), run_request))
+        if known is None and route == CURSOR:
+            self.routes.recent.append(
+                RoutedRun(
+                    request_id,
+                    run_request.conversation_id,
+                    requested_model(run_request),
+                    time.monotonic(),
+                )
+            )
         log.info(
             "run %s: model %r → %s",
             request_id,
@@ -438,7 +451,13 @@ class CursorByok:
                 capath=opts.ssl_verify_upstream_trusted_confdir or None,
             )
         else:
+            # The system trust store, plus certifi's (mitmproxy's default for upstreams):
+            # some Python builds (python.org on macOS) come with an empty system store.
             context = ssl.create_default_context()
+            with contextlib.suppress(ImportError, OSError):
+                import certifi
+
+                context.load_verify_locations(cafile=certifi.where())
         context.set_alpn_protocols(["http/1.1"])
         return context
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
@@ -20,6 +22,17 @@ LOCAL = "local"
 CURSOR = "cursor"
 MAX_ENTRIES = 4096
 TTL = 3600.0  # seconds a decision is remembered (a run, its reconnects and retries)
+RECENT = 5  # runs sent to Cursor that the live status lists
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedRun:
+    """A run that went to Cursor's backend, for the live status (metadata only)."""
+
+    request_id: str
+    conversation_id: str
+    model: str
+    at: float  # time.monotonic()
 
 
 def requested_model(run_request: pb.AgentRunRequest) -> str:
@@ -53,6 +66,7 @@ class Routes:
         self.clock = clock
         self._routes: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._waiters: dict[str, tuple[asyncio.Event, list[int]]] = {}  # event, [waiting]
+        self.recent: deque[RoutedRun] = deque(maxlen=RECENT)  # latest runs sent to Cursor
 
     def __len__(self) -> int:
         return len(self._routes)
