@@ -48,6 +48,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
+from cursor_byok.relay import upstream_proxy
 from cursor_byok.routing import CURSOR
 from cursor_byok.routing import LOCAL
 from cursor_byok.routing import RoutedRun
@@ -314,7 +315,10 @@ class CursorByok:
         assert self.registry is not None
         try:
             self.streamer = Streamer(
-                self.registry, routes=self.routes, upstream_ssl=self._upstream_ssl
+                self.registry,
+                routes=self.routes,
+                upstream_ssl=self._upstream_ssl,
+                upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
             )
             self.streamer.route_wait = self.route_wait
             await self.streamer.start()

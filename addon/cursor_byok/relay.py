@@ -6,17 +6,22 @@ original host:port, the client's request headers as they were, the upload's byte
 (the envelopes read before the decision first), and the response body's bytes back as they come.
 Our response head is already out, so an upstream failure before any data becomes a Connect
 end-of-stream error; a reset after data aborts the loopback response (the client sees a reset).
-mitmproxy's upstream proxy modes are not followed: the connection goes straight to the host.
+With mitmproxy's `upstream:http://HOST:PORT` mode the connection is tunnelled through that proxy
+(HTTP CONNECT, `upstream_auth` as Basic credentials), as mitmproxy's own upstream traffic is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
 import ssl
+import urllib.parse
 from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import h2.config
@@ -57,6 +62,62 @@ _SKIP = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class UpstreamProxy:
+    """mitmproxy's `upstream:` proxy, which relays must go through too."""
+
+    host: str
+    port: int
+    auth: str = ""  # "user:password" (mitmproxy's `upstream_auth`); never logged
+
+
+def upstream_proxy(modes: Sequence[str], auth: str | None = None) -> UpstreamProxy | None:
+    """The `upstream:http://host:port` proxy among mitmproxy's modes, if any."""
+    for mode in modes:
+        if not str(mode).startswith("upstream:"):
+            continue
+        url = urllib.parse.urlsplit(str(mode).removeprefix("upstream:"))
+        if url.scheme not in ("http", "") or not url.hostname:
+            log.warning("relays to Cursor connect directly: upstream proxy %s not supported", mode)
+            return None
+        return UpstreamProxy(url.hostname, url.port or 80, auth or "")
+    return None
+
+
+async def open_upstream(
+    host: str,
+    port: int,
+    *,
+    context: ssl.SSLContext | None,
+    sni: str,
+    proxy: UpstreamProxy | None = None,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to Cursor's host (TLS when `context`), through `proxy` if there is one."""
+    if proxy is None:
+        return await asyncio.open_connection(
+            host, port, ssl=context, server_hostname=sni if context is not None else None
+        )
+    reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+    if proxy.auth:
+        head += f"Proxy-Authorization: Basic {base64.b64encode(proxy.auth.encode()).decode()}\r\n"
+    writer.write((head + "\r\n").encode())
+    try:
+        await writer.drain()
+        answer = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+        writer.close()
+        raise ConnectionError(f"upstream proxy {proxy.host}:{proxy.port}: {exc}") from None
+    status_line = answer.split(b"\r\n", 1)[0].decode("latin-1")
+    if status_line.split(" ")[1:2] != ["200"]:
+        writer.close()
+        raise ConnectionError(f"upstream proxy {proxy.host}:{proxy.port}: {status_line}")
+    if context is not None:
+        await writer.start_tls(context, server_hostname=sni)
+    return reader, writer
+
+
 class Aborted(ByokError):
     """The upstream reset the stream or went away mid-response."""
 
@@ -70,6 +131,7 @@ async def relay_h2(
     writer: asyncio.StreamWriter,
     gone: asyncio.Future,
     upstream_ssl: Callable[[], ssl.SSLContext],
+    proxy: UpstreamProxy | None = None,
 ) -> None:
     from cursor_byok.streamer import RELAY_RESET
 
@@ -78,8 +140,12 @@ async def relay_h2(
     context.set_alpn_protocols(["h2"])
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT):
-            reader, up = await asyncio.open_connection(
-                forward.host, forward.port, ssl=context, server_hostname=forward.sni or forward.host
+            reader, up = await open_upstream(
+                forward.host,
+                forward.port,
+                context=context,
+                sni=forward.sni or forward.host,
+                proxy=proxy,
             )
     except (OSError, TimeoutError) as exc:
         log.warning("Run %s: Cursor's backend unreachable: %s", spec.request_id, exc)

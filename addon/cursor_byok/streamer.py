@@ -22,7 +22,9 @@ from dataclasses import dataclass
 import h11
 
 from cursor_byok import connect
+from cursor_byok.relay import UpstreamProxy
 from cursor_byok.relay import end_with_error
+from cursor_byok.relay import open_upstream
 from cursor_byok.relay import relay_h2
 from cursor_byok.relay import upstream_error
 from cursor_byok.routing import CURSOR
@@ -128,6 +130,7 @@ class Streamer:
         *,
         routes: Routes | None = None,
         upstream_ssl: Callable[[], ssl.SSLContext] | None = None,
+        upstream_proxy: Callable[[], UpstreamProxy | None] | None = None,
     ) -> None:
         self.registry = registry
         self.host = host
@@ -138,6 +141,7 @@ class Streamer:
         self.routes = routes
         self.route_wait = 10.0  # seconds a held stream waits for its run request's route
         self.upstream_ssl = upstream_ssl or ssl.create_default_context
+        self.upstream_proxy = upstream_proxy or (lambda: None)
         self._forwards: OrderedDict[str, Forward] = OrderedDict()
 
     def hold_forward(self, forward: Forward) -> str:
@@ -291,7 +295,9 @@ class Streamer:
                     spec.request_id,
                 )
                 if forward.upload is not None:
-                    await relay_h2(forward, spec, conn, writer, gone, self.upstream_ssl)
+                    await relay_h2(
+                        forward, spec, conn, writer, gone, self.upstream_ssl, self.upstream_proxy()
+                    )
                 else:
                     await self._relay(forward, spec, conn, writer, gone)
                 return
@@ -344,11 +350,12 @@ class Streamer:
         https = forward.scheme == "https"
         try:
             async with asyncio.timeout(_CONNECT_TIMEOUT):
-                up_reader, up_writer = await asyncio.open_connection(
+                up_reader, up_writer = await open_upstream(
                     forward.host,
                     forward.port,
-                    ssl=self.upstream_ssl() if https else None,
-                    server_hostname=(forward.sni or forward.host) if https else None,
+                    context=self.upstream_ssl() if https else None,
+                    sni=forward.sni or forward.host,
+                    proxy=self.upstream_proxy(),
                 )
         except (OSError, TimeoutError) as exc:
             log.warning("RunSSE %s: Cursor's backend unreachable: %s", spec.request_id, exc)
