@@ -9,6 +9,7 @@ certificate the mitmdump trusts through `ssl_verify_upstream_trusted_ca`). The c
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from cursor_client import FAKE_TOKEN
 from cursor_client import CursorLikeClient
 from fakes.fake_cursor import FakeCursor
 from fakes.fake_provider import FakeProvider
+from h2_client import H2Client
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import MODEL
@@ -345,4 +347,40 @@ async def test_a_client_reset_of_a_relayed_run_resets_cursors_stream_and_the_ret
     assert result.end.ok and result.text == "cursor says hi from its own model"
     assert [r.path for r in backend.requests] == ["/agent.v1.AgentService/Run"] * 2
     assert backend.run_resets == 1  # the client's RST_STREAM reached Cursor's side
+    assert fp.requests == []
+
+
+async def test_an_upstream_reset_of_a_relayed_run_resets_the_clients_stream(
+    tmp_path, workspace
+) -> None:
+    async with (
+        FakeProvider() as fp,
+        FakeCursor(tmp_path / "backend", reset_after_first=True) as backend,
+    ):
+        setup = Setup(tmp_path, workspace, fp, backend)
+        h2 = await H2Client.connect(
+            setup.proxy.port, "127.0.0.1", setup.proxy.ca_file, backend.port
+        )
+        first = CursorLikeClient.run_request("hi", conversation_id="c", model=CURSOR_MODEL)
+        try:
+            stream = await h2.request(
+                "/agent.v1.AgentService/Run",
+                {
+                    ":authority": f"127.0.0.1:{backend.port}",
+                    "content-type": "application/connect+proto",
+                    "connect-protocol-version": "1",
+                    "authorization": FAKE_TOKEN,
+                    "x-request-id": str(uuid.uuid4()),
+                },
+            )
+            await stream.send(connect.encode_frame(first.SerializeToString()))
+            received = b""
+            async with asyncio.timeout(20):
+                async for chunk in stream.chunks():
+                    received += chunk
+        finally:
+            await h2.aclose()
+            setup.proxy.stop()
+    assert received == backend.first  # what came before the reset arrived unchanged
+    assert stream.reset  # then the client's stream was reset, not ended cleanly
     assert fp.requests == []

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import h2.config
 import h2.connection
+import h2.errors
 import h2.events
 import h11
 from cryptography import x509
@@ -67,6 +68,7 @@ class FakeCursor:
     run_upload_ended: bool = False
     run_resets: int = 0  # `Run` streams the client side reset
     held_streams: int | None = None  # only this many RunSSE/`Run` streams wait for `release`
+    reset_after_first: bool = False  # `Run`: reset the stream (INTERNAL_ERROR) after `first`
     refuse: int = 0  # answer RunSSE with this HTTP status and a Connect JSON error instead
 
     def __post_init__(self) -> None:
@@ -195,6 +197,11 @@ class FakeCursor:
             conn.send_data(stream_id, self._sent(self.first))
             writer.write(conn.data_to_send())
             await writer.drain()
+            if self.reset_after_first:
+                conn.reset_stream(stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
+                writer.write(conn.data_to_send())
+                await writer.drain()
+                return
             await self._hold()
             if stream_id in reset:
                 return
