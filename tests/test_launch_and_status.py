@@ -68,6 +68,17 @@ def test_status_table_shows_model_tokens_and_tool() -> None:
     assert "my-model" in text and "1200" in text and "300" in text
     assert "shell_tool_call" in text and "running" in text
     assert "30.0" in text  # 300 tokens in 10 s
+    assert "local" in text
+
+
+def test_status_table_lists_runs_sent_to_cursor() -> None:
+    from cursor_byok.routing import RoutedRun
+
+    run = RoutedRun("req-cursor-1", "conv-abcdefgh", "composer-1", at=time.monotonic() - 3)
+    console = Console(width=200, record=True)
+    console.print(status_table([], routed=[run]))
+    text = console.export_text()
+    assert "composer-1" in text and "cursor" in text and "sent to Cursor 3s ago" in text
 
 
 def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
@@ -93,4 +104,5 @@ def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 1  # no CA and no proxy activity in an empty directory
     assert "config" in out and "Claude Sonnet (BYOK)" in out
+    assert "runs on other models (Cursor's own): Cursor's backend" in out  # the routing rule
     assert "does not exist yet" in out and "fix:" in out

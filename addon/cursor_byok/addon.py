@@ -9,12 +9,15 @@ upload is fed, chunk by chunk, into its attempt (§3.3).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import ipaddress
 import logging
 import os
 import secrets
+import ssl
+import time
 import traceback
 import uuid
 from collections.abc import Sequence
@@ -47,10 +50,19 @@ from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
 from cursor_byok.providers.pool import ProviderPool
+from cursor_byok.relay import upstream_proxy
+from cursor_byok.routing import CURSOR
+from cursor_byok.routing import LOCAL
+from cursor_byok.routing import RoutedRun
+from cursor_byok.routing import Routes
+from cursor_byok.routing import decide as decide_route
+from cursor_byok.routing import requested_model
 from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
+from cursor_byok.streamer import RELAY_RESET
 from cursor_byok.streamer import STREAM_HEADER
+from cursor_byok.streamer import Forward
 from cursor_byok.streamer import Streamer
 from cursor_byok.streamer import StreamSpec
 from cursor_byok.turn import Agent
@@ -71,6 +83,7 @@ METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
 PATH_KEY = "cursor_byok_path"
 UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback streamer
+PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
 AGENTS = ("provider", "scripted")
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the addon to be ready
@@ -114,6 +127,8 @@ class CursorByok:
         self.recorder: Recorder | None = None  # while recording
         self.providers = ProviderPool()  # provider clients shared across turns
         self.activity: Activity | None = None
+        self.routes = Routes()  # which way each run went, by request id
+        self.route_wait = 10.0
 
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
 
@@ -144,6 +159,13 @@ class CursorByok:
             int,
             60_000,
             "End a RunSSE stream with not_found when no run request arrives in this time.",
+        )
+        loader.add_option(
+            "cursor_byok_route_wait_ms",
+            int,
+            10_000,
+            "How long a request of a run whose model is not known yet (its run request has not "
+            "arrived) waits for it before it is handled as today (served here).",
         )
         loader.add_option(
             "cursor_byok_linger_ms",
@@ -216,6 +238,7 @@ class CursorByok:
             "cursor_byok_exec_timeout_ms",
             "cursor_byok_ack_timeout_ms",
             "cursor_byok_gap_timeout_ms",
+            "cursor_byok_route_wait_ms",
         ):
             if getattr(opts, name) <= 0:
                 raise exceptions.OptionsError(f"{name} must be positive")
@@ -247,6 +270,9 @@ class CursorByok:
             else opts.cursor_byok_coalesce_ms / 1000,
         )
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        self.route_wait = opts.cursor_byok_route_wait_ms / 1000
+        if self.streamer is not None:
+            self.streamer.route_wait = self.route_wait
         if self.registry is None:
             self.registry = SessionRegistry(
                 self._run_turn,
@@ -294,7 +320,13 @@ class CursorByok:
     async def _start(self) -> None:
         assert self.registry is not None
         try:
-            self.streamer = Streamer(self.registry)
+            self.streamer = Streamer(
+                self.registry,
+                routes=self.routes,
+                upstream_ssl=self._upstream_ssl,
+                upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
+            )
+            self.streamer.route_wait = self.route_wait
             await self.streamer.start()
         except Exception as exc:
             # Not log.exception: mitmdump exits on errors logged at start-up. Every Agent
@@ -374,6 +406,70 @@ class CursorByok:
                     error=CUSTOM_MESSAGE,
                 )
             )
+
+    def _routing_config(self) -> Config | None:
+        """The config routing decides by; None when every run is served here (another agent,
+        or a broken config whose error the turn shows)."""
+        if self._agent is not None or ctx.options.cursor_byok_agent != "provider":
+            return None
+        try:
+            return self.config()
+        except ConfigError:
+            return None
+
+    def _may_pass(self) -> bool:
+        """Whether any run can go to Cursor: only then do requests wait for their route."""
+        config = self._routing_config()
+        return config is not None and config.route_other_models == "cursor"
+
+    def _decide(self, request_id: str, run_request) -> str:
+        known = self.routes.get(request_id)
+        route = self.routes.decide(request_id, decide_route(self._routing_config(), run_request))
+        if known is None and route == CURSOR:
+            self.routes.recent.append(
+                RoutedRun(
+                    request_id,
+                    run_request.conversation_id,
+                    requested_model(run_request),
+                    time.monotonic(),
+                )
+            )
+        log.info(
+            "run %s: model %r → %s",
+            request_id,
+            requested_model(run_request),
+            "Cursor's backend" if route == CURSOR else "served here",
+        )
+        return route
+
+    def _decide_first(self, request_id: str, message) -> str:
+        """The route of a `Run` stream, from its first client message."""
+        if message.WhichOneof("message") == "run_request":
+            return self._decide(request_id, message.run_request)
+        return self.routes.decide(request_id, LOCAL)
+
+    def _upstream_ssl(self) -> ssl.SSLContext:
+        """TLS to Cursor's backend for a relayed run, verified as mitmproxy verifies upstreams."""
+        opts = ctx.options
+        if opts.ssl_insecure:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif opts.ssl_verify_upstream_trusted_ca or opts.ssl_verify_upstream_trusted_confdir:
+            context = ssl.create_default_context(
+                cafile=opts.ssl_verify_upstream_trusted_ca or None,
+                capath=opts.ssl_verify_upstream_trusted_confdir or None,
+            )
+        else:
+            # The system trust store, plus certifi's (mitmproxy's default for upstreams):
+            # some Python builds (python.org on macOS) come with an empty system store.
+            context = ssl.create_default_context()
+            with contextlib.suppress(ImportError, OSError):
+                import certifi
+
+                context.load_verify_locations(cafile=certifi.where())
+        context.set_alpn_protocols(["http/1.1"])
+        return context
 
     def _live_action(self, live: LiveRun, action) -> None:
         """A conversation action sent mid-run (stop one subagent, send work to the background)."""
@@ -483,7 +579,14 @@ class CursorByok:
             return
         try:
             if path == BIDI_APPEND_PATH:
-                self._bidi_append(flow)
+                request = flow.request
+                append = decode_bidi_append(
+                    self._body(request), request.headers.get("content-type")
+                )
+                if await self._append_route(append) == CURSOR:
+                    self._pass_through(flow, path, append.request_id)
+                    return
+                self._bidi_append(flow, append)
             else:
                 self._run_sse(flow)
         except ByokError as exc:
@@ -525,10 +628,29 @@ class CursorByok:
         except connect.ConnectError as exc:
             raise BadFraming(f"request body: {exc}") from None
 
-    def _bidi_append(self, flow: http.HTTPFlow) -> None:
+    async def _append_route(self, append) -> str:
+        """The route of this append's run; the run request decides it, other appends of a run
+        not yet decided wait for it (bounded; then served here, as before routing existed)."""
+        assert self.registry is not None
+        message = append.message
+        if message is not None and message.WhichOneof("message") == "run_request":
+            return self._decide(append.request_id, message.run_request)
+        route = self.routes.get(append.request_id)
+        if route is not None:
+            return route
+        if self.registry.run_for(append.request_id) is not None or not self._may_pass():
+            return LOCAL
+        return await self.routes.wait(append.request_id, self.route_wait) or LOCAL
+
+    def _pass_through(self, flow: http.HTTPFlow, path: str, request_id: str) -> None:
+        """Leave the flow as the client sent it: it goes to Cursor's backend."""
+        flow.metadata[METADATA_KEY] = request_id
+        flow.metadata[PASS_KEY] = True
+        log.debug("%s %s → Cursor's backend", path.rsplit("/", 1)[-1], request_id)
+
+    def _bidi_append(self, flow: http.HTTPFlow, append) -> None:
         assert self.registry is not None
         request = flow.request
-        append = decode_bidi_append(self._body(request), request.headers.get("content-type"))
         flow.metadata[METADATA_KEY] = append.request_id
         kind = append.message.WhichOneof("message") if append.message else None
         log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
@@ -557,6 +679,28 @@ class CursorByok:
         request_id = decode_run_sse_request(
             self._body(request), request.headers.get("content-type") or "application/connect+proto"
         )
+        route = self.routes.get(request_id)
+        if route == CURSOR:
+            self._pass_through(flow, RUN_SSE_PATH, request_id)
+            log.info("RunSSE %s → Cursor's backend", request_id)
+            return
+        forward = ""
+        if route is None and self.registry.run_for(request_id) is None and self._may_pass():
+            # Its run request has not come yet (Cursor opens RunSSE first, and may wait for
+            # its response head before it sends it): serve the head from the loopback now;
+            # the streamer relays it to Cursor if the run turns out to be on a Cursor model.
+            assert self.streamer is not None
+            forward = self.streamer.hold_forward(
+                Forward(
+                    scheme=request.scheme,
+                    host=request.host,
+                    port=request.port,
+                    sni=request.pretty_host,
+                    path=request.path,
+                    headers=tuple(request.headers.fields),
+                    body=request.raw_content or b"",
+                )
+            )
         owner = self._owner(request)
         self.registry.core.attempt(request_id, owner=owner, now=self.registry.clock())
         flow.metadata[METADATA_KEY] = request_id
@@ -569,6 +713,7 @@ class CursorByok:
             encoding=connect.pick_encoding(accept),
             content_type="application/grpc-web+proto" if grpc_web else "text/event-stream",
             grpc_web=grpc_web,
+            forward=forward,
         )
         self._to_loopback(flow, spec)
         request.headers["content-length"] = str(len(request.raw_content or b""))
@@ -591,7 +736,36 @@ class CursorByok:
         self.registry.core.attempt(
             request_id, owner=owner, now=self.registry.clock(), transport="run"
         )
-        upload = RunUpload(self.registry, request_id, owner, upload_encoding, self.recorder)
+        forward = ""
+        pipe: asyncio.Queue | None = None
+        known = self.routes.get(request_id)
+        if known == CURSOR or (known is None and self._may_pass()):
+            # The first envelope says which model; the upstream is fixed by now (before any
+            # body), so if it is Cursor's the streamer itself relays the stream to Cursor.
+            assert self.streamer is not None
+            pipe = asyncio.Queue()
+            forward = self.streamer.hold_forward(
+                Forward(
+                    scheme=request.scheme,
+                    host=request.host,
+                    port=request.port,
+                    sni=request.pretty_host,
+                    path=request.path,
+                    headers=tuple(request.headers.fields),
+                    body=b"",
+                    upload=pipe,
+                    authority=request.authority or request.host_header or "",
+                )
+            )
+        upload = RunUpload(
+            self.registry,
+            request_id,
+            owner,
+            upload_encoding,
+            self.recorder,
+            pipe=pipe,
+            decide=self._decide_first if pipe is not None else None,
+        )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
         accept = headers.get("grpc-accept-encoding" if grpc_web else "connect-accept-encoding")
@@ -603,6 +777,7 @@ class CursorByok:
             content_type=content_type,
             grpc_web=grpc_web,
             transport="run",
+            forward=forward,
         )
         request.stream = upload
         self._to_loopback(flow, spec)
@@ -634,6 +809,9 @@ class CursorByok:
         flow.metadata[LOOPBACK_KEY] = True
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.metadata.get(PASS_KEY) and flow.response is not None:
+            flow.response.stream = True  # Cursor's own stream: relayed as it comes, never held
+            return
         if not flow.metadata.get(LOOPBACK_KEY) or flow.response is None:
             return
         flow.response.stream = True
@@ -711,10 +889,21 @@ class RunUpload:
 
     mitmproxy calls it with every chunk the client sends (`request.stream`); nothing goes
     upstream. Bad input ends this attempt's stream with a Connect error; the proxy goes on.
+    With `decide`, the first client message picks the route: served here (as above), or
+    Cursor's backend, when every byte (those already read, then each chunk as it comes) goes
+    unparsed into `pipe` for the streamer to relay (None marks the end of the upload).
     """
 
     def __init__(
-        self, registry: SessionRegistry, request_id: str, owner: bytes, encoding, recorder
+        self,
+        registry: SessionRegistry,
+        request_id: str,
+        owner: bytes,
+        encoding,
+        recorder,
+        *,
+        pipe: asyncio.Queue | None = None,
+        decide=None,
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -723,15 +912,33 @@ class RunUpload:
         self.decoder = connect.EnvelopeDecoder(encoding=encoding)
         self.failed = False
         self.messages = 0
+        self.pipe = pipe
+        self.decide = decide
+        self.route: str | None = None if decide is not None else LOCAL
+        self.read = bytearray()  # raw upload bytes until the route is known
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
             return []
+        if self.route == CURSOR:
+            assert self.pipe is not None
+            self.pipe.put_nowait(bytes(chunk))
+            return []
+        if self.route is None:
+            self.read += chunk
         try:
             for frame in self.decoder.feed(chunk):
                 if frame.is_end_stream:
                     continue  # a client end-stream closes its side; nothing to do
                 message = parse_client_message(frame.payload)
+                if self.route is None:
+                    self.route = self.decide(self.request_id, message)
+                    if self.route == CURSOR:
+                        assert self.pipe is not None
+                        self.pipe.put_nowait(bytes(self.read))
+                        self.read = bytearray()
+                        return []
+                    self.read = bytearray()
                 if self.recorder is not None:
                     self.recorder.client(self.request_id, self.messages, frame.payload, {})
                 self.messages += 1
@@ -758,8 +965,13 @@ class RunUpload:
 
     def close(self) -> None:
         """The client closed its upload: fine between envelopes, an error inside one."""
+        if self.pipe is not None and self.route != LOCAL:
+            self.pipe.put_nowait(None)  # relayed (or not decided yet): end Cursor's upload too
+            return
         if not self.failed and self.decoder.buffered:
             self._fail("invalid_argument", "Run request stream ended inside an envelope")
 
     def abandon(self) -> None:
         self.failed = True
+        if self.pipe is not None and self.route == CURSOR:
+            self.pipe.put_nowait(RELAY_RESET)

@@ -61,7 +61,10 @@ _TOP_KEYS = {
     "subagent_model",
     "web_search",
     "image_generation",
+    "route_other_models",
 }
+# What happens to a run on a model cursor-byok does not serve (one of Cursor's own).
+ROUTE_OTHER_MODELS = ("cursor", "error")
 _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
 _WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 _PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
@@ -293,6 +296,8 @@ class Config:
     subagent_model: str | None = None  # model for subagent (Task) runs; None: what Cursor asks
     web_search: WebSearchConfig | None = None  # WebSearch is offered only with an endpoint
     image_generation: ImageGenerationConfig | None = None  # GenerateImage likewise
+    # "cursor": runs on other models go to Cursor's backend untouched; "error": refuse them
+    route_other_models: str = "cursor"
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
@@ -365,6 +370,12 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         raise fail(
             "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
         )
+    route_other = raw.get("route_other_models", "cursor")
+    if route_other not in ROUTE_OTHER_MODELS:
+        raise fail(
+            "route_other_models",
+            f"{route_other!r}: must be one of {', '.join(map(repr, ROUTE_OTHER_MODELS))}",
+        )
     return Config(
         providers,
         models,
@@ -375,6 +386,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         subagent_model,
         _web_search(raw.get("web_search"), fail),
         _image_generation(raw.get("image_generation"), fail),
+        route_other,
     )
 
 

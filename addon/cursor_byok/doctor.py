@@ -59,7 +59,13 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
     except ConfigError as exc:
         return Check(FAIL, "config", str(exc), fix=f"fix {path} (see config.example.toml)"), None
     names = ", ".join(config.model_names())
-    return Check(OK, f"config {path}", f"models: {names}"), config
+    other = (
+        "Cursor's backend"
+        if config.route_other_models == "cursor"
+        else 'refused with an error (route_other_models = "error")'
+    )
+    detail = f"models: {names}; runs on other models (Cursor's own): {other}"
+    return Check(OK, f"config {path}", detail), config
 
 
 def check_unused_providers(config: Config) -> list[Check]:

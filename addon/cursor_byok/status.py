@@ -47,12 +47,24 @@ def status_table(
     now: float | None = None,
     prices_for: Callable[[str], Prices | None] | None = None,
     session_cost: str = "",
+    routed: Iterable = (),
 ) -> Table:
-    """One row per session that has (or had) a turn; pure, so it is testable."""
+    """One row per session that has (or had) a turn, then the latest runs that went to Cursor's
+    backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable."""
     now = time.monotonic() if now is None else now
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
     table = Table(title=title, expand=False)
-    columns = ("request", "conversation", "model", "state", "in", "cached", "out", "tok/s")
+    columns = (
+        "request",
+        "conversation",
+        "model",
+        "route",
+        "state",
+        "in",
+        "cached",
+        "out",
+        "tok/s",
+    )
     for column in (*columns, "context", "tool", "cost"):
         table.add_column(column, no_wrap=True)
     for live in sessions:
@@ -66,6 +78,7 @@ def status_table(
             live.request_id[:8],
             (turn.run_request.conversation_id or "")[:8],
             turn.model or "?",
+            "local",
             state if len(state) < 40 else state[:39] + "…",
             str(usage.input_tokens),
             str(usage.cache_read_tokens),
@@ -74,6 +87,16 @@ def status_table(
             _context(turn),
             turn.current_tool or "",
             _turn_cost(turn, prices_for),
+        )
+    for run in routed:
+        ago = max(0, int(now - run.at))
+        table.add_row(
+            run.request_id[:8],
+            run.conversation_id[:8],
+            run.model or "?",
+            "cursor",
+            f"sent to Cursor {ago}s ago",
+            *([""] * 7),
         )
     return table
 
@@ -159,6 +182,7 @@ class LiveStatus:
                         addon.registry.sessions.values(),
                         prices_for=prices_lookup(config),
                         session_cost=session_cost,
+                        routed=list(addon.routes.recent),
                     )
                 )
                 await asyncio.sleep(REFRESH)

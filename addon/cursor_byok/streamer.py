@@ -14,18 +14,63 @@ import contextlib
 import json
 import logging
 import secrets
+import ssl
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import h11
 
 from cursor_byok import connect
+from cursor_byok.relay import UpstreamProxy
+from cursor_byok.relay import end_with_error
+from cursor_byok.relay import open_upstream
+from cursor_byok.relay import relay_h2
+from cursor_byok.relay import upstream_error
+from cursor_byok.routing import CURSOR
+from cursor_byok.routing import LOCAL
+from cursor_byok.routing import Routes
 from cursor_byok.session import Refused
+from cursor_byok.session import Subscriber
 from cursor_byok.sessions import SessionRegistry
 
 log = logging.getLogger(__name__)
 
 STREAM_HEADER = "x-cursor-byok-stream"
 _MAX_HEAD = 64 * 1024
+_MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
+_CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
+_MAX_ERROR_BODY = 64 * 1024
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "transfer-encoding",
+    "content-length",
+    "te",
+    "upgrade",
+    STREAM_HEADER,
+}
+
+
+RELAY_RESET = object()  # in a `Forward.upload` queue: the client reset its stream
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    """The original request of a RunSSE flow whose route was not known when it arrived: if its
+    run turns out to be on one of Cursor's models, the streamer sends it to Cursor itself."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+    upload: asyncio.Queue | None = None  # `Run`: the upload's bytes as they come (None: end)
+    authority: str = ""
+    sni: str = ""  # the name the certificate must carry (transparent mode: host is an IP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +85,7 @@ class StreamSpec:
     transport: str = "bidi"
     error: tuple[str, str] | None = None  # answer only this (code, message), read nothing
     error_stream: bool = False  # as a stream end (`Run`), else as a unary Connect error
+    forward: str = ""  # token of a held `Forward`: the route is decided while streaming
 
     def encode(self, secret: str) -> str:
         body = {
@@ -51,6 +97,7 @@ class StreamSpec:
             "t": self.transport,
             "x": list(self.error) if self.error else None,
             "s": self.error_stream,
+            "f": self.forward,
         }
         return secret + ":" + json.dumps(body, separators=(",", ":"))
 
@@ -70,19 +117,41 @@ class StreamSpec:
                 transport=str(data["t"]),
                 error=(str(data["x"][0]), str(data["x"][1])) if data["x"] else None,
                 error_stream=bool(data["s"]),
+                forward=str(data.get("f", "")),
             )
         except (ValueError, KeyError, TypeError):
             return None
 
 
 class Streamer:
-    def __init__(self, registry: SessionRegistry, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        host: str = "127.0.0.1",
+        *,
+        routes: Routes | None = None,
+        upstream_ssl: Callable[[], ssl.SSLContext] | None = None,
+        upstream_proxy: Callable[[], UpstreamProxy | None] | None = None,
+    ) -> None:
         self.registry = registry
         self.host = host
         self.secret = secrets.token_hex(16)
         self.port: int | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
+        self.routes = routes
+        self.route_wait = 10.0  # seconds a held stream waits for its run request's route
+        self.upstream_ssl = upstream_ssl or ssl.create_default_context
+        self.upstream_proxy = upstream_proxy or (lambda: None)
+        self._forwards: OrderedDict[str, Forward] = OrderedDict()
+
+    def hold_forward(self, forward: Forward) -> str:
+        """Keep `forward` for the loopback request that names the returned token."""
+        token = secrets.token_hex(8)
+        self._forwards[token] = forward
+        while len(self._forwards) > _MAX_FORWARDS:
+            self._forwards.popitem(last=False)
+        return token
 
     def header_value(self, spec: StreamSpec) -> str:
         return spec.encode(self.secret)
@@ -193,7 +262,7 @@ class Streamer:
             await self._answer_error(conn, writer, spec)
             return
         try:
-            sub = self.registry.subscribe(
+            subscribed = self.registry.subscribe(
                 spec.request_id,
                 owner=spec.owner,
                 encoding=spec.encoding,
@@ -203,6 +272,7 @@ class Streamer:
         except Refused as exc:
             await self._refuse(conn, writer, 403, f"{exc}\n")
             return
+        sub: Subscriber | None = subscribed
         response_headers = [
             ("content-type", spec.content_type),
             ("cache-control", "no-cache"),
@@ -217,7 +287,23 @@ class Streamer:
         chunks = 0
         try:
             await writer.drain()
-            async for chunk in self.registry.frames(sub, until=gone):
+            forward = self._forwards.pop(spec.forward, None) if spec.forward else None
+            if forward is not None and await self._route(spec.request_id, gone) == CURSOR:
+                self.registry.unsubscribe(subscribed)
+                sub = None
+                log.info(
+                    "%s %s: run is on a Cursor model, relayed to Cursor",
+                    "Run" if spec.transport == "run" else "RunSSE",
+                    spec.request_id,
+                )
+                if forward.upload is not None:
+                    await relay_h2(
+                        forward, spec, conn, writer, gone, self.upstream_ssl, self.upstream_proxy()
+                    )
+                else:
+                    await self._relay(forward, spec, conn, writer, gone)
+                return
+            async for chunk in self.registry.frames(subscribed, until=gone):
                 writer.write(conn.send(h11.Data(data=chunk)))
                 await writer.drain()
                 chunks += 1
@@ -226,5 +312,102 @@ class Streamer:
                 await writer.drain()
         finally:
             gone.cancel()
-            self.registry.unsubscribe(sub)
+            if sub is not None:
+                self.registry.unsubscribe(sub)
             log.debug("request %s: stream wrote %d chunks", spec.request_id, chunks)
+
+    # --- pass-through of a stream whose route was decided after it opened -------------------
+
+    async def _route(self, request_id: str, gone: asyncio.Future) -> str | None:
+        """The run's route once its run request arrives (LOCAL when it does not come within the
+        wait; None when the client went away first)."""
+        if self.routes is None:
+            return None
+        waiter = asyncio.ensure_future(self.routes.wait(request_id, self.route_wait))
+        await asyncio.wait({waiter, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not waiter.done():
+            waiter.cancel()
+            return None
+        route = waiter.result()
+        if route is None:
+            # No run request within the wait: this stream is served here, and so is the run
+            # if its request comes later (one route per run; no stream split across two).
+            route = self.routes.decide(request_id, LOCAL)
+            log.info(
+                "request %s: no run request in %.1f s, served here", request_id, self.route_wait
+            )
+        return route
+
+    async def _relay(
+        self,
+        forward: Forward,
+        spec: StreamSpec,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        gone: asyncio.Future,
+    ) -> None:
+        """Send the original request to Cursor's backend; its body bytes go to the client as
+        they come. Our response head is already out (the client may wait for it before it
+        sends the run request), so an upstream error becomes an end-of-stream error."""
+        https = forward.scheme == "https"
+        try:
+            async with asyncio.timeout(_CONNECT_TIMEOUT):
+                up_reader, up_writer = await open_upstream(
+                    forward.host,
+                    forward.port,
+                    context=self.upstream_ssl() if https else None,
+                    sni=forward.sni or forward.host,
+                    proxy=self.upstream_proxy(),
+                )
+        except (OSError, TimeoutError) as exc:
+            log.warning("RunSSE %s: Cursor's backend unreachable: %s", spec.request_id, exc)
+            await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
+            return
+        client = h11.Connection(h11.CLIENT)
+        headers = [(k, v) for k, v in forward.headers if k.decode().lower() not in _HOP_BY_HOP]
+        if not any(k.lower() == b"host" for k, _ in headers):
+            default = 443 if https else 80
+            host = forward.host if forward.port == default else f"{forward.host}:{forward.port}"
+            headers.insert(0, (b"host", host.encode()))
+        headers.append((b"content-length", str(len(forward.body)).encode()))
+        status = 0
+        error_body = b""
+        try:
+            up_writer.write(
+                client.send(h11.Request(method="POST", target=forward.path, headers=headers))
+                + client.send(h11.Data(data=forward.body))
+                + client.send(h11.EndOfMessage())
+            )
+            await up_writer.drain()
+            while True:
+                event = client.next_event()
+                if event is h11.NEED_DATA:
+                    read = asyncio.ensure_future(up_reader.read(65536))
+                    await asyncio.wait({read, gone}, return_when=asyncio.FIRST_COMPLETED)
+                    if not read.done():
+                        read.cancel()
+                        return  # the client went away: drop the upstream call too
+                    client.receive_data(read.result())
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                elif isinstance(event, h11.Data):
+                    if status == 200:
+                        writer.write(conn.send(h11.Data(data=bytes(event.data))))
+                        await writer.drain()
+                    elif len(error_body) < _MAX_ERROR_BODY:
+                        error_body += bytes(event.data)
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+        except (ConnectionError, h11.ProtocolError, ssl.SSLError) as exc:
+            log.warning("RunSSE %s: Cursor's backend: %s", spec.request_id, exc)
+            if status != 200:
+                await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
+            return  # mid-stream: end without an end envelope, as the upstream did
+        finally:
+            up_writer.close()
+        if status != 200:
+            code, message = upstream_error(status, error_body)
+            await end_with_error(conn, writer, spec, code, message)
+            return
+        writer.write(conn.send(h11.EndOfMessage()))
+        await writer.drain()

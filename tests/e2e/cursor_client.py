@@ -112,6 +112,9 @@ class CursorLikeClient:
     grpc_web: bool = False  # speak gRPC-Web (application/grpc-web+proto) instead of Connect
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
+    sent_appends: list[bytes] = field(default_factory=list)  # BidiAppend bodies, as sent
+    sent_run: list[bytes] = field(default_factory=list)  # envelopes sent on `Run` streams
+    h2_target: tuple[str, int] | None = None  # CONNECT target of `Run` (default: test host)
 
     @classmethod
     def through(cls, proxy, workspace: Path, **kwargs) -> CursorLikeClient:
@@ -150,7 +153,8 @@ class CursorLikeClient:
 
             port = int((self.proxy or "").rsplit(":", 1)[1])
             assert self.ca_file is not None
-            self._h2 = await H2Client.connect(port, TEST_HOST, self.ca_file)
+            host, target_port = self.h2_target or (TEST_HOST, 443)
+            self._h2 = await H2Client.connect(port, host, self.ca_file, target_port)
         return self._h2
 
     async def aclose(self) -> None:
@@ -247,7 +251,9 @@ class CursorTurn:
                 return
             self.client.append_log.append((self.seqno, message.WhichOneof("message")))
             self.seqno += 1
-            await self.stream.send(connect.encode_frame(message.SerializeToString()))
+            envelope = connect.encode_frame(message.SerializeToString())
+            self.client.sent_run.append(envelope)
+            await self.stream.send(envelope)
             return
         seqno = self.seqno
         self.seqno += 1
@@ -255,6 +261,7 @@ class CursorTurn:
             self.request_id, seqno, message.SerializeToString(), binary=seqno % 2 == 1
         )
         self.client.append_log.append((seqno, message.WhichOneof("message")))
+        self.client.sent_appends.append(body)
         if self.client.shuffle_appends:
             await asyncio.sleep(self.client.rng.random() * 0.05)
         copies = 2 if self.client.duplicate_appends and self.client.rng.random() < 0.5 else 1

@@ -72,9 +72,9 @@ class H2Client:
         self.closed = asyncio.Event()
 
     @classmethod
-    async def connect(cls, proxy_port: int, host: str, ca_file: Path) -> H2Client:
+    async def connect(cls, proxy_port: int, host: str, ca_file: Path, port: int = 443) -> H2Client:
         reader, writer = await asyncio.open_connection("127.0.0.1", proxy_port)
-        writer.write(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
+        writer.write(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
         assert head.split(b" ")[1] == b"200", head

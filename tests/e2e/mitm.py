@@ -62,6 +62,7 @@ def start_mitmdump(
     command: list[str] | None = None,
     timeout: float = 30,
     wait_ready: bool = True,
+    hosts: str = TEST_HOST,
 ) -> Mitm:
     """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
     mitmproxy 12 skip loading the script without a word."""
@@ -81,7 +82,7 @@ def start_mitmdump(
         "--set",
         f"cursor_byok_data_dir={data_dir}",
         "--set",
-        f"cursor_byok_hosts={TEST_HOST}",
+        f"cursor_byok_hosts={hosts}",
         "--set",
         f"cursor_byok_agent={agent}",
         "--set",

@@ -30,11 +30,15 @@ class Setup:
         fp: FakeProvider,
         kind: str,
         transport: str = "bidi",
+        route_other_models: str = "",
     ) -> None:
+        config = write_config(tmp_path, fp, kind)
+        if route_other_models:  # top-level keys go before the tables
+            config.write_text(f'route_other_models = "{route_other_models}"\n' + config.read_text())
         self.proxy = start_mitmdump(
             tmp_path / "proxy",
             agent="provider",
-            config=write_config(tmp_path, fp, kind),
+            config=config,
             env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
         )
         self.client = CursorLikeClient.through(self.proxy, workspace, transport=transport)
@@ -182,7 +186,8 @@ async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace, transp
 
 async def test_unknown_model_lists_the_configured_ones(tmp_path, workspace) -> None:
     async with FakeProvider() as fp:
-        setup = Setup(tmp_path, workspace, fp, "openai-chat")
+        # "error": a model we do not serve is refused here instead of going to Cursor
+        setup = Setup(tmp_path, workspace, fp, "openai-chat", route_other_models="error")
         try:
             message = setup.client.run_request("hi", conversation_id="c", model="gpt-nope")
             result = await setup.client.turn(message)

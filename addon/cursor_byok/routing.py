@@ -1,0 +1,121 @@
+"""Which way one Agent run goes: served here (a model we serve) or to Cursor's backend.
+
+The decision is made once per request id, from the run request's requested model, and
+remembered (bounded, expiring) so every other request of that run (its RunSSE, later appends,
+reconnects) follows it. Requests that arrive before the run request can wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cursor_byok.catalog import find_model
+from cursor_byok.config import Config
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+LOCAL = "local"
+CURSOR = "cursor"
+MAX_ENTRIES = 4096
+TTL = 3600.0  # seconds a decision is remembered (a run, its reconnects and retries)
+RECENT = 5  # runs sent to Cursor that the live status lists
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedRun:
+    """A run that went to Cursor's backend, for the live status (metadata only)."""
+
+    request_id: str
+    conversation_id: str
+    model: str
+    at: float  # time.monotonic()
+
+
+def requested_model(run_request: pb.AgentRunRequest) -> str:
+    return run_request.requested_model.model_id or run_request.model_details.model_id
+
+
+def decide(config: Config | None, run_request: pb.AgentRunRequest) -> str:
+    """LOCAL iff the requested model is one we serve, or we cannot tell (`config` None: no
+    provider agent, or a broken config whose error the turn shows); else the config's choice:
+    CURSOR, or LOCAL with `route_other_models = "error"` (the turn then names our models)."""
+    if config is None:
+        return LOCAL
+    if run_request.subagent_type_name and config.subagent_model:
+        return LOCAL  # child runs go to `subagent_model` whatever Cursor asks for
+    if find_model(config, requested_model(run_request)) is not None:
+        return LOCAL
+    return CURSOR if config.route_other_models == "cursor" else LOCAL
+
+
+class Routes:
+    """Decisions by request id; the first one for an id wins. Waiters wake when it is made."""
+
+    def __init__(
+        self,
+        max_entries: int = MAX_ENTRIES,
+        ttl: float = TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_entries = max_entries
+        self.ttl = ttl
+        self.clock = clock
+        self._routes: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._waiters: dict[str, tuple[asyncio.Event, list[int]]] = {}  # event, [waiting]
+        self.recent: deque[RoutedRun] = deque(maxlen=RECENT)  # latest runs sent to Cursor
+
+    def __len__(self) -> int:
+        return len(self._routes)
+
+    def decide(self, request_id: str, route: str) -> str:
+        """Remember `route` for `request_id` unless one is already known; the route in force."""
+        known = self.get(request_id)
+        if known is not None:
+            return known
+        self._routes[request_id] = (route, self.clock() + self.ttl)
+        self._prune()
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is not None:
+            waiter[0].set()
+        return route
+
+    def get(self, request_id: str) -> str | None:
+        entry = self._routes.get(request_id)
+        if entry is None:
+            return None
+        route, expires = entry
+        if expires <= self.clock():
+            del self._routes[request_id]
+            return None
+        return route
+
+    async def wait(self, request_id: str, timeout: float) -> str | None:
+        """The route once decided, or None after `timeout` seconds."""
+        route = self.get(request_id)
+        if route is not None:
+            return route
+        waiter = self._waiters.setdefault(request_id, (asyncio.Event(), [0]))
+        event, waiting = waiter
+        waiting[0] += 1
+        try:
+            async with asyncio.timeout(timeout):
+                await event.wait()
+        except TimeoutError:
+            return None
+        finally:
+            waiting[0] -= 1
+            if not waiting[0] and self._waiters.get(request_id) is waiter:
+                del self._waiters[request_id]  # nobody waits: forget it (no leak)
+        return self.get(request_id)
+
+    def _prune(self) -> None:
+        now = self.clock()
+        while self._routes:
+            oldest, (_, expires) = next(iter(self._routes.items()))
+            if expires > now and len(self._routes) <= self.max_entries:
+                break
+            del self._routes[oldest]
