@@ -93,3 +93,17 @@ async def test_waiters_wake_on_the_decision_or_time_out() -> None:
     assert await asyncio.gather(*waiting) == [CURSOR, CURSOR]
     assert await routes.wait("other", 0.01) is None
     assert not routes._waiters
+
+
+async def test_waiting_counts_held_requests_and_a_timeout_leaves_the_id_undecided() -> None:
+    import asyncio
+
+    from cursor_byok.routing import Routes
+
+    routes = Routes()
+    waits = [asyncio.ensure_future(routes.wait("r", 0.05)) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert routes.waiting == 3
+    assert await asyncio.gather(*waits) == [None, None, None]
+    assert routes.waiting == 0
+    assert routes.decide("r", "local") == "local"  # what the addon records after a timeout

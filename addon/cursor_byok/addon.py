@@ -87,6 +87,7 @@ PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: up
 AGENTS = ("provider", "scripted")
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the addon to be ready
+MAX_ROUTE_WAITERS = 256  # BidiAppends held at once while their run's route is undecided
 
 
 class FailingAgent:
@@ -640,7 +641,12 @@ class CursorByok:
             return route
         if self.registry.run_for(append.request_id) is not None or not self._may_pass():
             return LOCAL
-        return await self.routes.wait(append.request_id, self.route_wait) or LOCAL
+        if self.routes.waiting >= MAX_ROUTE_WAITERS:
+            return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
+        route = await self.routes.wait(append.request_id, self.route_wait)
+        # No run request within the wait: this id is served here from now on, so its later
+        # appends do not wait again (and a run split across both sides cannot happen).
+        return route or self.routes.decide(append.request_id, LOCAL)
 
     def _pass_through(self, flow: http.HTTPFlow, path: str, request_id: str) -> None:
         """Leave the flow as the client sent it: it goes to Cursor's backend."""

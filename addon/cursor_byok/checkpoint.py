@@ -223,7 +223,8 @@ class Transcript:
         return sum(len(encode_message(m)) for m in self.messages()) // 4
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """A protobuf base-128 varint (for protobuf bytes built or rewritten by hand)."""
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -237,11 +238,11 @@ def _varint(value: int) -> bytes:
 
 def _field(number: int, data: bytes) -> bytes:
     """A length-delimited protobuf field (our generated schema lacks these two messages)."""
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
+    return varint(number << 3 | 2) + varint(len(data)) + data
 
 
 def _varint_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
+    return varint(number << 3) + varint(value)
 
 
 def read_summary(data: bytes) -> str:

@@ -71,6 +71,11 @@ class Routes:
     def __len__(self) -> int:
         return len(self._routes)
 
+    @property
+    def waiting(self) -> int:
+        """Requests held right now for a decision (each holds its body in memory)."""
+        return sum(count[0] for _, count in self._waiters.values())
+
     def decide(self, request_id: str, route: str) -> str:
         """Remember `route` for `request_id` unless one is already known; the route in force."""
         known = self.get(request_id)

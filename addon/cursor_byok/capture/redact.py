@@ -22,6 +22,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
+from cursor_byok.checkpoint import varint
+
 REDACTED = "<redacted>"
 
 # Headers whose whole value is a credential (Cursor's own auth headers among them).
@@ -210,13 +212,13 @@ def scrub_wire(raw: bytes, depth: int = 0) -> bytes:
     out = bytearray()
     changed = False
     for key, wire_type, value in fields:
-        out += _varint(key)
+        out += varint(key)
         if wire_type != 2:
             out += value
             continue
         inner = scrub_wire(value, depth + 1) if _walk(value) else _scrub_text(value)
         changed |= inner != value
-        out += _varint(len(inner)) + inner
+        out += varint(len(inner)) + inner
     return bytes(out) if changed else raw
 
 
@@ -273,18 +275,6 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise IndexError("varint too long")
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def redact_native(raw: bytes, *, client: bool) -> bytes:
