@@ -97,3 +97,20 @@ async def test_a_proxy_reachable_from_other_hosts_without_proxyauth_is_warned_ab
                 tctx.options.update(proxyauth=auth)
             addon._warn_if_exposed()
         assert ("anyone who can reach it" in caplog.text) is warned, (host, auth)
+
+
+def test_large_bodies_trigger_a_full_gc_now_and_then(monkeypatch) -> None:
+    """mitmproxy's message constructors leave cycles holding each body; a full GC per
+    GC_EVERY bytes of large bodies keeps a flood bounded without paying it per request."""
+    from cursor_byok import addon as addon_module
+
+    calls = []
+    monkeypatch.setattr(addon_module.gc, "collect", lambda *a: calls.append(a))
+    addon = CursorByok()
+    for _ in range(100):
+        addon._collect_after(1024)  # small bodies never count
+    assert calls == []
+    per_gc = addon_module.GC_EVERY // (1 << 20)
+    for _ in range(3 * per_gc):
+        addon._collect_after(1 << 20)
+    assert len(calls) == 3

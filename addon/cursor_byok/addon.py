@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import hmac
 import ipaddress
@@ -87,6 +88,8 @@ PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: up
 AGENTS = ("provider", "scripted")
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the addon to be ready
+LARGE_BODY = 256 * 1024  # bodies at least this large count towards the next full GC
+GC_EVERY = 16 * 1024 * 1024  # bytes of large bodies between two full GCs
 MAX_ROUTE_WAITERS = 256  # BidiAppends held at once while their run's route is undecided
 
 
@@ -123,6 +126,7 @@ class CursorByok:
         self._start_error: str | None = None
         self._owner_key = secrets.token_bytes(32)  # keys the credential hashes runs are bound to
         self.startup_wait = STARTUP_WAIT
+        self._large_bytes = 0  # large request bodies since the last full GC
         self._tasks: set[asyncio.Task] = set()
         self._config: ConfigSource | None = None
         self.recorder: Recorder | None = None  # while recording
@@ -599,6 +603,23 @@ class CursorByok:
             # Never let an Agent RPC fall through to Cursor's servers because we failed.
             log.exception("cursor-byok failed on %s", path)
             flow.response = self._error(flow, "internal", "cursor-byok internal error")
+        finally:
+            self._collect_after(len(flow.request.raw_content or b""))
+
+    def _collect_after(self, size: int) -> None:
+        """Run a full GC once every GC_EVERY bytes of large bodies.
+
+        mitmproxy's Request/Response constructors leave reference cycles through their frames,
+        so every large body stays in memory until a full collection, which CPython rarely runs
+        on its own: a flood of 1 MiB uploads grew the proxy by 200 MiB. A full GC costs tens of
+        milliseconds, so it runs once per GC_EVERY bytes of bodies (a flood stays bounded; a
+        normal turn, with one or two large uploads, rarely pays it)."""
+        if size < LARGE_BODY:
+            return
+        self._large_bytes += size
+        if self._large_bytes >= GC_EVERY:
+            self._large_bytes = 0
+            gc.collect()
 
     def _error(self, flow: http.HTTPFlow, code: str, message: str) -> http.Response:
         """A unary error answer in the client's protocol."""
