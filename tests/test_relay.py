@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
 
-from fakes.fake_cursor import _self_signed_for_loopback
+from fakes.certs import self_signed
 
 from cursor_byok.relay import UpstreamProxy
 from cursor_byok.relay import open_upstream
@@ -38,7 +38,7 @@ def test_cursor_error_answers_become_connect_errors() -> None:
 
 
 async def test_relay_connections_tunnel_through_the_upstream_proxy(tmp_path) -> None:
-    cert, key = _self_signed_for_loopback()
+    cert, key = self_signed("127.0.0.1")
     (tmp_path / "c.pem").write_bytes(cert)
     (tmp_path / "k.pem").write_bytes(key)
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import ipaddress
 import ssl
 from dataclasses import dataclass
 from dataclasses import field
@@ -32,14 +30,10 @@ import h2.connection
 import h2.errors
 import h2.events
 import h11
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2 as pb
+from fakes.certs import self_signed
 
 
 @dataclass
@@ -87,7 +81,7 @@ class FakeCursor:
 
     async def __aenter__(self) -> FakeCursor:
         self.directory.mkdir(parents=True, exist_ok=True)
-        cert, key = _self_signed_for_loopback()
+        cert, key = self_signed("127.0.0.1")
         self.cert.write_bytes(cert)
         key_file = self.directory / "fake-cursor-key.pem"
         key_file.write_bytes(key)
@@ -257,30 +251,3 @@ class FakeCursor:
     def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, data: bytes) -> None:
         self.sent.append(data)
         writer.write(conn.send(h11.Data(data=data)))
-
-
-def _self_signed_for_loopback() -> tuple[bytes, bytes]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
