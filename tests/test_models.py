@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tomllib
 from collections.abc import Sequence
@@ -154,6 +155,14 @@ def test_available_models_response_entries_and_flags() -> None:
     for entry in (qwen, sonnet):
         assert entry.supports_agent and entry.default_on and entry.is_user_added
         assert entry.supports_plan_mode
+        # Present (not just default false/true) like on Cursor's own entries, so pickers in
+        # either Max or normal mode list ours.
+        assert entry.HasField("supports_max_mode") and entry.supports_max_mode
+        assert entry.HasField("supports_non_max_mode") and entry.supports_non_max_mode
+        assert entry.HasField("is_hidden") and not entry.is_hidden
+        assert entry.HasField("supports_cmd_k") and not entry.supports_cmd_k
+        assert entry.context_token_limit_for_max_mode == entry.context_token_limit
+        assert entry.tooltip_data_for_max_mode == entry.tooltip_data
     assert sonnet.supports_thinking and sonnet.supports_images
     assert sonnet.HasField("supports_thinking") and not qwen.supports_thinking
     assert not qwen.supports_images
@@ -338,9 +347,26 @@ def clock() -> Clock:
     return Clock()
 
 
+class Probe:
+    """Stands in for the TCP probe: says whether Cursor's API answers; counts the calls."""
+
+    def __init__(self) -> None:
+        self.up = True
+        self.calls: list[tuple[str, int]] = []
+
+    async def check(self, host: str, port: int) -> bool:
+        self.calls.append((host, port))
+        return self.up
+
+
 @pytest.fixture
-def tctx(config_file, clock):
-    picker = ModelPicker(clock=clock)
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+def tctx(config_file, clock, probe):
+    picker = ModelPicker(clock=clock, probe=probe.check)
     with taddons.context(HostOptions(), picker) as context:
         context.configure(picker, cursor_byok_config=str(config_file))
         context.picker = picker
@@ -370,9 +396,9 @@ def sonnet_id() -> str:
     return models.model_id(parse_config(tomllib.loads(TOML)).models[0])
 
 
-def test_merge_mode_leaves_request_alone_and_merges_response(tctx) -> None:
+async def test_merge_mode_leaves_request_alone_and_merges_response(tctx) -> None:
     flow = picker_flow(AVAILABLE, body=b"\x18\x01")
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     assert flow.response is None
     upstream_reply(flow, upstream_available_models())
     tctx.picker.response(flow)
@@ -421,7 +447,7 @@ def test_other_hosts_paths_and_cpp_service_are_untouched(tctx) -> None:
         assert flow.response.content == upstream_available_models()
 
 
-def test_replace_mode_answers_every_picker_call_locally(tctx) -> None:
+async def test_replace_mode_answers_every_picker_call_locally(tctx) -> None:
     tctx.configure(tctx.picker, cursor_byok_models_mode="replace")
     expected = {
         AVAILABLE: aipb.AvailableModelsResponse,
@@ -431,7 +457,7 @@ def test_replace_mode_answers_every_picker_call_locally(tctx) -> None:
     }
     for path, response_type in expected.items():
         flow = picker_flow(path)
-        tctx.picker.request(flow)
+        await tctx.picker.request(flow)
         assert flow.response is not None and flow.response.status_code == 200
         assert flow.response.headers["content-type"] == "application/proto"
         message = response_type.FromString(flow.response.content)
@@ -440,27 +466,27 @@ def test_replace_mode_answers_every_picker_call_locally(tctx) -> None:
         tctx.picker.response(flow)  # the response hook also runs for local answers
         assert flow.response.content == before
     cpp = picker_flow(CPP_AVAILABLE)
-    tctx.picker.request(cpp)
+    await tctx.picker.request(cpp)
     assert cpp.response is None
 
 
-def test_replace_mode_answers_in_the_clients_format(tctx) -> None:
+async def test_replace_mode_answers_in_the_clients_format(tctx) -> None:
     tctx.configure(tctx.picker, cursor_byok_models_mode="replace")
     flow = picker_flow(AVAILABLE, body=b"{}", ctype="application/json")
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     assert flow.response.headers["content-type"] == "application/json"
     assert b'"clientDisplayName":"Sonnet"' in flow.response.content
     flow = picker_flow(USABLE_AGENT, ctype="application/connect+proto")
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     data, end = connect.decode_envelopes(flow.response.content)
     assert end.is_end_stream
     assert pb.GetUsableModelsResponse.FromString(data.payload).models[0].model_id == sonnet_id()
 
 
-def test_off_mode_does_nothing(tctx) -> None:
+async def test_off_mode_does_nothing(tctx) -> None:
     tctx.configure(tctx.picker, cursor_byok_models_mode="off")
     flow = picker_flow(AVAILABLE)
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     assert flow.response is None
     upstream_reply(flow, upstream_available_models())
     tctx.picker.response(flow)
@@ -472,18 +498,18 @@ def test_unknown_mode_is_rejected(tctx) -> None:
         tctx.configure(tctx.picker, cursor_byok_models_mode="mix")
 
 
-def test_broken_config_passes_through_and_logs_once(tctx, config_file, caplog) -> None:
+async def test_broken_config_passes_through_and_logs_once(tctx, config_file, caplog) -> None:
     caplog.set_level(logging.INFO, logger="cursor_byok.models")
     config_file.write_text("models = [")
     tctx.configure(tctx.picker, cursor_byok_models_mode="replace")
     for _ in range(3):
         flow = picker_flow(AVAILABLE)
-        tctx.picker.request(flow)
+        await tctx.picker.request(flow)
         assert flow.response is None  # goes upstream untouched
     assert caplog.text.count("not valid TOML") == 1
     config_file.write_text(TOML)
     flow = picker_flow(AVAILABLE)
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     assert flow.response is not None
     assert "config fixed" in caplog.text
 
@@ -502,7 +528,7 @@ def connect_error(host: str = HOST, port: int = 443) -> server_hooks.ServerConne
     return server_hooks.ServerConnectionHookData(server=server, client=tflow.tclient_conn())
 
 
-def test_unreachable_cursor_is_answered_locally_for_a_while(tctx, clock) -> None:
+async def test_unreachable_cursor_is_answered_locally_for_a_while(tctx, clock) -> None:
     # a good upstream answer first: remembered for offline answers
     first = picker_flow(AVAILABLE, body=b"\x18\x01")
     upstream_reply(first, upstream_available_models())
@@ -510,32 +536,83 @@ def test_unreachable_cursor_is_answered_locally_for_a_while(tctx, clock) -> None
 
     tctx.picker.server_connect_error(connect_error())
     same = picker_flow(AVAILABLE, body=b"\x18\x01")
-    tctx.picker.request(same)
+    await tctx.picker.request(same)
     response = aipb.AvailableModelsResponse.FromString(same.response.content)
     assert [m.name for m in response.models] == ["gpt-5", sonnet_id()]  # last list + ours
 
     other = picker_flow(USABLE_AI)
-    tctx.picker.request(other)
+    await tctx.picker.request(other)
     assert [
         m.model_id for m in pb.GetUsableModelsResponse.FromString(other.response.content).models
     ] == [sonnet_id()]
 
     clock.now += models.OFFLINE_RETRY_SECONDS + 1
     retry = picker_flow(AVAILABLE)
-    tctx.picker.request(retry)
+    await tctx.picker.request(retry)
     assert retry.response is None  # tries Cursor again
 
     tctx.picker.server_connect_error(connect_error())
     tctx.picker.server_connected(connect_error())  # reachable again ends it at once
     again = picker_flow(AVAILABLE)
-    tctx.picker.request(again)
+    await tctx.picker.request(again)
     assert again.response is None
 
 
-def test_unreachable_other_hosts_are_ignored(tctx) -> None:
+async def test_a_failed_probe_answers_the_first_call_locally(tctx, probe, clock) -> None:
+    probe.up = False
+    flow = picker_flow(AVAILABLE)
+    await tctx.picker.request(flow)  # no 502 first: Cursor's host is probed before
+    assert flow.response is not None and flow.response.status_code == 200
+    assert [m.name for m in aipb.AvailableModelsResponse.FromString(flow.response.content).models]
+    again = picker_flow(USABLE_AGENT)
+    await tctx.picker.request(again)
+    assert again.response is not None
+    assert probe.calls == [(HOST, 443)]  # offline for a while: no probe per call
+
+    clock.now += models.OFFLINE_RETRY_SECONDS + 1
+    probe.up = True
+    retry = picker_flow(AVAILABLE)
+    await tctx.picker.request(retry)
+    assert retry.response is None  # up again: goes to Cursor
+    probe.up = False  # gone again: the very next call is answered here
+    gone = picker_flow(AVAILABLE)
+    await tctx.picker.request(gone)
+    assert gone.response is not None and len(probe.calls) == 3
+
+
+async def test_calls_that_come_together_share_one_probe(tctx, probe) -> None:
+    flows = [picker_flow(path) for path in (AVAILABLE, USABLE_AGENT, USABLE_AI)]
+    await asyncio.gather(*(tctx.picker.request(flow) for flow in flows))
+    assert all(flow.response is None for flow in flows) and len(probe.calls) == 1
+
+
+async def test_an_open_connection_skips_the_probe(tctx, probe) -> None:
+    probe.up = False  # would fail, but is not asked while a connection is open
+    server = connection.Server(address=(HOST, 443))
+    data = server_hooks.ServerConnectionHookData(server=server, client=tflow.tclient_conn())
+    tctx.picker.server_connected(data)
+    flow = picker_flow(AVAILABLE)
+    await tctx.picker.request(flow)
+    assert flow.response is None and probe.calls == []
+    tctx.picker.server_disconnected(data)
+    closed = picker_flow(AVAILABLE)
+    await tctx.picker.request(closed)
+    assert closed.response is not None and probe.calls == [(HOST, 443)]
+
+
+async def test_tcp_probe_tells_open_from_closed_ports() -> None:
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    assert await models.tcp_probe("127.0.0.1", port)
+    server.close()
+    await server.wait_closed()
+    assert not await models.tcp_probe("127.0.0.1", port)
+
+
+async def test_unreachable_other_hosts_are_ignored(tctx) -> None:
     tctx.picker.server_connect_error(connect_error("example.com"))
     flow = picker_flow(AVAILABLE)
-    tctx.picker.request(flow)
+    await tctx.picker.request(flow)
     assert flow.response is None
 
 

@@ -103,8 +103,19 @@ def _context_label(tokens: int) -> str:
 def available_model(
     model: ModelConfig, provider_kind: str
 ) -> aipb.AvailableModelsResponse.AvailableModel:
-    """One picker entry (protocol.md §12.1.3); `supports_agent` puts it in the Agent picker."""
+    """One picker entry (protocol.md §12.1.3); `supports_agent` puts it in the Agent picker.
+
+    It carries the flags Cursor's own entries carry: a picker in Max mode lists only entries with
+    `supports_max_mode`, one in normal mode only those with `supports_non_max_mode`, so an entry
+    without them disappears when the user flips the switch. Both hold for us (the context window
+    is the configured one either way); Cmd-K is not served here, so `supports_cmd_k` is false.
+    """
     ident = model_id(model)
+    context = min(model.context_window, INT32_MAX)
+    tooltip = aipb.AvailableModelsResponse.TooltipData(
+        primary_text=f"{model.model} via {model.provider} ({provider_kind}), cursor-byok",
+        secondary_text=f"{_context_label(model.context_window)} context window",
+    )
     return aipb.AvailableModelsResponse.AvailableModel(
         name=ident,
         server_model_name=ident,
@@ -116,11 +127,14 @@ def available_model(
         supports_thinking=model.supports_thinking,
         supports_images=model.supports_images,
         supports_plan_mode=True,
-        context_token_limit=min(model.context_window, INT32_MAX),
-        tooltip_data=aipb.AvailableModelsResponse.TooltipData(
-            primary_text=f"{model.model} via {model.provider} ({provider_kind}), cursor-byok",
-            secondary_text=f"{_context_label(model.context_window)} context window",
-        ),
+        supports_max_mode=True,
+        supports_non_max_mode=True,
+        supports_cmd_k=False,
+        is_hidden=False,
+        context_token_limit=context,
+        context_token_limit_for_max_mode=context,
+        tooltip_data=tooltip,
+        tooltip_data_for_max_mode=tooltip,
     )
 
 

@@ -7,10 +7,13 @@ existing callers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,6 +88,24 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# How long a probe connection may take before the host counts as unreachable.
+PROBE_TIMEOUT = 3.0
+
+Probe = Callable[[str, int], Awaitable[bool]]
+
+
+async def tcp_probe(host: str, port: int) -> bool:
+    """Whether a TCP connection to host:port opens within `PROBE_TIMEOUT` (closed at once)."""
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            _, writer = await asyncio.open_connection(host, port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
 
 # --- the addon ----------------------------------------------------------------------------------
 
@@ -97,11 +118,16 @@ class ModelPicker:
     `cursor_byok_config` and `cursor_byok_hosts`) and `connection_strategy=lazy`.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, probe: Probe = tcp_probe
+    ) -> None:
         self._clock = clock
+        self._probe = probe
         self._source: ConfigSource | None = None
         self._config_problem: str | None = None
         self._offline: dict[tuple[str, int], float] = {}
+        self._probes: dict[tuple[str, int], asyncio.Future[bool]] = {}  # in flight, shared
+        self._live: dict[tuple[str, int], int] = {}  # open server connections per host, port
         self._cache: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()  # plain proto
         self.stats = {"merged": 0, "answered": 0, "passed": 0}
 
@@ -164,7 +190,32 @@ class ModelPicker:
         until = self._offline.get((flow.request.host, flow.request.port))
         return until is not None and self._clock() < until
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    async def _unreachable(self, flow: http.HTTPFlow) -> bool:
+        """Whether Cursor's API host for this picker call cannot be reached right now.
+
+        A connection that fails inside mitmproxy can only end in its 502 (no hook may answer
+        after it), so unless a connection to the host is open, it is probed first (one TCP
+        connect; picker calls are rare): when the probe fails, this call is answered here at
+        once, and so are the next ones until `OFFLINE_RETRY_SECONDS` pass.
+        Behind an upstream proxy the probe would test the wrong hop, so there is none.
+        """
+        if self._is_offline(flow):
+            return True
+        key = (flow.request.host, flow.request.port)
+        if self._live.get(key):
+            return False  # a connection is open, and mitmproxy may reuse it
+        if any(str(m).startswith("upstream:") for m in ctx.options.mode):
+            return False
+        probe = self._probes.get(key)
+        if probe is None:  # calls that come together (Cursor sends a few) share one probe
+            probe = self._probes[key] = asyncio.ensure_future(self._probe(*key))
+            probe.add_done_callback(lambda _: self._probes.pop(key, None))
+        if await asyncio.shield(probe):
+            return False
+        self._mark_offline(key[0], key[1], "probe connection failed")
+        return True
+
+    async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error or not flow.live:
             return
         mode = ctx.options.cursor_byok_models_mode
@@ -173,9 +224,11 @@ class ModelPicker:
         method = self._picker_call(flow)
         if method is None:
             return
-        offline = mode == "merge" and self._is_offline(flow)
+        offline = mode == "merge" and await self._unreachable(flow)
         if mode == "merge" and not offline:
             return  # go upstream; merged in `response`
+        if flow.response or flow.error or not flow.live:
+            return  # settled while we probed
         config = self.config()
         if config is None:
             self.stats["passed"] += 1
@@ -264,27 +317,44 @@ class ModelPicker:
     # --- upstream reachability (merge mode) -------------------------------------------------
 
     def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
-        """Remember a Cursor host we could not reach: the failing flow itself already got
-        mitmproxy's 502 (a response cannot be set after a connect failure), but the next picker
-        calls to it are answered locally until `OFFLINE_RETRY_SECONDS` pass."""
+        """Remember a Cursor host we could not reach (e.g. it went down after a probe said it
+        was up): the failing flow itself already got mitmproxy's 502, but the next picker calls
+        to it are answered locally until `OFFLINE_RETRY_SECONDS` pass."""
         address = data.server.address
         if address is None or ctx.options.cursor_byok_models_mode != "merge":
             return
         host, port = address[0], address[1]
-        if not self._cursor_host(host):
-            return
+        if self._cursor_host(host):
+            self._mark_offline(host, port, data.server.error or "connection failed")
+
+    def _mark_offline(self, host: str, port: int, why: str) -> None:
         if (host, port) not in self._offline:
             log.warning(
                 "model picker: cannot reach %s:%d (%s); answering model-picker calls locally "
                 "with the configured models for %ds",
                 host,
                 port,
-                data.server.error,
+                why,
                 OFFLINE_RETRY_SECONDS,
             )
         self._offline[(host, port)] = self._clock() + OFFLINE_RETRY_SECONDS
 
     def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
         address = data.server.address
-        if address is not None and self._offline.pop((address[0], address[1]), None) is not None:
+        if address is None:
+            return
+        key = (address[0], address[1])
+        self._live[key] = self._live.get(key, 0) + 1
+        if self._offline.pop(key, None) is not None:
             log.info("model picker: %s:%d reachable again", address[0], address[1])
+
+    def server_disconnected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        address = data.server.address
+        if address is None:
+            return
+        key = (address[0], address[1])
+        left = self._live.get(key, 0) - 1
+        if left > 0:
+            self._live[key] = left
+        else:
+            self._live.pop(key, None)

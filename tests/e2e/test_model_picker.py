@@ -86,7 +86,10 @@ class CursorStub:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            try:
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            except asyncio.IncompleteReadError:
+                return  # the picker's reachability probe: connects and closes
             lines = head.split("\r\n")
             path = lines[0].split(" ")[1]
             headers = {
@@ -213,19 +216,35 @@ async def test_unreachable_cursor_then_local_answers_with_the_last_list(tmp_path
     try:
         first = await call(proxy, AVAILABLE)
         await stub.stop()  # Cursor goes away
-        lost = await call(proxy, AVAILABLE)
         offline = await call(proxy, AVAILABLE)
         never_seen = await call(proxy, USABLE_AGENT)
     finally:
         proxy.stop()
     ours = our_id(tmp_path)
     assert first.status_code == 200
-    assert lost.status_code == 502  # mitmproxy's answer to the failed connection itself
-    assert offline.status_code == 200
+    assert offline.status_code == 200  # at once: no 502 for the first call after it went
     assert offline.content == first.content  # Cursor's last list plus ours
     usable = pb.GetUsableModelsResponse.FromString(never_seen.content)
     assert [m.model_id for m in usable.models] == [ours]
     assert "answering model-picker calls locally" in proxy.log()
+
+
+async def test_cursor_unreachable_from_the_start_is_answered_locally_at_once(
+    tmp_path, stub
+) -> None:
+    port = stub.port
+    await stub.stop()  # nothing listens on Cursor's port
+    proxy = start(tmp_path, port)
+    try:
+        available = await call(proxy, AVAILABLE)
+        usable = await call(proxy, USABLE_AGENT)
+    finally:
+        proxy.stop()
+    assert available.status_code == usable.status_code == 200
+    catalog = aipb.AvailableModelsResponse.FromString(available.content)
+    assert [m.name for m in catalog.models] == [our_id(tmp_path)]
+    assert catalog.models[0].supports_max_mode and catalog.models[0].supports_non_max_mode
+    assert "probe connection failed" in proxy.log()
 
 
 async def test_broken_config_passes_cursors_answer_through(tmp_path, stub) -> None:
