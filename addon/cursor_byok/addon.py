@@ -170,7 +170,7 @@ class CursorByok:
             int,
             10_000,
             "How long a request of a run whose model is not known yet (its run request has not "
-            "arrived) waits for it before it is handled as today (served here).",
+            "arrived) waits for it; after the wait it goes to Cursor as it came.",
         )
         loader.add_option(
             "cursor_byok_linger_ms",
@@ -652,7 +652,7 @@ class CursorByok:
 
     async def _append_route(self, append) -> str:
         """The route of this append's run; the run request decides it, other appends of a run
-        not yet decided wait for it (bounded; then served here, as before routing existed)."""
+        not yet decided wait for it (bounded; then they go to Cursor as they came)."""
         assert self.registry is not None
         message = append.message
         if message is not None and message.WhichOneof("message") == "run_request":
@@ -665,9 +665,9 @@ class CursorByok:
         if self.routes.waiting >= MAX_ROUTE_WAITERS:
             return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
         route = await self.routes.wait(append.request_id, self.route_wait)
-        # No run request within the wait: this id is served here from now on, so its later
+        # No run request within the wait: this id goes to Cursor from now on, so its later
         # appends do not wait again (and a run split across both sides cannot happen).
-        return route or self.routes.decide(append.request_id, LOCAL)
+        return route or self.routes.decide(append.request_id, CURSOR)
 
     def _pass_through(self, flow: http.HTTPFlow, path: str, request_id: str) -> None:
         """Leave the flow as the client sent it: it goes to Cursor's backend."""

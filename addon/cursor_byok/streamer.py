@@ -28,7 +28,6 @@ from cursor_byok.relay import open_upstream
 from cursor_byok.relay import relay_h2
 from cursor_byok.relay import upstream_error
 from cursor_byok.routing import CURSOR
-from cursor_byok.routing import LOCAL
 from cursor_byok.routing import Routes
 from cursor_byok.session import Refused
 from cursor_byok.session import Subscriber
@@ -319,8 +318,11 @@ class Streamer:
     # --- pass-through of a stream whose route was decided after it opened -------------------
 
     async def _route(self, request_id: str, gone: asyncio.Future) -> str | None:
-        """The run's route once its run request arrives (LOCAL when it does not come within the
-        wait; None when the client went away first)."""
+        """The run's route once its run request arrives; None when the client went away first.
+
+        A stream is only held when runs may go to Cursor, so one whose run request does not
+        come within the wait goes to Cursor as it came (a client that never sends a run request
+        is not one of ours to serve), and so does the run if its request comes later."""
         if self.routes is None:
             return None
         waiter = asyncio.ensure_future(self.routes.wait(request_id, self.route_wait))
@@ -330,11 +332,12 @@ class Streamer:
             return None
         route = waiter.result()
         if route is None:
-            # No run request within the wait: this stream is served here, and so is the run
-            # if its request comes later (one route per run; no stream split across two).
-            route = self.routes.decide(request_id, LOCAL)
+            # One route per run: no stream split across two sides.
+            route = self.routes.decide(request_id, CURSOR)
             log.info(
-                "request %s: no run request in %.1f s, served here", request_id, self.route_wait
+                "request %s: no run request in %.1f s, passed through to Cursor",
+                request_id,
+                self.route_wait,
             )
         return route
 

@@ -213,20 +213,14 @@ async def test_cursor_model_run_stream_is_relayed_over_h2_then_byok_is_served_he
     assert FAKE_TOKEN not in log
 
 
-async def test_a_run_request_that_never_comes_ends_the_wait_then_the_run_is_served_here(
+async def test_a_run_request_that_never_comes_releases_the_held_runsse_to_cursor(
     tmp_path, workspace
 ) -> None:
+    """No run request within the route wait: the held RunSSE goes to Cursor as it came, its
+    first frame arrives while Cursor's stream is open, and the run's late appends follow it."""
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         setup = Setup(
-            tmp_path,
-            workspace,
-            fp,
-            backend,
-            "",
-            "--set",
-            "cursor_byok_route_wait_ms=300",
-            "--set",
-            "cursor_byok_run_request_timeout_ms=1500",
+            tmp_path, workspace, fp, backend, "", "--set", "cursor_byok_route_wait_ms=300"
         )
         setup.backend_port = backend.port
         client = setup.client()
@@ -237,31 +231,37 @@ async def test_a_run_request_that_never_comes_ends_the_wait_then_the_run_is_serv
             "connect-protocol-version": "1",
             "authorization": FAKE_TOKEN,
         }
+        run_sse = connect.encode_frame(encode_run_sse_request(request_id))
+        body = bytearray()
         try:
             async with client.http.stream(
-                "POST",
-                base + "/agent.v1.AgentService/RunSSE",
-                content=connect.encode_frame(encode_run_sse_request(request_id)),
-                headers=headers,
+                "POST", base + "/agent.v1.AgentService/RunSSE", content=run_sse, headers=headers
             ) as response:
                 assert response.status_code == 200
-                body = await response.aread()
-            late = client.run_request("late", conversation_id="c", model=CURSOR_MODEL)
-            append = await client.http.post(
-                base + "/aiserver.v1.BidiService/BidiAppend",
-                content=encode_bidi_append(request_id, 0, late.SerializeToString()),
-                headers={**headers, "content-type": "application/proto"},
-            )
+                chunks = response.aiter_raw()
+                while len(body) < len(backend.first):  # Cursor's first frame, before release
+                    body += await anext(chunks)
+                late = client.run_request("late", conversation_id="c", model=MODEL)
+                append = await client.http.post(
+                    base + "/aiserver.v1.BidiService/BidiAppend",
+                    content=encode_bidi_append(request_id, 0, late.SerializeToString()),
+                    headers={**headers, "content-type": "application/proto"},
+                )
+                backend.release.set()
+                async for chunk in chunks:
+                    body += chunk
         finally:
             await client.aclose()
             setup.proxy.stop()
-    [*_, last] = connect.EnvelopeDecoder().feed(body)
-    assert last.is_end_stream
-    assert connect.parse_end_stream(last.payload).error.code == "not_found"
-    # Answered here, not by the backend (which would say 200): the attempt has ended.
-    assert append.status_code == 404 and append.json()["code"] == "not_found"
-    assert backend.requests == [] and fp.requests == []
-    assert f"request {request_id}: no run request in 0.3 s, served here" in setup.proxy.log()
+    assert bytes(body) == b"".join(backend.sent)  # Cursor's bytes, unchanged
+    assert append.status_code == 200  # Cursor's answer: the run went there, even on our model
+    [sse] = backend.run_sses()
+    assert sse.body == run_sse
+    [sent] = backend.appends()
+    assert decode_bidi_append(sent.body, "application/proto").message == late
+    assert fp.requests == [] and setup.blobs() == []
+    log = setup.proxy.log()
+    assert f"request {request_id}: no run request in 0.3 s, passed through to Cursor" in log
 
 
 async def test_an_upstream_refusal_of_a_relayed_stream_reaches_the_client_as_its_error(
