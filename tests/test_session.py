@@ -283,7 +283,7 @@ def test_reconnect_replays_backlog_from_start_without_heartbeats() -> None:
     assert [m.interaction_update.text_delta.text for m in decode(again)] == ["a", "b"]
 
 
-def test_deltas_join_the_unread_tail_and_are_never_held() -> None:
+def test_deltas_within_the_window_are_held_and_go_out_as_one_frame() -> None:
     core = Sessions(SessionConfig(coalesce_window=0.015))
     run = started(core)
     sub = core.subscribe("r", owner=OWNER, now=0)
@@ -292,25 +292,57 @@ def test_deltas_join_the_unread_tail_and_are_never_held() -> None:
         return [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=now)[0])]
 
     run.emit(text("a"), now=1.000)
-    assert texts(1.000) == ["a"]  # an idle stream gets a delta at once
-    run.emit(text("b"), now=1.002)
-    run.emit(text("c"), now=1.004)  # the stream was busy: c joins b
-    assert texts(1.005) == ["bc"]
-    assert core.next_deadline() != pytest.approx(1.019)  # nothing is held for a timer
-    run.emit(text("d"), now=1.010)
-    run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=1.011)
-    run.emit(text("e"), now=1.012)  # never merged across another frame
-    kinds = [m.WhichOneof("message") for m in decode(core.read(sub, now=1.02)[0])]
-    assert kinds == ["interaction_update", "kv_server_message", "interaction_update"]
+    assert texts(1.000) == ["a"]  # the first delta of a burst: out at once
+    run.emit(text("b"), now=1.005)
+    run.emit(text("c"), now=1.010)
+    assert run.held_from is not None and run.hold_until == pytest.approx(1.015)
+    assert texts(1.012) == []  # held: within the window of the last release
+    assert texts(1.015) == ["bc"]  # the window has passed: one frame
+    run.emit(text("d"), now=1.020)  # within the window of that release: held again
+    run.open_kv(pb.KvServerMessage(set_blob_args=pb.SetBlobArgs()), now=1.021)
+    run.emit(text("e"), now=1.022)  # never merged across another frame
+    kinds = [m.WhichOneof("message") for m in decode(core.read(sub, now=1.022)[0])]
+    # Another frame releases what is held (order is kept); e came after it, so it waits.
+    assert kinds == ["interaction_update", "kv_server_message"]
+    assert texts(1.040) == ["e"]
     run.emit(text("f"), now=2.0)
-    run.emit(text("g"), now=2.1)  # older than the window: its own frame
-    assert texts(2.2) == ["f", "g"]
+    run.emit(text("g"), now=2.1)  # after a quiet spell: at once, its own frame
+    assert texts(2.1) == ["f", "g"]
+    run.finish(now=2.2)
     again = core.subscribe("r", owner=OWNER, now=3)  # replays what was sent, byte-identical
     assert [
         m.interaction_update.text_delta.text
         for m in decode(core.read(again, now=3)[0])
         if m.HasField("interaction_update")
     ] == ["a", "bc", "d", "e", "f", "g"]
+
+
+def test_a_lagging_stream_takes_the_deltas_queued_meanwhile_as_one_frame() -> None:
+    core = Sessions(SessionConfig(coalesce_window=0.015))
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    run.emit(text("a"), now=1.0)
+    run.emit(text("b"), now=1.1)  # readable at once (quiet spell) but nobody read a yet
+    frames, _ = core.read(sub, now=1.1)
+    assert [m.interaction_update.text_delta.text for m in decode(frames)] == ["a", "b"]
+    run.emit(text("c"), now=2.0)  # readable at once; the stream is busy and has not taken it
+    run.emit(text("d"), now=2.005)  # so d and e join it
+    run.emit(text("e"), now=2.012)
+    assert run.final() == len(run.entries) - 1  # the unread delta tail may still change
+    frames, _ = core.read(sub, now=2.02)
+    assert [m.interaction_update.text_delta.text for m in decode(frames)] == ["cde"]
+    assert run.final() == len(run.entries)  # taken by a stream: final
+
+
+def test_no_window_holds_nothing() -> None:
+    core = Sessions(SessionConfig(coalesce_window=0))
+    run = started(core)
+    sub = core.subscribe("r", owner=OWNER, now=0)
+    for i, ch in enumerate("abc"):
+        run.emit(text(ch), now=1 + i * 0.001)
+    frames, _ = core.read(sub, now=1.002)
+    assert [m.interaction_update.text_delta.text for m in decode(frames)] == ["a", "b", "c"]
+    assert run.held_from is None
 
 
 def test_large_frames_compressed_for_gzip_subscribers() -> None:

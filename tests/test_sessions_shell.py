@@ -85,6 +85,11 @@ class InProcessClient:
             self.send(reply)
 
 
+def run_core(registry: SessionRegistry):
+    [live] = registry.runs.values()
+    return live.core
+
+
 def registry_for(tmp_path, **config) -> SessionRegistry:
     blobs = BlobStore(tmp_path / "blobs")
 
@@ -164,6 +169,55 @@ async def test_a_failing_timer_callback_is_logged_and_timers_keep_running(
     sub = registry.subscribe("x", owner=OWNER)
     [chunk async for chunk in registry.frames(sub)]  # ends once a later tick closes it
     assert "session timers failed" in caplog.text and len(calls) >= 2
+    await registry.stop()
+
+
+async def test_held_deltas_are_flushed_by_a_timer_and_observed_once_final(tmp_path) -> None:
+    """First delta at once; the ones within the window wake no reader until the flush timer
+    releases them as one frame; the recorder sees each frame once, with its final payload."""
+    emitted = asyncio.Event()
+    got_a = asyncio.Event()
+    finish = asyncio.Event()
+
+    def delta(text: str) -> pb.AgentServerMessage:
+        return pb.AgentServerMessage(
+            interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=text))
+        )
+
+    async def runner(live, request) -> None:
+        live.emit(delta("a"))
+        await got_a.wait()  # taken by the stream: b and c cannot join it
+        live.emit(delta("b"))
+        live.emit(delta("c"))
+        emitted.set()
+        await finish.wait()
+        live.finish()
+
+    registry = SessionRegistry(runner, config=SessionConfig(coalesce_window=0.05))
+    registry.start()
+    seen: list[bytes] = []
+    registry.observers.append(lambda run_id, payload, end: seen.append(payload))
+    sub = registry.subscribe("r", owner=OWNER)
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    frames = registry.frames(sub)
+    texts = []
+    async with asyncio.timeout(10):
+        while len(texts) < 2:
+            for frame in connect.decode_envelopes(await anext(frames)):
+                message = pb.AgentServerMessage.FromString(frame.payload)
+                if message.interaction_update.HasField("heartbeat"):
+                    continue
+                texts.append(message)
+                got_a.set()
+            if len(texts) == 1:
+                await emitted.wait()
+                assert run_core(registry).held_from is not None  # b, c wait for the timer
+        assert [m.interaction_update.text_delta.text for m in texts] == ["a", "bc"]
+        finish.set()
+        async for _ in frames:
+            pass
+    decoded = [pb.AgentServerMessage.FromString(p) for p in seen[:-1]]
+    assert [m.interaction_update.text_delta.text for m in decoded] == ["a", "bc"]
     await registry.stop()
 
 

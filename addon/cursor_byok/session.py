@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -51,8 +52,9 @@ class SessionConfig:
     gap_timeout: float = 30.0  # an append_seqno gap open this long fails the run
     linger: float = 600.0  # keep a finished run this long for late reconnects and retries
     exec_timeout: float = 600.0  # an exec (other than shell) unanswered this long fails the run
-    # A delta joins the last queued frame when it is a delta of the same kind that no stream has
-    # taken yet and was queued less than this long ago (0: every delta is its own frame).
+    # Deltas of one run that come within this long of the last deltas released to the streams
+    # are held until it has passed and go out as one frame; the first delta after a quiet spell
+    # goes at once (0: no holding, and every delta is its own frame unless a stream lags).
     coalesce_window: float = 0.015
     max_attempts: int = 1024  # live request ids, all runs together
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
@@ -322,6 +324,10 @@ class Run:
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
         self.read_mark = 0  # entries before this index were given to a stream: final
+        # Coalescing: entries from `held_from` on are not readable before `hold_until`.
+        self.held_from: int | None = None
+        self.hold_until = 0.0
+        self.last_release = -math.inf  # when deltas were last made readable
 
     def _step(self, event: RunEvent) -> None:
         target = RUN_TRANSITIONS.get((self.state, event))
@@ -422,34 +428,75 @@ class Run:
     def emit(self, message: pb.AgentServerMessage, *, now: float) -> None:
         """Queue one server message for every subscriber, present and future.
 
-        Fewer, fuller frames without waiting: a text/thinking/token delta joins the last queued
-        frame when that is a delta of the same kind no stream has taken yet (the streams are
-        busy writing), queued within `coalesce_window`. A delta that finds the streams idle goes
-        out at once, alone. Frames already given to a stream never change, so every replay of
-        the backlog is byte-identical."""
+        Fewer, fuller frames (each one costs a write, a proxy round and a client parse): a
+        text/thinking/token delta that comes within `coalesce_window` of the last deltas
+        released is held until the window has passed, and the deltas that join it meanwhile
+        become one frame; the first delta after a quiet spell goes out at once. A delta also
+        joins a frame no stream has taken yet (the streams are busy writing). Anything else
+        releases what is held, so order never changes. Frames already given to a stream never
+        change, so every replay of the backlog is byte-identical."""
         self._step(RunEvent.EMIT)
         kind = _delta_kind(message)
+        if kind is None:
+            self._append(message.SerializeToString())
+            return
+        window = self.config.coalesce_window
+        self.release_due(now)
         entries = self.entries
-        if kind is not None and entries and self.config.coalesce_window > 0:
+        if entries and window > 0:
             tail = entries[-1]
             if (
                 tail.delta == kind
                 and len(entries) - 1 >= self.read_mark
-                and now - tail.queued_at <= self.config.coalesce_window
+                and now - tail.queued_at <= window
                 and tail.message is not None
                 and _merge_delta(tail.message, message, kind)
             ):
                 tail.payload = tail.message.SerializeToString()
                 tail.compressed = None
                 return
-        payload = message.SerializeToString()
-        if kind is None:
-            entries.append(_Entry(payload))
-        else:
-            entries.append(_Entry(payload, delta=kind, message=message, queued_at=now))
+        entries.append(
+            _Entry(message.SerializeToString(), delta=kind, message=message, queued_at=now)
+        )
+        if window <= 0:
+            return
+        if self.held_from is None and now - self.last_release < window:
+            self.held_from = len(entries) - 1
+            self.hold_until = self.last_release + window
+        elif self.held_from is None:
+            self.last_release = now  # the first of a burst: out at once
 
     def _append(self, payload: bytes, key: PendingKey | None = None) -> None:
+        self.held_from = None  # held deltas go first, with this frame
         self.entries.append(_Entry(payload, key=key))
+
+    # --- coalescing -------------------------------------------------------------------------
+
+    def release_due(self, now: float) -> bool:
+        """Make held deltas readable once their window has passed; whether any were."""
+        if self.held_from is None or now < self.hold_until:
+            return False
+        self.held_from = None
+        self.last_release = now
+        return True
+
+    def readable(self, now: float) -> int:
+        """How many entries streams may take now (held deltas are not yet)."""
+        self.release_due(now)
+        return len(self.entries) if self.held_from is None else self.held_from
+
+    def final(self) -> int:
+        """How many entries can no longer change (the recorder sees only those): all but a
+        delta tail that no stream has taken while the run still runs."""
+        entries = self.entries
+        if (
+            self.state is RunState.RUNNING
+            and entries
+            and entries[-1].delta is not None
+            and len(entries) - 1 >= self.read_mark
+        ):
+            return len(entries) - 1
+        return len(entries)
 
     def _request(self, message: pb.AgentServerMessage, key: PendingKey, what: str, now: float):
         self._step(RunEvent.REQUEST)
@@ -519,6 +566,7 @@ class Run:
         self.pending.clear()
         self.end_stream = error
         payload = connect.encode_end_stream(error)[connect.HEADER_SIZE :]
+        self.held_from = None
         self.entries.append(_Entry(payload, end_stream=True))
         self._step(RunEvent.FINISH)
         self.finished_at = now
@@ -833,7 +881,8 @@ class Sessions:
         run = attempt.run
         if run is not None:
             entries = run.entries
-            while sub.position < len(entries):
+            end = run.readable(now)
+            while sub.position < end:
                 entry = entries[sub.position]
                 sub.position += 1
                 if entry.key is not None:

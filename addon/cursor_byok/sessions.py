@@ -77,6 +77,8 @@ class LiveRun:
         self.turn: Turn | None = None  # the running Turn, for the status display
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
+        self._readable = 0  # entries readable when the readers were last woken
+        self._flush: asyncio.TimerHandle | None = None  # releases held deltas
 
     @property
     def request_id(self) -> str:
@@ -134,11 +136,16 @@ class LiveRun:
         self._streams.clear()
 
     def changed(self) -> None:
-        """Frames queued or a deadline moved: feed observers, wake readers, arm the timer."""
-        entries = self.core.entries
-        if self._observed < len(entries):
+        """Frames queued or a deadline moved: feed observers, wake readers, arm the timers.
+
+        Readers are woken only when there is more for them to read: a delta held for
+        coalescing wakes nobody until its window has passed (the flush timer)."""
+        core = self.core
+        final = core.final()
+        if self._observed < final:
+            entries = core.entries
             observers = self.registry.observers
-            while self._observed < len(entries):
+            while self._observed < final:
                 entry = entries[self._observed]
                 self._observed += 1
                 for observer in observers:
@@ -146,8 +153,20 @@ class LiveRun:
                         observer(self.request_id, entry.payload, entry.end_stream)
                     except Exception:
                         log.exception("run %s: frame observer failed", self.request_id)
-            self.registry.wake_run(self.core)
-        self.registry.arm(min(self.core.deadlines(), default=None))
+        readable = core.readable(self.clock())
+        if readable != self._readable:
+            self._readable = readable
+            self.registry.wake_run(core)
+        if core.held_from is not None and self._flush is None:
+            loop = asyncio.get_running_loop()
+            delay = max(0.0, core.hold_until - self.clock())
+            self._flush = loop.call_at(loop.time() + delay, self._release)
+        self.registry.arm(min(core.deadlines(), default=None))
+
+    def _release(self) -> None:
+        self._flush = None
+        self.core.release_due(self.clock())
+        self.changed()
 
     # --- outputs used by the turn ------------------------------------------------------------
 
