@@ -203,9 +203,9 @@ class CursorByok:
             "cursor_byok_coalesce_ms",
             int,
             15,
-            "A text/thinking delta joins the last queued frame when no stream has taken that "
-            "frame yet and it was queued less than this long ago (0: one frame per delta). "
-            "Nothing is ever held back to wait for more.",
+            "Text/thinking/token deltas that come within this long of the last ones sent are "
+            "held until it has passed and go out as one frame; the first delta after a quiet "
+            "spell goes at once (0: no holding, lowest latency, one frame per delta).",
         )
         loader.add_option(
             "cursor_byok_config",
