@@ -157,7 +157,7 @@ async def test_a_byok_turn_continues_from_the_checkpoint_cursor_wrote(
         "user",
     ]
     # Cursor's reasoning is bound to Cursor's model: its signature never reaches our provider.
-    assert cursor.signature not in text
+    assert cursor.signature not in text and THOUGHT not in text
     assert three.text == "First the answer, then Cursor's opinion."
     # And our next checkpoint keeps Cursor's roots and turns (append-only), adding our turn.
     last = three.checkpoints[-1]
