@@ -263,7 +263,8 @@ class Turn:
         reply = await self.live.kv(pb.KvServerMessage(get_blob_args=pb.GetBlobArgs(blob_id=ident)))
         result = reply.get_blob_result
         if not result.HasField("blob_data"):
-            raise TurnError("not_found", f"protocol error: the client has no blob {ident.hex()}")
+            why = f" ({result.error.message})" if result.error.message else ""
+            raise TurnError("not_found", f"the client has no blob {ident.hex()}{why}")
         return self._accept(ident, result.blob_data)
 
     def _accept(self, ident: bytes, data: bytes) -> bytes:
@@ -360,9 +361,23 @@ async def load_transcript(
     """The conversation so far, from the checkpoint the client sent back."""
     state = run_request.conversation_state
     history = []
-    for ident in state.root_prompt_messages_json:
+    roots = state.root_prompt_messages_json
+    for index, ident in enumerate(roots):
         try:
-            message = decode_message(await turn_blob(ident))
+            data = await turn_blob(ident)
+        except TurnError as exc:
+            if exc.code != "not_found":
+                raise
+            # A checkpoint written elsewhere (Cursor's backend, another machine) whose blob
+            # neither our store nor the client's KV has: the history has a hole.
+            raise TurnError(
+                "not_found",
+                f"cannot continue this conversation: history message {index + 1} of "
+                f"{len(roots)} is in neither cursor-byok's store nor the client's ({exc}); "
+                "start a new chat or go back to an earlier message",
+            ) from None
+        try:
+            message = decode_message(data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise TurnError(
                 "invalid_argument", f"protocol error: bad history blob: {exc}"
