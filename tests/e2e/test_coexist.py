@@ -285,8 +285,8 @@ async def test_an_upstream_refusal_of_a_relayed_stream_reaches_the_client_as_its
 
 async def test_one_conversation_alternates_byok_cursor_byok(tmp_path, workspace, transport) -> None:
     """BYOK → Cursor → BYOK: the Cursor run gets our checkpoint unchanged; the BYOK run after it
-    still has the first turn's history. (The stand-in writes no checkpoint of its own, so the
-    third turn continues from ours: reading Cursor's checkpoints is not covered here.)"""
+    still has the first turn's history. (The stand-in writes no checkpoint of its own here, so
+    the third turn continues from ours; test_coexist_checkpoints.py reads Cursor's.)"""
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("The answer is 42.")
         fp.script.text("You asked about the answer.")
