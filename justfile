@@ -23,6 +23,7 @@ lint:
 # concurrent turns (issue 13). Each script takes --help for bigger or smaller runs.
 bench:
     uv run python bench/bench_codec.py
+    uv run python bench/bench_provider_stream.py --repeats 3
     uv run python bench/bench_turns.py 30
     uv run python bench/bench_streaming.py
     uv run python bench/bench_hardening.py
