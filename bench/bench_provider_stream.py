@@ -16,9 +16,11 @@ The consumer is this process; each stage adds one layer of the path the agent lo
     raw       asyncio StreamReader.read() of the socket until the end of the chunked body
     http      + HTTP/1.1 decoding: our HttpClient (httpx) post_stream + iter_bytes
     sse       + SseParser.feed on every chunk
-    json      + json.loads of every event's data
+    json      + JSON decode of every event's data (the adapters' `loads`; stdlib json)
     adapter   the provider adapter as the loop uses it: stream_with_retries(provider) with the
               loop's `match` on the events (SSE parse, JSON, state machine, event objects)
+    lean      `adapter` with httpx replaced by a bench-only minimal HTTP/1.1 reader on asyncio
+              streams (no TLS, pool or timeouts): what a hand-written reader could save at most
 
 The figure is time.process_time() of this process per delta (µs), median over the repeats
 with [min–max]; the difference between two rows is what that layer costs. The machine is
@@ -29,19 +31,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from cursor_byok.providers.base import ModelRequest
+from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderSettings
 from cursor_byok.providers.base import ReasoningDelta
 from cursor_byok.providers.base import TextDelta
@@ -49,6 +55,11 @@ from cursor_byok.providers.base import make_provider
 from cursor_byok.providers.base import stream_with_retries
 from cursor_byok.providers.http import HttpClient
 from cursor_byok.providers.sse import SseParser
+
+try:
+    from cursor_byok.providers.adapter import loads  # what the adapters decode events with
+except ImportError:  # before that helper existed: stdlib json
+    loads = json.loads
 
 KINDS = {"chat": "openai-chat", "anthropic": "anthropic", "responses": "openai-responses"}
 PATHS = {"chat": "/chat/completions", "anthropic": "/messages", "responses": "/responses"}
@@ -126,7 +137,8 @@ async def serve() -> None:
     server = await asyncio.start_server(_handle, "127.0.0.1", 0)
     print(server.sockets[0].getsockname()[1], flush=True)
     await asyncio.to_thread(sys.stdin.read)  # until the parent closes our stdin
-    server.close()  # no wait_closed(): it would wait for the parent's idle keep-alive
+    server.close()
+    os._exit(0)  # not asyncio.run's teardown: it would cancel the idle keep-alive handlers loudly
 
 
 class Feeder:
@@ -147,6 +159,90 @@ class Feeder:
         assert self.process.stdin is not None
         self.process.stdin.close()
         self.process.wait(5)
+
+
+# --- a lean HTTP/1.1 reader, bench only ---------------------------------------------------------
+
+
+class _LeanResponse:
+    """Just enough HTTP/1.1 for the feeder: status line, headers, a chunked body."""
+
+    def __init__(self, reader: asyncio.StreamReader, status: int, headers: dict[str, str]):
+        self._reader = reader
+        self.status = status
+        self.headers = headers
+        self.finished = False
+
+    async def iter_bytes(self) -> AsyncIterator[bytes]:
+        reader = self._reader
+        buf = b""
+        need = -1  # bytes left in the current chunk, -1 = expecting a size line
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                return
+            buf = buf + data if buf else data
+            out = []
+            while True:
+                if need < 0:
+                    end = buf.find(b"\r\n")
+                    if end < 0:
+                        break
+                    need = int(buf[:end].split(b";", 1)[0], 16)
+                    buf = buf[end + 2 :]
+                    if need == 0:  # last chunk; no trailers from the feeder
+                        if len(buf) < 2:
+                            await reader.readexactly(2 - len(buf))
+                        self.finished = True
+                        if out:
+                            yield b"".join(out)
+                        return
+                if len(buf) < need + 2:
+                    break
+                out.append(buf[:need])
+                buf = buf[need + 2 :]
+                need = -1
+            if out:
+                yield b"".join(out) if len(out) > 1 else out[0]
+
+
+class LeanHttp:
+    """A stand-in for HttpClient (one kept-alive plain-HTTP connection, no TLS, no pool, no
+    timeouts): sizes what a hand-written HTTP/1.1 streaming reader could save over httpx."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    @contextlib.asynccontextmanager
+    async def post_stream(
+        self, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> AsyncIterator[_LeanResponse]:
+        if self._conn is None:
+            self._conn = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self._conn
+        content = json.dumps(body).encode()
+        path = url.split(str(self.port), 1)[1]
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}"
+            f"content-length: {len(content)}\r\n\r\n".encode()
+            + content
+        )
+        status = int((await reader.readline()).split()[1])
+        response_headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            response_headers[name.strip().lower()] = value.strip()
+        response = _LeanResponse(reader, status, response_headers)
+        yield response
+        if not response.finished:  # stopped at the format's terminator: as httpx, close
+            writer.close()
+            self._conn = None
+
+    async def aclose(self) -> None:
+        if self._conn is not None:
+            self._conn[1].close()
 
 
 # --- consumer stages --------------------------------------------------------------------------
@@ -171,11 +267,14 @@ class Bench:
         except TypeError:  # a version before netstream.py: httpx's default (anyio) anyway
             self.http_anyio = HttpClient(provider="bench", connect_timeout=10, read_timeout=60)
         self.reads = 0  # socket reads (raw) or body chunks (http) of the last run
+        self.lean_provider = make_provider(self.settings)
+        self.lean_provider._http = LeanHttp(self.port)  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
         await self.provider.aclose()
         await self.http.aclose()
         await self.http_anyio.aclose()
+        await self.lean_provider.aclose()
 
     async def raw(self) -> int:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -227,13 +326,17 @@ class Bench:
             async for chunk in response.iter_bytes():
                 for event in parser.feed(chunk):
                     if event.data != "[DONE]":
-                        json.loads(event.data)
+                        loads(event.data)
                     n += 1
         return n
 
-    async def adapter(self) -> int:
+    async def adapter_lean(self) -> int:
+        return await self.adapter(self.lean_provider)
+
+    async def adapter(self, provider: Provider | None = None) -> int:
         texts = 0
-        async for event in stream_with_retries(self.provider, self.request, max_retries=0):
+        provider = provider or self.provider
+        async for event in stream_with_retries(provider, self.request, max_retries=0):
             match event:
                 case ReasoningDelta(text):
                     texts += 1
@@ -253,6 +356,7 @@ class Bench:
             "sse": self.sse,
             "json": self.json_,
             "adapter": self.adapter,
+            "lean": self.adapter_lean,
         }[name]
 
 
@@ -312,7 +416,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--formats", default="chat,anthropic,responses")
     parser.add_argument("--modes", default="burst,paced")
-    parser.add_argument("--stages", default="raw,http-anyio,http,sse,json,adapter")
+    parser.add_argument("--stages", default="raw,http-anyio,http,sse,json,adapter,lean")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop (if installed)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

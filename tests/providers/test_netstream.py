@@ -299,3 +299,9 @@ def test_read_ahead_is_bounded_by_the_high_water_mark() -> None:
     protocol.data_received(b"cd")
     rest = protocol.take(10**9)
     assert rest.endswith(b"abcd") and protocol.size == 0 and protocol.buffer == []
+
+
+def test_streams_on_uvloop_too() -> None:
+    """Not a dependency; run with `uv run --with uvloop pytest` to check the backend there."""
+    uvloop = pytest.importorskip("uvloop")
+    uvloop.run(test_streams_chunks_and_reuses_the_connection())

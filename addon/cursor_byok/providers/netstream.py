@@ -22,6 +22,7 @@ import logging
 import ssl
 from collections.abc import Iterable
 from typing import Any
+from typing import cast
 
 import httpcore
 import httpx
@@ -50,8 +51,8 @@ class _StreamProtocol(asyncio.Protocol):
         self.write_paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a cast, not an isinstance check: uvloop's transports do not subclass asyncio's
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self.buffer.append(data)
@@ -199,9 +200,8 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
         if transport is None:  # pragma: no cover - only for protocols without TLS support
             raise httpcore.ConnectError("TLS upgrade failed")
-        assert isinstance(transport, asyncio.Transport)
-        self._protocol.transport = transport
-        return AsyncioStream(transport, self._protocol)
+        self._protocol.transport = cast(asyncio.Transport, transport)
+        return AsyncioStream(self._protocol.transport, self._protocol)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "ssl_object":
@@ -231,23 +231,28 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_connection(
-                    _StreamProtocol,
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                    happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
-                )
+                local_addr = (local_address, 0) if local_address else None
+                if isinstance(loop, asyncio.BaseEventLoop):
+                    transport, protocol = await loop.create_connection(
+                        _StreamProtocol,
+                        host,
+                        port,
+                        local_addr=local_addr,
+                        happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
+                    )
+                else:  # uvloop's create_connection has no happy_eyeballs_delay
+                    transport, protocol = await loop.create_connection(
+                        _StreamProtocol, host, port, local_addr=local_addr
+                    )
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
         except OSError as exc:
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        assert isinstance(transport, asyncio.Transport)
         sock = transport.get_extra_info("socket")
         for option in socket_options or ():
             if sock is not None:
                 sock.setsockopt(*option)
-        return AsyncioStream(transport, protocol)
+        return AsyncioStream(cast(asyncio.Transport, transport), protocol)
 
     async def connect_unix_socket(
         self,
@@ -263,8 +268,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
         except OSError as exc:
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        assert isinstance(transport, asyncio.Transport)
-        return AsyncioStream(transport, protocol)
+        return AsyncioStream(cast(asyncio.Transport, transport), protocol)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
