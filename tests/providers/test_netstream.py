@@ -305,3 +305,92 @@ def test_streams_on_uvloop_too() -> None:
     """Not a dependency; run with `uv run --with uvloop pytest` to check the backend there."""
     uvloop = pytest.importorskip("uvloop")
     uvloop.run(test_streams_chunks_and_reuses_the_connection())
+
+
+async def test_streams_under_an_eager_task_factory_as_in_mitmproxy() -> None:
+    """mitmproxy runs its loop with asyncio.eager_task_factory; asyncio's own happy-eyeballs
+    race asserts under it (Python < 3.12.7), which the addon's turns hit end to end."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+    loop.set_task_factory(asyncio.eager_task_factory)  # type: ignore[arg-type]
+    try:
+        await test_streams_chunks_and_reuses_the_connection()
+    finally:
+        loop.set_task_factory(previous)
+
+
+async def test_connects_by_host_name() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(HEAD + chunk(b"data: named\n\n") + b"0\r\n\r\n")
+        await writer.drain()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            assert await body_of(http, f"http://localhost:{server.port}/") == b"data: named\n\n"
+        finally:
+            await http.aclose()
+
+
+class _Sock:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _attempts(plan: dict[str, str], log: list[str], socks: dict[str, _Sock]):
+    """An attempt function: address → "ok", "fail" or "hang" (until cancelled)."""
+
+    async def attempt(family: int, address: str) -> _Sock:
+        log.append(address)
+        how = plan[address]
+        if how == "fail":
+            raise ConnectionRefusedError(f"refused {address}")
+        if how == "hang":
+            await asyncio.Event().wait()
+        await asyncio.sleep(0)
+        socks[address] = _Sock(address)
+        return socks[address]
+
+    return attempt
+
+
+@pytest.mark.parametrize("eager", [False, True])
+async def test_race_a_hanging_first_address_loses_to_the_next_after_the_delay(eager) -> None:
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+    if eager:
+        loop.set_task_factory(asyncio.eager_task_factory)  # type: ignore[arg-type]
+    try:
+        log: list[str] = []
+        socks: dict[str, _Sock] = {}
+        attempt = _attempts({"v6": "hang", "v4": "ok"}, log, socks)
+        got = await netstream.race([(10, "v6"), (2, "v4")], attempt, 0.01)  # type: ignore[arg-type]
+    finally:
+        loop.set_task_factory(previous)
+    assert got is socks["v4"] and log == ["v6", "v4"] and not got.closed  # type: ignore[attr-defined]
+
+
+async def test_race_a_refused_address_starts_the_next_at_once() -> None:
+    log: list[str] = []
+    socks: dict[str, _Sock] = {}
+    attempt = _attempts({"a": "fail", "b": "ok"}, log, socks)
+    # a one-hour delay: finishing at all shows the failure did not wait for it
+    async with asyncio.timeout(5):
+        got = await netstream.race([(2, "a"), (2, "b")], attempt, 3600)  # type: ignore[arg-type]
+    assert got is socks["b"]
+
+
+async def test_race_all_failing_reports_every_error() -> None:
+    attempt = _attempts({"a": "fail", "b": "fail"}, [], {})
+    with pytest.raises(OSError, match="refused a; refused b"):
+        await netstream.race([(2, "a"), (2, "b")], attempt, 3600)  # type: ignore[arg-type]
+
+
+def test_interleave_alternates_families_from_the_first() -> None:
+    addrs = [(10, "6a"), (10, "6b"), (10, "6c"), (2, "4a")]
+    assert netstream.interleave(addrs) == [(10, "6a"), (2, "4a"), (10, "6b"), (10, "6c")]

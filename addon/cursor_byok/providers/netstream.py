@@ -18,8 +18,12 @@ a test transport, another httpx version) keeps httpx's default.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import socket
 import ssl
+from collections.abc import Awaitable
+from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 from typing import cast
@@ -219,6 +223,82 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return None
 
 
+Attempt = Callable[[int, Any], Awaitable[socket.socket]]
+
+
+async def open_socket(
+    host: str, port: int, *, local_address: str | None = None, delay: float = HAPPY_EYEBALLS_DELAY
+) -> socket.socket:
+    """A connected non-blocking TCP socket to `host`, trying its addresses happy-eyeballs
+    style (RFC 8305) as httpcore's anyio backend does.
+
+    Not `loop.create_connection(happy_eyeballs_delay=…)`: its staggered race asserts under an
+    eager task factory on Python < 3.12.7, and mitmproxy runs its loop with one."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    if not infos:
+        raise OSError(f"no address for {host}")
+
+    async def attempt(family: int, sockaddr: Any) -> socket.socket:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setblocking(False)
+            if local_address:
+                sock.bind((local_address, 0))
+            await loop.sock_connect(sock, sockaddr)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    return await race(interleave([(i[0], i[4]) for i in infos]), attempt, delay)
+
+
+def interleave(addresses: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """Alternate address families, starting with the resolver's first (RFC 8305 §4)."""
+    first = addresses[0][0]
+    same = [a for a in addresses if a[0] == first]
+    other = [a for a in addresses if a[0] != first]
+    out: list[tuple[int, Any]] = []
+    for pair in itertools.zip_longest(same, other):
+        out += [a for a in pair if a is not None]
+    return out
+
+
+async def race(addresses: list[tuple[int, Any]], attempt: Attempt, delay: float) -> socket.socket:
+    """Start an attempt per address, the next one when the previous failed or after `delay`;
+    the first connected socket wins and every other one is cancelled or closed."""
+    todo = list(addresses)
+    pending: set[asyncio.Future[socket.socket]] = set()
+    errors: list[OSError] = []
+    try:
+        while todo or pending:
+            if todo:
+                pending.add(asyncio.ensure_future(attempt(*todo.pop(0))))
+            done, pending = await asyncio.wait(
+                pending, timeout=delay if todo else None, return_when=asyncio.FIRST_COMPLETED
+            )
+            connected = [task.result() for task in done if task.exception() is None]
+            if connected:
+                for extra in connected[1:]:
+                    extra.close()
+                return connected[0]
+            for task in done:
+                error = task.exception()
+                if not isinstance(error, OSError):
+                    raise error  # type: ignore[misc]  # not None: no task connected
+                errors.append(error)
+    finally:
+        for task in pending:
+            task.cancel()
+        for result in await asyncio.gather(*pending, return_exceptions=True):
+            if isinstance(result, socket.socket):  # connected just as it was cancelled
+                result.close()
+    if len(errors) == 1:
+        raise errors[0]
+    raise OSError("all connection attempts failed: " + "; ".join(map(str, errors)))
+
+
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
     async def connect_tcp(
         self,
@@ -231,27 +311,18 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                local_addr = (local_address, 0) if local_address else None
-                if isinstance(loop, asyncio.BaseEventLoop):
-                    transport, protocol = await loop.create_connection(
-                        _StreamProtocol,
-                        host,
-                        port,
-                        local_addr=local_addr,
-                        happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
-                    )
-                else:  # uvloop's create_connection has no happy_eyeballs_delay
-                    transport, protocol = await loop.create_connection(
-                        _StreamProtocol, host, port, local_addr=local_addr
-                    )
+                sock = await open_socket(host, port, local_address=local_address)
+                try:
+                    for option in socket_options or ():
+                        sock.setsockopt(*option)
+                    transport, protocol = await loop.create_connection(_StreamProtocol, sock=sock)
+                except BaseException:
+                    sock.close()
+                    raise
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
         except OSError as exc:
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        sock = transport.get_extra_info("socket")
-        for option in socket_options or ():
-            if sock is not None:
-                sock.setsockopt(*option)
         return AsyncioStream(cast(asyncio.Transport, transport), protocol)
 
     async def connect_unix_socket(
