@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from . import netstream
 from .base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class HttpClient:
         read_timeout: float,
         proxy: str | None = None,
         transport: object | None = None,
+        native_io: bool = True,
     ) -> None:
         self._provider = provider
         timeout = httpx.Timeout(
@@ -102,6 +104,8 @@ class HttpClient:
         elif proxy:
             kwargs["proxy"] = proxy
         self._client = httpx.AsyncClient(**kwargs)
+        # asyncio sockets instead of anyio's under httpcore (netstream.py): same HTTP, less CPU
+        self.native_io = native_io and transport is None and netstream.install(self._client)
 
     @asynccontextmanager
     async def post_stream(

@@ -248,6 +248,19 @@ class ChatStreamState:
     # -- deltas
 
     def _delta(self, delta: dict[str, Any]) -> list[ProviderEvent]:
+        content = delta.get("content")
+        if (
+            type(content) is str
+            and content
+            and (self._splitter is None or self._splitter.settled)
+            and not delta.get("tool_calls")
+            and not delta.get("reasoning_content")  # DeepSeek and others send null here
+            and not delta.get("reasoning")
+            and not delta.get("reasoning_details")
+        ):
+            # the usual delta, once any leading <think> block is decided: just text
+            self._builder.append_text(content)
+            return [TextDelta(content)]
         out: list[ProviderEvent] = []
         reasoning = _first_str(delta.get("reasoning_content"), delta.get("reasoning"))
         details = delta.get("reasoning_details")

@@ -37,9 +37,13 @@ class SseTooLarge(ByokError, ValueError):
         self.limit = limit
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SseEvent:
-    """One dispatched event. `event` is "message" when no `event:` field was sent."""
+    """One dispatched event. `event` is "message" when no `event:` field was sent.
+
+    Not frozen: a frozen dataclass sets each field through `object.__setattr__`, which made
+    building it cost more than splitting the event out of the stream (one per delta). Treat
+    it as read-only all the same."""
 
     data: str
     event: str = "message"
@@ -48,19 +52,24 @@ class SseEvent:
 
 
 class SseParser:
-    """Feed bytes with `feed()`, get the events completed so far; call `close()` at EOF."""
+    """Feed bytes with `feed()`, get the events completed so far; call `close()` at EOF.
+
+    Hot path (one call per network read, usually one event): line ends are normalised to LF
+    with two C-level `bytes.replace` calls only when the chunk has a CR, the complete lines are
+    split once, `data:` lines stay bytes until their event is dispatched, and each event's data
+    is decoded once. Other fields (rare) take the general path in `_field`.
+    """
 
     def __init__(self, *, max_line: int = MAX_LINE_BYTES, max_event: int = MAX_EVENT_BYTES) -> None:
         self.max_line = max_line
         self.max_event = max_event
-        self._tail = b""  # bytes of an unterminated line
+        self._tail = b""  # bytes of an unterminated line (line ends already normalised)
         self._pending: list[bytes] = []  # later pieces of it, joined at the next line end
         self._pending_size = 0
         self._event_size = 0  # data bytes of the event being assembled
         self._skip_lf = False  # the previous chunk ended with CR: a leading LF belongs to it
         self._started = False  # BOM check done
-        self._data: list[str] = []
-        self._has_data = False
+        self._data: list[bytes] = []
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
@@ -75,7 +84,12 @@ class SseParser:
                 chunk = chunk[1:]
                 if not chunk:
                     return []
-        if self._started and b"\n" not in chunk and b"\r" not in chunk:
+        if b"\r" in chunk:
+            # CRLF and bare CR end lines too; a CR ending this chunk may pair with an LF
+            # starting the next one, which is then skipped.
+            self._skip_lf = chunk[-1:] == b"\r"
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if self._started and b"\n" not in chunk:
             # no line end yet: defer the join so a long line costs linear time
             self._pending_size += len(chunk)
             if len(self._tail) + self._pending_size > self.max_line:
@@ -95,25 +109,46 @@ class SseParser:
             self._started = True
             if buf.startswith(_BOM):
                 buf = buf[len(_BOM) :]
-        # bytes.splitlines splits on \n, \r\n and \r only, which is exactly SSE's rule.
-        lines = buf.splitlines(keepends=True)
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
-            self._tail = lines.pop()
-            if len(self._tail) > self.max_line:
+        end = buf.rfind(b"\n")
+        if end < 0:
+            self._tail = buf
+            if len(buf) > self.max_line:
                 self._reset_line()
                 raise SseTooLarge("SSE line", self.max_line)
-        else:
-            self._tail = b""
-        if buf.endswith(b"\r"):
-            self._skip_lf = True
+            return []
+        self._tail = buf[end + 1 :]
+        if len(self._tail) > self.max_line:
+            self._reset_line()
+            raise SseTooLarge("SSE line", self.max_line)
+        return self._lines(buf[:end].split(b"\n"))
+
+    def _lines(self, lines: list[bytes]) -> list[SseEvent]:
         events: list[SseEvent] = []
-        for raw in lines:
-            if len(raw) > self.max_line + 2:
+        data = self._data
+        max_line = self.max_line
+        for line in lines:
+            if not line:
+                if data:
+                    events.append(self._dispatch())
+                    data = self._data
+                else:
+                    self._event = ""
+                continue
+            if len(line) > max_line:
                 self._reset_line()
-                raise SseTooLarge("SSE line", self.max_line)
-            event = self._line(raw.rstrip(b"\r\n").decode("utf-8", errors="replace"))
-            if event is not None:
-                events.append(event)
+                raise SseTooLarge("SSE line", max_line)
+            if line.startswith(b"data:"):
+                value = line[6:] if line[5:6] == b" " else line[5:]
+                self._event_size += len(value) + 1
+                if self._event_size > self.max_event:
+                    self._data = []
+                    self._event_size = 0
+                    raise SseTooLarge("SSE event", self.max_event)
+                data.append(value)
+            elif line[0] == 0x3A:  # ":" comment (keep-alive)
+                self.comments += 1
+            else:
+                self._field(line)
         return events
 
     def close(self) -> list[SseEvent]:
@@ -122,40 +157,28 @@ class SseParser:
         Strict EventSource would drop them; we deliver them so that the adapter's own
         terminator check decides whether the stream was complete.
         """
-        events: list[SseEvent] = []
         if self._pending:
             self._tail += b"".join(self._pending)
             self._pending = []
             self._pending_size = 0
-        if self._tail:
-            tail, self._tail = self._tail, b""
-            if not self._started and tail.startswith(_BOM):
-                tail = tail[len(_BOM) :]
-            event = self._line(tail.decode("utf-8", errors="replace"))
-            if event is not None:
-                events.append(event)
-        event = self._dispatch()
-        if event is not None:
-            events.append(event)
-        return events
+        tail, self._tail = self._tail, b""
+        if not self._started and tail.startswith(_BOM):
+            tail = tail[len(_BOM) :]
+        lines = [tail, b""] if tail else [b""]
+        return self._lines(lines)
 
-    def _line(self, line: str) -> SseEvent | None:
-        if not line:
-            return self._dispatch()
-        if line[0] == ":":
-            self.comments += 1
-            return None
-        name, colon, value = line.partition(":")
+    def _field(self, line: bytes) -> None:
+        """A field other than `data` (or `data` without a colon): decoded, by the spec."""
+        name, colon, value = line.decode("utf-8", errors="replace").partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
-        if name == "data":
+        if name == "data":  # "data" alone: an empty data line
             self._event_size += len(value) + 1
             if self._event_size > self.max_event:
                 self._data = []
                 self._event_size = 0
                 raise SseTooLarge("SSE event", self.max_event)
-            self._data.append(value)
-            self._has_data = True
+            self._data.append(value.encode())
         elif name == "event":
             self._event = value
         elif name == "id":
@@ -163,21 +186,15 @@ class SseParser:
                 self._id = value
         elif name == "retry" and value.isdigit():
             self._retry = int(value)
-        return None
 
-    def _dispatch(self) -> SseEvent | None:
-        if not self._has_data:
-            self._event = ""
-            return None
+    def _dispatch(self) -> SseEvent:
+        data = self._data
+        raw = data[0] if len(data) == 1 else b"\n".join(data)
         event = SseEvent(
-            data="\n".join(self._data),
-            event=self._event or "message",
-            id=self._id,
-            retry=self._retry,
+            raw.decode("utf-8", errors="replace"), self._event or "message", self._id, self._retry
         )
         self._data = []
         self._event_size = 0
-        self._has_data = False
         self._event = ""
         return event
 

@@ -21,6 +21,11 @@ class ThinkTagSplitter:
         self._state: Literal["start", "think", "after", "text"] = "start"
         self._buf = ""
 
+    @property
+    def settled(self) -> bool:
+        """Past any leading block: from now on `feed` returns its input as text, unchanged."""
+        return self._state == "text"
+
     def feed(self, text: str) -> list[Piece]:
         if self._state == "text":
             return [("text", text)] if text else []
