@@ -96,6 +96,15 @@ async def test_the_provider_client_uses_the_asyncio_backend_with_the_locked_http
         await http.aclose()
 
 
+async def test_the_environment_can_turn_it_off(monkeypatch) -> None:
+    monkeypatch.setenv("CURSOR_BYOK_NATIVE_IO", "0")
+    http = client()
+    try:
+        assert not http.native_io
+    finally:
+        await http.aclose()
+
+
 async def test_install_leaves_proxies_and_custom_transports_alone() -> None:
     proxied = httpx.AsyncClient(proxy="http://127.0.0.1:9", trust_env=False)
     mocked = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)))

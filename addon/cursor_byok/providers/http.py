@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -104,7 +105,9 @@ class HttpClient:
         elif proxy:
             kwargs["proxy"] = proxy
         self._client = httpx.AsyncClient(**kwargs)
-        # asyncio sockets instead of anyio's under httpcore (netstream.py): same HTTP, less CPU
+        # asyncio sockets instead of anyio's under httpcore (netstream.py): same HTTP, less CPU.
+        # CURSOR_BYOK_NATIVE_IO=0 keeps httpx's own, should a network ever disagree with ours.
+        native_io = native_io and os.environ.get("CURSOR_BYOK_NATIVE_IO", "1") != "0"
         self.native_io = native_io and transport is None and netstream.install(self._client)
 
     @asynccontextmanager
