@@ -15,6 +15,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from test_sse import EXPECTED
 from test_sse import FIXTURE
+from test_sse import parse
 
 from cursor_byok.providers.sse import SseEvent
 from cursor_byok.providers.sse import SseParser
@@ -54,14 +55,6 @@ def reference(raw: bytes) -> list[SseEvent]:
         elif field == "retry" and value.isdigit():
             retry = int(value)
     return events
-
-
-def parse(chunks: list[bytes]) -> list[SseEvent]:
-    parser = SseParser()
-    events: list[SseEvent] = []
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    return events + parser.close()
 
 
 def test_reference_agrees_with_the_fixture() -> None:
