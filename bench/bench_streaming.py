@@ -5,7 +5,11 @@
 
 A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
           (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
-          OpenAI-Chat endpoint streaming N small text deltas `interval` apart;
+          OpenAI-Chat endpoint streaming N small text deltas `interval` apart, over Cursor's
+          fallback transport (HTTP/1.1: ~7 flows per turn);
+R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the same turn over
+          Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
+          up as Connect envelopes on the open upload, frames down), one connection per turn;
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
 C         no proxy: the client straight to the feeder (plain HTTP).
@@ -13,7 +17,8 @@ C         no proxy: the client straight to the feeder (plain HTTP).
 The feeder (bench/streamlib.py) runs in its own process and stamps each delta with its
 time.monotonic_ns() as it writes it; the client takes the time when the bytes arrive, so latency
 is provider send → client receive on one clock. The client is one asyncio process of raw
-HTTP/1.1 protocols (CONNECT + TLS through the proxy for A and B, ALPN http/1.1, no compression);
+HTTP/1.1 protocols (CONNECT + TLS through the proxy for A and B, ALPN http/1.1, no compression),
+and for R a raw HTTP/2 protocol on the `h2` state machine (CONNECT + TLS, ALPN h2);
 its own CPU share is printed so you can see it is not the bottleneck. Repeats are interleaved
 (every config at every level in each round, rotating the order); figures are medians over the
 rounds with [min–max]. Proxy CPU is utime+stime from /proc/<pid>/stat over the batch (turn set-up
@@ -46,13 +51,17 @@ from streamlib import FeederProcess
 from streamlib import TurnStats
 from streamlib import addon_turn
 from streamlib import client_tls
+from streamlib import client_tls_h2
 from streamlib import cpu_seconds
 from streamlib import mib
 from streamlib import plain_turn
 from streamlib import reset_peak
+from streamlib import run_turn
 from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
+CONFIGS = ["A15", "R15", "A0", "B", "C"]
+ADDON_CONFIGS = {"A15": 15, "R15": 15, "A0": 0}  # coalescing window, ms
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -140,6 +149,16 @@ class Bench:
             await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
             return
         proxy = self.proxies[config]
+        if config.startswith("R"):
+            await run_turn(
+                proxy.port,
+                tls=client_tls_h2(proxy.ca_file),
+                deltas=deltas,
+                stats=stats,
+                workspace=self.workspace,
+                heartbeat=self.args.heartbeat,
+            )
+            return
         tls = client_tls(proxy.ca_file)
         if config == "B":
             await plain_turn(proxy.port, tls=tls, deltas=deltas, stats=stats)
@@ -154,7 +173,7 @@ class Bench:
             )
 
     async def start(self) -> None:
-        for name, coalesce in (("A15", 15), ("A0", 0)):  # A15: cold bytecode cache, A0: warm
+        for name, coalesce in ADDON_CONFIGS.items():  # A15: cold bytecode cache, others: warm
             t0 = time.monotonic()
             proxy = start_addon(self.tmp / name, self.feeder, coalesce)
             ready = time.monotonic() - t0
@@ -165,7 +184,8 @@ class Bench:
             self.startup.append(
                 f"{name} ({'cold' if name == 'A15' else 'warm'} bytecode cache): start → "
                 f"'cursor-byok ready' {ready:.2f} s, → first answered turn "
-                f"(1 delta) {first:.2f} s{'' if stats.ok else ' FAILED: ' + stats.error}"
+                f"({'Run' if name.startswith('R') else 'RunSSE'}, 1 delta) {first:.2f} s"
+                f"{'' if stats.ok else ' FAILED: ' + stats.error}"
             )
         t0 = time.monotonic()
         self.proxies["B"] = start_plain(self.tmp / "B", self.feeder.port)
@@ -176,7 +196,7 @@ class Bench:
             f"{time.monotonic() - t0:.2f} s"
             f"{'' if stats.ok else ' FAILED: ' + stats.error}"
         )
-        for config in ("A15", "A0", "B", "C"):  # warm-up: TLS certs, imports, connections
+        for config in CONFIGS:  # warm-up: TLS certs, imports, connections
             await self.batch(config, 2)
 
     async def batch(self, config: str, level: int) -> Batch:
@@ -225,7 +245,7 @@ def spread(values: list[float], fmt: str) -> str:
 
 
 def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace) -> None:
-    configs = ["A15", "A0", "B", "C"]
+    configs = CONFIGS
     print()
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
@@ -291,7 +311,7 @@ async def run(args: argparse.Namespace) -> None:
         try:
             await bench.start()
             results: dict[tuple[str, int], list[Batch]] = {}
-            configs = ["A15", "A0", "B", "C"]
+            configs = CONFIGS
             for round_ in range(args.repeats):
                 for level in args.levels:
                     shift = (round_ + level) % len(configs)
