@@ -2,6 +2,7 @@
 
     uv run python bench/bench_streaming.py [--levels 1,20,100] [--repeats 3] [--deltas 200]
                                            [--interval 0.005] [--heartbeat 0]
+                                           [--configs A15,R15,A0,B,C]
 
 A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
           (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
@@ -10,6 +11,8 @@ A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a fu
 R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the same turn over
           Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
           up as Connect envelopes on the open upload, frames down), one connection per turn;
+R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
+          CONNECT + TLS per batch), as Cursor multiplexes its streams;
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
 C         no proxy: the client straight to the feeder (plain HTTP).
@@ -47,21 +50,25 @@ from mitm import mitmdump_path
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import write_config
+from streamlib import TEST_HOST
 from streamlib import FeederProcess
+from streamlib import Http2
 from streamlib import TurnStats
 from streamlib import addon_turn
 from streamlib import client_tls
 from streamlib import client_tls_h2
 from streamlib import cpu_seconds
 from streamlib import mib
+from streamlib import open_h2
 from streamlib import plain_turn
 from streamlib import reset_peak
 from streamlib import run_turn
 from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
-CONFIGS = ["A15", "R15", "A0", "B", "C"]
-ADDON_CONFIGS = {"A15": 15, "R15": 15, "A0": 0}  # coalescing window, ms
+CONFIGS = ["A15", "R15", "A0", "B", "C"]  # the default set; --configs picks others
+ALL_CONFIGS = ["A15", "R15", "R15c", "A0", "B", "C"]
+ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "A0": 0}  # coalescing window, ms
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -144,7 +151,9 @@ class Bench:
         self.proxies: dict[str, Mitm] = {}
         self.startup: list[str] = []
 
-    async def turn(self, config: str, stats: TurnStats, deltas: int) -> None:
+    async def turn(
+        self, config: str, stats: TurnStats, deltas: int, conn: Http2 | None = None
+    ) -> None:
         if config == "C":
             await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
             return
@@ -157,6 +166,7 @@ class Bench:
                 stats=stats,
                 workspace=self.workspace,
                 heartbeat=self.args.heartbeat,
+                conn=conn,
             )
             return
         tls = client_tls(proxy.ca_file)
@@ -173,7 +183,9 @@ class Bench:
             )
 
     async def start(self) -> None:
-        for name, coalesce in ADDON_CONFIGS.items():  # A15: cold bytecode cache, others: warm
+        addons = [name for name in ADDON_CONFIGS if name in self.args.configs]
+        for name in addons:  # the first: cold bytecode cache, the others: warm
+            coalesce = ADDON_CONFIGS[name]
             t0 = time.monotonic()
             proxy = start_addon(self.tmp / name, self.feeder, coalesce)
             ready = time.monotonic() - t0
@@ -182,22 +194,26 @@ class Bench:
             await self.turn(name, stats, 1)
             first = time.monotonic() - t0
             self.startup.append(
-                f"{name} ({'cold' if name == 'A15' else 'warm'} bytecode cache): start → "
+                f"{name} ({'cold' if name == addons[0] else 'warm'} bytecode cache): start → "
                 f"'cursor-byok ready' {ready:.2f} s, → first answered turn "
                 f"({'Run' if name.startswith('R') else 'RunSSE'}, 1 delta) {first:.2f} s"
                 f"{'' if stats.ok else ' FAILED: ' + stats.error}"
             )
+        for config in self.args.configs:  # warm-up: TLS certs, imports, connections
+            if config != "B":
+                await self.batch(config, 2)
+        if "B" not in self.args.configs:
+            return
         t0 = time.monotonic()
         self.proxies["B"] = start_plain(self.tmp / "B", self.feeder.port)
         stats = TurnStats()
         await self.turn("B", stats, 1)
         self.startup.append(
-            "B (warm bytecode cache): start → first relayed stream (1 delta) "
-            f"{time.monotonic() - t0:.2f} s"
+            f"B ({'warm' if addons else 'cold'} bytecode cache): start → first relayed stream "
+            f"(1 delta) {time.monotonic() - t0:.2f} s"
             f"{'' if stats.ok else ' FAILED: ' + stats.error}"
         )
-        for config in CONFIGS:  # warm-up: TLS certs, imports, connections
-            await self.batch(config, 2)
+        await self.batch("B", 2)
 
     async def batch(self, config: str, level: int) -> Batch:
         proxy = self.proxies.get(config)
@@ -209,13 +225,24 @@ class Bench:
         feeder0 = cpu_seconds(self.feeder.process.pid)
         client0 = time.process_time()
         t0 = time.monotonic()
-        turns = [self.turn(config, s, self.args.deltas) for s in stats]
+        conn = None
         try:
+            if config == "R15c" and proxy is not None:  # one connection for the batch
+                conn = await open_h2(
+                    proxy.port, tunnel=f"{TEST_HOST}:443", tls=client_tls_h2(proxy.ca_file)
+                )
+            turns = [self.turn(config, s, self.args.deltas, conn) for s in stats]
             await asyncio.wait_for(asyncio.gather(*turns), self.args.timeout)
         except TimeoutError:
             for s in stats:
                 if not s.ok and not s.error:
                     s.error = "timed out"
+        except ConnectionError as exc:  # R15c: the batch's connection did not open
+            for s in stats:
+                s.error = s.error or f"connection: {exc}"
+        finally:
+            if conn is not None:
+                conn.close()
         wall = time.monotonic() - t0
         return Batch(
             config,
@@ -245,7 +272,7 @@ def spread(values: list[float], fmt: str) -> str:
 
 
 def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace) -> None:
-    configs = CONFIGS
+    configs = args.configs
     print()
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
@@ -311,7 +338,7 @@ async def run(args: argparse.Namespace) -> None:
         try:
             await bench.start()
             results: dict[tuple[str, int], list[Batch]] = {}
-            configs = CONFIGS
+            configs = args.configs
             for round_ in range(args.repeats):
                 for level in args.levels:
                     shift = (round_ + level) % len(configs)
@@ -347,9 +374,18 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.005, help="seconds between deltas")
     parser.add_argument("--heartbeat", type=float, default=0.0, help="client heartbeat s (0 off)")
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help=f"comma-separated, of {','.join(ALL_CONFIGS)} (R15c: R15 on one connection a batch)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
     args = parser.parse_args()
     args.levels = [int(x) for x in args.levels.split(",")]
+    args.configs = [x for x in args.configs.split(",") if x]
+    unknown = set(args.configs) - set(ALL_CONFIGS)
+    if unknown:
+        parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")
     asyncio.run(run(args))
 
 

@@ -881,15 +881,19 @@ async def run_turn(
     workspace: Path,
     heartbeat: float = 0.0,
     end_wait: float = 5.0,
+    conn: Http2 | None = None,
 ) -> None:
-    """R: a full Agent turn over Cursor's default transport, one HTTP/2 `Run` stream (on a
-    connection of its own): the headers and the run request envelope go out together, KV acks
-    and optional client heartbeats follow on the open upload; after the end-stream envelope the
-    client waits (at most `end_wait` s) for the server's END_STREAM, then ends its upload and
-    closes the connection. `tls` must offer ALPN h2 (`client_tls_h2`)."""
+    """R: a full Agent turn over Cursor's default transport, one HTTP/2 `Run` stream, on a
+    connection of its own (or on `conn`, shared with other turns, as Cursor does): the headers
+    and the run request envelope go out together, KV acks and optional client heartbeats follow
+    on the open upload; after the end-stream envelope the client waits (at most `end_wait` s)
+    for the server's END_STREAM, then ends its upload and closes the connection if it opened
+    it. `tls` must offer ALPN h2 (`client_tls_h2`)."""
     loop = asyncio.get_running_loop()
     rid = str(uuid.uuid4())
-    conn = await open_h2(port, tunnel=f"{TEST_HOST}:443", tls=tls)
+    own = conn is None
+    if conn is None:
+        conn = await open_h2(port, tunnel=f"{TEST_HOST}:443", tls=tls)
     done = loop.create_future()
     stream_id = 0
 
@@ -938,7 +942,10 @@ async def run_turn(
     finally:
         if beat is not None:
             beat.cancel()
-        conn.close()
+        if own:
+            conn.close()
+        else:
+            conn.streams.pop(stream_id, None)
 
 
 def main() -> None:
