@@ -12,7 +12,9 @@ R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the
           Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
           up as Connect envelopes on the open upload, frames down), one connection per turn;
 R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
-          CONNECT + TLS per batch), as Cursor multiplexes its streams;
+          CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
+          client connection at most 5 upstream connections per address at a time, so only 5
+          of these turns run at once (see bench/README.md; the `start spread` column);
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
 C         no proxy: the client straight to the feeder (plain HTTP).
@@ -135,6 +137,12 @@ class Batch:
     def late_share(self) -> float:
         xs = self.latencies
         return sum(x > LATE_NS for x in xs) / len(xs) if xs else float("nan")
+
+    @property
+    def start_spread(self) -> float:
+        """ms between the first and the last turn of the batch to see its first delta."""
+        firsts = [s.first_delta_ns for s in self.stats if s.first_delta_ns]
+        return (max(firsts) - min(firsts)) / 1e6 if firsts else float("nan")
 
     @property
     def ok(self) -> int:
@@ -277,7 +285,7 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
         f"{'frames/turn':>11} {'delta-frames':>12} {'CPU µs/delta':>18} {'×B':>5} "
-        f"{'peak RSS':>9} {'client':>7} {'feeder':>7}"
+        f"{'peak RSS':>9} {'client':>7} {'feeder':>7} {'start spread':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -315,7 +323,8 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
                 f"{spread([b.pct(0.5) for b in batches], '.2f'):>20} "
                 f"{spread([b.pct(0.99) for b in batches], '.2f'):>22} {late:>5.1f}% "
                 f"{frames:>11.1f} {dframes:>12.1f} {spread(cpu, '.0f'):>18} {ratio:>5} "
-                f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}%"
+                f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}% "
+                f"{statistics.median(b.start_spread for b in batches):>9.0f} ms"
             )
             errors = sorted({s.error for b in batches for s in b.stats if s.error})
             for error in errors[:3]:
@@ -327,7 +336,9 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
         "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
         "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
         "plain mitmdump; peak RSS: max VmHWM of the proxy over the batches at that level; "
-        "client/feeder: their CPU as a share of one core over the batch."
+        "client/feeder: their CPU as a share of one core over the batch; start spread: time "
+        "between the first and the last turn of a batch to get its first delta (median over "
+        "rounds): turns that could not start together show here."
     )
 
 

@@ -660,6 +660,7 @@ class TurnStats:
     heartbeats: int = 0
     latencies_ns: list[int] = field(default_factory=list)
     appends_refused: int = 0
+    first_delta_ns: int = 0  # monotonic_ns when the first text delta arrived
 
 
 class _Envelopes:
@@ -698,6 +699,7 @@ def _on_frame(stats: TurnStats, flags: int, payload: bytes, now: int, answer) ->
             return False
         if update == "text_delta":
             stats.delta_frames += 1
+            stats.first_delta_ns = stats.first_delta_ns or now
             for match in STAMP_RE.finditer(message.interaction_update.text_delta.text):
                 stats.latencies_ns.append(now - int(match.group(1)))
                 stats.deltas += 1
