@@ -2,10 +2,19 @@
 
     uv run python bench/bench_streaming.py [--levels 1,20,100] [--repeats 3] [--deltas 200]
                                            [--interval 0.005] [--heartbeat 0]
+                                           [--configs A15,R15,A0,B,C]
 
 A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
           (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
-          OpenAI-Chat endpoint streaming N small text deltas `interval` apart;
+          OpenAI-Chat endpoint streaming N small text deltas `interval` apart, over Cursor's
+          fallback transport (HTTP/1.1: ~7 flows per turn);
+R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the same turn over
+          Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
+          up as Connect envelopes on the open upload, frames down), one connection per turn;
+R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
+          CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
+          client connection at most 5 upstream connections per address at a time, so only 5
+          of these turns run at once (see bench/README.md; the `start spread` column);
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
 C         no proxy: the client straight to the feeder (plain HTTP).
@@ -13,7 +22,8 @@ C         no proxy: the client straight to the feeder (plain HTTP).
 The feeder (bench/streamlib.py) runs in its own process and stamps each delta with its
 time.monotonic_ns() as it writes it; the client takes the time when the bytes arrive, so latency
 is provider send → client receive on one clock. The client is one asyncio process of raw
-HTTP/1.1 protocols (CONNECT + TLS through the proxy for A and B, ALPN http/1.1, no compression);
+HTTP/1.1 protocols (CONNECT + TLS through the proxy for A and B, ALPN http/1.1, no compression),
+and for R a raw HTTP/2 protocol on the `h2` state machine (CONNECT + TLS, ALPN h2);
 its own CPU share is printed so you can see it is not the bottleneck. Repeats are interleaved
 (every config at every level in each round, rotating the order); figures are medians over the
 rounds with [min–max]. Proxy CPU is utime+stime from /proc/<pid>/stat over the batch (turn set-up
@@ -42,17 +52,25 @@ from mitm import mitmdump_path
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import write_config
+from streamlib import TEST_HOST
 from streamlib import FeederProcess
+from streamlib import Http2
 from streamlib import TurnStats
 from streamlib import addon_turn
 from streamlib import client_tls
+from streamlib import client_tls_h2
 from streamlib import cpu_seconds
 from streamlib import mib
+from streamlib import open_h2
 from streamlib import plain_turn
 from streamlib import reset_peak
+from streamlib import run_turn
 from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
+CONFIGS = ["A15", "R15", "A0", "B", "C"]  # the default set; --configs picks others
+ALL_CONFIGS = ["A15", "R15", "R15c", "A0", "B", "C"]
+ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "A0": 0}  # coalescing window, ms
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -121,6 +139,12 @@ class Batch:
         return sum(x > LATE_NS for x in xs) / len(xs) if xs else float("nan")
 
     @property
+    def start_spread(self) -> float:
+        """ms between the first and the last turn of the batch to see its first delta."""
+        firsts = [s.first_delta_ns for s in self.stats if s.first_delta_ns]
+        return (max(firsts) - min(firsts)) / 1e6 if firsts else float("nan")
+
+    @property
     def ok(self) -> int:
         return sum(s.ok for s in self.stats)
 
@@ -135,11 +159,24 @@ class Bench:
         self.proxies: dict[str, Mitm] = {}
         self.startup: list[str] = []
 
-    async def turn(self, config: str, stats: TurnStats, deltas: int) -> None:
+    async def turn(
+        self, config: str, stats: TurnStats, deltas: int, conn: Http2 | None = None
+    ) -> None:
         if config == "C":
             await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
             return
         proxy = self.proxies[config]
+        if config.startswith("R"):
+            await run_turn(
+                proxy.port,
+                tls=client_tls_h2(proxy.ca_file),
+                deltas=deltas,
+                stats=stats,
+                workspace=self.workspace,
+                heartbeat=self.args.heartbeat,
+                conn=conn,
+            )
+            return
         tls = client_tls(proxy.ca_file)
         if config == "B":
             await plain_turn(proxy.port, tls=tls, deltas=deltas, stats=stats)
@@ -154,7 +191,9 @@ class Bench:
             )
 
     async def start(self) -> None:
-        for name, coalesce in (("A15", 15), ("A0", 0)):  # A15: cold bytecode cache, A0: warm
+        addons = [name for name in ADDON_CONFIGS if name in self.args.configs]
+        for name in addons:  # the first: cold bytecode cache, the others: warm
+            coalesce = ADDON_CONFIGS[name]
             t0 = time.monotonic()
             proxy = start_addon(self.tmp / name, self.feeder, coalesce)
             ready = time.monotonic() - t0
@@ -163,21 +202,26 @@ class Bench:
             await self.turn(name, stats, 1)
             first = time.monotonic() - t0
             self.startup.append(
-                f"{name} ({'cold' if name == 'A15' else 'warm'} bytecode cache): start → "
+                f"{name} ({'cold' if name == addons[0] else 'warm'} bytecode cache): start → "
                 f"'cursor-byok ready' {ready:.2f} s, → first answered turn "
-                f"(1 delta) {first:.2f} s{'' if stats.ok else ' FAILED: ' + stats.error}"
+                f"({'Run' if name.startswith('R') else 'RunSSE'}, 1 delta) {first:.2f} s"
+                f"{'' if stats.ok else ' FAILED: ' + stats.error}"
             )
+        for config in self.args.configs:  # warm-up: TLS certs, imports, connections
+            if config != "B":
+                await self.batch(config, 2)
+        if "B" not in self.args.configs:
+            return
         t0 = time.monotonic()
         self.proxies["B"] = start_plain(self.tmp / "B", self.feeder.port)
         stats = TurnStats()
         await self.turn("B", stats, 1)
         self.startup.append(
-            "B (warm bytecode cache): start → first relayed stream (1 delta) "
-            f"{time.monotonic() - t0:.2f} s"
+            f"B ({'warm' if addons else 'cold'} bytecode cache): start → first relayed stream "
+            f"(1 delta) {time.monotonic() - t0:.2f} s"
             f"{'' if stats.ok else ' FAILED: ' + stats.error}"
         )
-        for config in ("A15", "A0", "B", "C"):  # warm-up: TLS certs, imports, connections
-            await self.batch(config, 2)
+        await self.batch("B", 2)
 
     async def batch(self, config: str, level: int) -> Batch:
         proxy = self.proxies.get(config)
@@ -189,13 +233,24 @@ class Bench:
         feeder0 = cpu_seconds(self.feeder.process.pid)
         client0 = time.process_time()
         t0 = time.monotonic()
-        turns = [self.turn(config, s, self.args.deltas) for s in stats]
+        conn = None
         try:
+            if config == "R15c" and proxy is not None:  # one connection for the batch
+                conn = await open_h2(
+                    proxy.port, tunnel=f"{TEST_HOST}:443", tls=client_tls_h2(proxy.ca_file)
+                )
+            turns = [self.turn(config, s, self.args.deltas, conn) for s in stats]
             await asyncio.wait_for(asyncio.gather(*turns), self.args.timeout)
         except TimeoutError:
             for s in stats:
                 if not s.ok and not s.error:
                     s.error = "timed out"
+        except ConnectionError as exc:  # R15c: the batch's connection did not open
+            for s in stats:
+                s.error = s.error or f"connection: {exc}"
+        finally:
+            if conn is not None:
+                conn.close()
         wall = time.monotonic() - t0
         return Batch(
             config,
@@ -225,12 +280,12 @@ def spread(values: list[float], fmt: str) -> str:
 
 
 def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace) -> None:
-    configs = ["A15", "A0", "B", "C"]
+    configs = args.configs
     print()
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
         f"{'frames/turn':>11} {'delta-frames':>12} {'CPU µs/delta':>18} {'×B':>5} "
-        f"{'peak RSS':>9} {'client':>7} {'feeder':>7}"
+        f"{'peak RSS':>9} {'client':>7} {'feeder':>7} {'start spread':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -268,7 +323,8 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
                 f"{spread([b.pct(0.5) for b in batches], '.2f'):>20} "
                 f"{spread([b.pct(0.99) for b in batches], '.2f'):>22} {late:>5.1f}% "
                 f"{frames:>11.1f} {dframes:>12.1f} {spread(cpu, '.0f'):>18} {ratio:>5} "
-                f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}%"
+                f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}% "
+                f"{statistics.median(b.start_spread for b in batches):>9.0f} ms"
             )
             errors = sorted({s.error for b in batches for s in b.stats if s.error})
             for error in errors[:3]:
@@ -280,7 +336,9 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
         "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
         "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
         "plain mitmdump; peak RSS: max VmHWM of the proxy over the batches at that level; "
-        "client/feeder: their CPU as a share of one core over the batch."
+        "client/feeder: their CPU as a share of one core over the batch; start spread: time "
+        "between the first and the last turn of a batch to get its first delta (median over "
+        "rounds): turns that could not start together show here."
     )
 
 
@@ -291,7 +349,7 @@ async def run(args: argparse.Namespace) -> None:
         try:
             await bench.start()
             results: dict[tuple[str, int], list[Batch]] = {}
-            configs = ["A15", "A0", "B", "C"]
+            configs = args.configs
             for round_ in range(args.repeats):
                 for level in args.levels:
                     shift = (round_ + level) % len(configs)
@@ -327,9 +385,18 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.005, help="seconds between deltas")
     parser.add_argument("--heartbeat", type=float, default=0.0, help="client heartbeat s (0 off)")
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help=f"comma-separated, of {','.join(ALL_CONFIGS)} (R15c: R15 on one connection a batch)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
     args = parser.parse_args()
     args.levels = [int(x) for x in args.levels.split(",")]
+    args.configs = [x for x in args.configs.split(",") if x]
+    unknown = set(args.configs) - set(ALL_CONFIGS)
+    if unknown:
+        parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")
     asyncio.run(run(args))
 
 

@@ -1,14 +1,16 @@
 """Where the addon's mitmdump spends its time while streaming: cProfile inside mitmdump.
 
     uv run python bench/profile_addon.py [--turns 20] [--deltas 200] [--coalesce-ms 15]
-                                         [--out /tmp/addon.prof] [--top 25]
+                                         [--transport bidi|run] [--out /tmp/addon.prof]
+                                         [--top 25]
 
 Starts the feeder (bench/streamlib.py) and a mitmdump with the addon plus
 bench/profiler_script.py (tests/e2e/mitm.py options), warms up with one turn, then profiles
 mitmdump's main thread (SIGUSR1 … SIGUSR2) while --turns concurrent Agent turns stream through
-it, and prints the own time per area (asyncio, mitmproxy, cursor_byok, h11, ssl, C builtins, …)
-and the top functions. cProfile slows Python code down, so read shares, not absolute times.
-Not part of `just bench`.
+it (`--transport bidi`: RunSSE + BidiAppend over HTTP/1.1, the fallback; `run`: one HTTP/2
+`Run` stream per turn, Cursor's default), and prints the own time per area (asyncio, mitmproxy,
+cursor_byok, h11, h2, ssl, C builtins, …) and the top functions. cProfile slows Python code
+down, so read shares, not absolute times. Not part of `just bench`.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ from streamlib import FeederProcess
 from streamlib import TurnStats
 from streamlib import addon_turn
 from streamlib import client_tls
+from streamlib import client_tls_h2
+from streamlib import run_turn
 
 AREAS = [
     ("asyncio", ("/asyncio/",)),
     ("mitmproxy", ("/mitmproxy/",)),
     ("cursor_byok", ("/cursor_byok/",)),
     ("h11", ("/h11/",)),
+    ("h2/hpack", ("/h2/", "/hpack/")),
     ("httpx/httpcore/anyio", ("/httpx/", "/httpcore/", "/anyio/")),
     ("ssl (Python)", ("/ssl.py",)),
     ("protobuf (Python)", ("/google/protobuf/",)),
@@ -95,9 +100,12 @@ async def run(args: argparse.Namespace) -> None:
             config=write_config(tmp, feeder, "openai-chat"),
             env={KEY_ENV: "sk-bench-not-a-key", "BENCH_PROFILE_OUT": str(args.out)},
         )
+        if args.transport == "run":
+            tls, turn = client_tls_h2(proxy.ca_file), run_turn
+        else:
+            tls, turn = client_tls(proxy.ca_file), addon_turn
         try:
-            tls = client_tls(proxy.ca_file)
-            await addon_turn(
+            await turn(
                 proxy.port, tls=tls, deltas=1, stats=TurnStats(), workspace=workspace
             )  # warm-up
             stats = [TurnStats() for _ in range(args.turns)]
@@ -106,9 +114,7 @@ async def run(args: argparse.Namespace) -> None:
             t0 = time.monotonic()
             await asyncio.gather(
                 *(
-                    addon_turn(
-                        proxy.port, tls=tls, deltas=args.deltas, stats=s, workspace=workspace
-                    )
+                    turn(proxy.port, tls=tls, deltas=args.deltas, stats=s, workspace=workspace)
                     for s in stats
                 )
             )
@@ -118,9 +124,13 @@ async def run(args: argparse.Namespace) -> None:
             while not args.out.exists() and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
             await asyncio.sleep(0.5)  # let dump_stats finish writing
+            errors = sorted({s.error for s in stats if s.error})
+            for error in errors[:3]:
+                print(f"error: {error[:200]}")
             print(
                 f"{sum(s.ok for s in stats)}/{args.turns} turns of {args.deltas} deltas ok in "
-                f"{wall:.1f} s (under cProfile), coalesce_ms={args.coalesce_ms}"
+                f"{wall:.1f} s (under cProfile), coalesce_ms={args.coalesce_ms}, "
+                f"transport {args.transport}"
             )
         finally:
             proxy.stop()
@@ -134,6 +144,12 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.005)
     parser.add_argument("--coalesce-ms", type=int, default=15)
+    parser.add_argument(
+        "--transport",
+        choices=("bidi", "run"),
+        default="bidi",
+        help="bidi: RunSSE + BidiAppend (HTTP/1.1); run: one HTTP/2 Run stream per turn",
+    )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "addon.prof")
     parser.add_argument("--top", type=int, default=25)
     asyncio.run(run(parser.parse_args()))

@@ -16,7 +16,9 @@ stays cheap at 100 streams. It runs in its own process so it does not share the 
 
 The client side speaks raw HTTP/1.1 from `asyncio.Protocol`s (CONNECT + TLS through a proxy, or
 direct), with a sans-IO chunked/Connect-envelope parser: no httpx, no coroutine per chunk, so one
-process can read 100 streams without being the bottleneck.
+process can read 100 streams without being the bottleneck. For Cursor's default transport, the
+HTTP/2 `Run` stream, the same idea on the `h2` state machine (`Http2`, `run_turn`): CONNECT + TLS
+with ALPN h2, one connection and one full-duplex stream per turn, driven from `data_received`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import h2.config  # noqa: E402
+import h2.connection  # noqa: E402
+import h2.events  # noqa: E402
+import h2.exceptions  # noqa: E402
+
 from cursor_byok import connect  # noqa: E402
 from cursor_byok.bidi import encode_bidi_append  # noqa: E402
 from cursor_byok.bidi import encode_run_sse_request  # noqa: E402
@@ -46,6 +53,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 
 TEST_HOST = "api2.cursor.test"  # tests/e2e/mitm.py: the host the addon serves in the tests
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
+RUN = "/agent.v1.AgentService/Run"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 MODEL = "Fake Model"  # tests/e2e/provider_config.py
 DELTAS_RE = re.compile(rb"bench-deltas=(\d+)")
@@ -451,6 +459,194 @@ def client_tls(ca_file: Path) -> ssl.SSLContext:
     return context
 
 
+def client_tls_h2(ca_file: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.set_alpn_protocols(["h2"])
+    return context
+
+
+# --- raw HTTP/2 client ------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _H2Stream:
+    sink: Callable[[bytes, int], None]
+    head: asyncio.Future  # the response :status
+    ended: asyncio.Future  # END_STREAM from the server (None) or reset (exception)
+    pending: bytes = b""  # upload bytes waiting for flow-control window
+    end_upload: bool = False
+
+
+class Http2(asyncio.Protocol):
+    """One HTTP/2 connection (after a CONNECT through the proxy and TLS with ALPN h2) on the `h2`
+    state machine, driven from `data_received`: no reader task, no coroutine per frame. Response
+    DATA goes to each stream's `sink(data, receive_ns)` as it arrives; the upload stays open until
+    `send(..., end=True)`."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buf = b""
+        self.tunnel: asyncio.Future | None = None  # the CONNECT answer's status
+        self.conn: h2.connection.H2Connection | None = None
+        self.streams: dict[int, _H2Stream] = {}
+        self.lost = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def connection_lost(self, exc) -> None:
+        self.lost = True
+        self._fail_all(ConnectionError(f"connection lost: {exc}"))
+
+    def _fail_all(self, exc: Exception) -> None:
+        futures = [self.tunnel] + [f for s in self.streams.values() for f in (s.head, s.ended)]
+        for fut in futures:
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+
+    def start_h2(self) -> None:
+        self.conn = h2.connection.H2Connection(
+            h2.config.H2Configuration(client_side=True, header_encoding=None)
+        )
+        self.conn.initiate_connection()
+        self.conn.increment_flow_control_window(2**24)
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic_ns()
+        if self.conn is None:  # the CONNECT answer
+            self.buf += data
+            i = self.buf.find(b"\r\n\r\n")
+            if i >= 0 and self.tunnel is not None and not self.tunnel.done():
+                self.tunnel.set_result(int(self.buf.split(b" ", 2)[1]))
+                self.buf = b""
+            return
+        try:
+            events = self.conn.receive_data(data)
+        except h2.exceptions.ProtocolError as exc:
+            self._fail_all(ConnectionError(f"HTTP/2 protocol error: {exc}"))
+            self.close()
+            return
+        for event in events:
+            stream = self.streams.get(getattr(event, "stream_id", 0) or 0)
+            if isinstance(event, h2.events.DataReceived):
+                if event.flow_controlled_length:
+                    self.conn.acknowledge_received_data(
+                        event.flow_controlled_length, event.stream_id
+                    )
+                if stream is not None:
+                    stream.sink(event.data, now)
+            elif isinstance(event, h2.events.ResponseReceived):
+                if stream is not None and not stream.head.done():
+                    stream.head.set_result(int(dict(event.headers)[b":status"]))
+            elif isinstance(event, h2.events.StreamEnded):
+                if stream is not None and not stream.ended.done():
+                    stream.ended.set_result(None)
+            elif isinstance(event, h2.events.StreamReset):
+                if stream is not None:
+                    error = ConnectionError(f"stream reset by the proxy ({event.error_code!r})")
+                    for fut in (stream.head, stream.ended):
+                        if not fut.done():
+                            fut.set_exception(error)
+            elif isinstance(event, h2.events.WindowUpdated):
+                for stream_id, waiting in self.streams.items():
+                    if waiting.pending or waiting.end_upload:
+                        self._upload(stream_id, waiting)
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self._fail_all(ConnectionError(f"GOAWAY ({event.error_code!r})"))
+        self._flush()
+
+    def request(
+        self, path: str, headers: dict[str, str], sink: Callable[[bytes, int], None]
+    ) -> tuple[int, asyncio.Future, asyncio.Future]:
+        """Open a POST stream whose upload stays open: (stream id, head, ended)."""
+        assert self.conn is not None
+        loop = asyncio.get_running_loop()
+        stream_id = self.conn.get_next_available_stream_id()
+        stream = _H2Stream(sink, loop.create_future(), loop.create_future())
+        stream.head.add_done_callback(_retrieved)
+        stream.ended.add_done_callback(_retrieved)
+        self.streams[stream_id] = stream
+        fields = [
+            (":method", "POST"),
+            (":scheme", "https"),
+            (":authority", headers.pop("host", TEST_HOST)),
+            (":path", path),
+            *headers.items(),
+        ]
+        self.conn.send_headers(stream_id, fields)
+        self._flush()
+        return stream_id, stream.head, stream.ended
+
+    def send(self, stream_id: int, data: bytes, *, end: bool = False) -> None:
+        """Queue upload bytes (and the upload's end); sent as far as the window allows."""
+        stream = self.streams.get(stream_id)
+        if stream is None or self.conn is None or self.lost:
+            return
+        stream.pending += data
+        stream.end_upload = stream.end_upload or end
+        self._upload(stream_id, stream)
+        self._flush()
+
+    def _upload(self, stream_id: int, stream: _H2Stream) -> None:
+        assert self.conn is not None
+        try:
+            while stream.pending:
+                window = self.conn.local_flow_control_window(stream_id)
+                size = min(len(stream.pending), window, self.conn.max_outbound_frame_size)
+                if size <= 0:
+                    return  # the rest goes on WindowUpdated
+                last = size == len(stream.pending) and stream.end_upload
+                self.conn.send_data(stream_id, stream.pending[:size], end_stream=last)
+                stream.pending = stream.pending[size:]
+                if last:
+                    stream.end_upload = False
+            if stream.end_upload:
+                self.conn.end_stream(stream_id)
+                stream.end_upload = False
+        except h2.exceptions.StreamClosedError:
+            stream.pending, stream.end_upload = b"", False  # reset meanwhile: nothing to send
+
+    def _flush(self) -> None:
+        if self.conn is None or self.transport is None or self.transport.is_closing():
+            return
+        data = self.conn.data_to_send()
+        if data:
+            self.transport.write(data)
+
+    def close(self) -> None:
+        if self.conn is not None and not self.lost:
+            with contextlib.suppress(Exception):
+                self.conn.close_connection()
+                self._flush()
+        if self.transport is not None:
+            self.transport.close()
+
+
+async def open_h2(port: int, *, tunnel: str, tls: ssl.SSLContext) -> Http2:
+    """An HTTP/2 connection through a proxy: CONNECT `tunnel`, TLS (ALPN h2), preface."""
+    loop = asyncio.get_running_loop()
+    proto = Http2()
+    transport, _ = await loop.create_connection(lambda: proto, "127.0.0.1", port)
+    proto.tunnel = loop.create_future()
+    proto.transport.write(f"CONNECT {tunnel} HTTP/1.1\r\nhost: {tunnel}\r\n\r\n".encode())
+    status = await proto.tunnel
+    if status != 200:
+        transport.close()
+        raise ConnectionError(f"CONNECT {tunnel}: {status}")
+    host = tunnel.rsplit(":", 1)[0]
+    tls_transport = await loop.start_tls(transport, proto, tls, server_hostname=host)
+    if tls_transport is None:
+        raise ConnectionError("TLS handshake did not complete")
+    proto.transport = tls_transport
+    alpn = tls_transport.get_extra_info("ssl_object").selected_alpn_protocol()
+    if alpn != "h2":
+        tls_transport.close()
+        raise ConnectionError(f"the proxy did not negotiate h2 (ALPN {alpn!r})")
+    proto.start_h2()
+    return proto
+
+
 # --- turns -----------------------------------------------------------------------------------
 
 
@@ -464,6 +660,7 @@ class TurnStats:
     heartbeats: int = 0
     latencies_ns: list[int] = field(default_factory=list)
     appends_refused: int = 0
+    first_delta_ns: int = 0  # monotonic_ns when the first text delta arrived
 
 
 class _Envelopes:
@@ -502,6 +699,7 @@ def _on_frame(stats: TurnStats, flags: int, payload: bytes, now: int, answer) ->
             return False
         if update == "text_delta":
             stats.delta_frames += 1
+            stats.first_delta_ns = stats.first_delta_ns or now
             for match in STAMP_RE.finditer(message.interaction_update.text_delta.text):
                 stats.latencies_ns.append(now - int(match.group(1)))
                 stats.deltas += 1
@@ -574,6 +772,28 @@ def run_request(text: str, workspace: Path) -> pb.AgentClientMessage:
     return pb.AgentClientMessage(run_request=request)
 
 
+def answerer(
+    stats: TurnStats, send: Callable[[pb.AgentClientMessage], None]
+) -> Callable[[pb.AgentServerMessage], None]:
+    """What the client answers to a server message, whatever the transport: KV SET/GET acks
+    (the bench's turns ask for nothing else; an exec request is an error)."""
+
+    def answer(message: pb.AgentServerMessage) -> None:
+        kind = message.WhichOneof("message")
+        if kind == "kv_server_message":
+            kv = message.kv_server_message
+            reply = pb.KvClientMessage(id=kv.id)
+            if kv.WhichOneof("message") == "set_blob_args":
+                reply.set_blob_result.SetInParent()
+            else:
+                reply.get_blob_result.SetInParent()
+            send(pb.AgentClientMessage(kv_client_message=reply))
+        elif kind == "exec_server_message":
+            stats.error = "unexpected exec request"
+
+    return answer
+
+
 async def addon_turn(
     port: int,
     *,
@@ -612,17 +832,7 @@ async def addon_turn(
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    def answer(message: pb.AgentServerMessage) -> None:
-        if message.WhichOneof("message") == "kv_server_message":
-            kv = message.kv_server_message
-            reply = pb.KvClientMessage(id=kv.id)
-            if kv.WhichOneof("message") == "set_blob_args":
-                reply.set_blob_result.SetInParent()
-            else:
-                reply.get_blob_result.SetInParent()
-            spawn(append(pb.AgentClientMessage(kv_client_message=reply)))
-        elif message.WhichOneof("message") == "exec_server_message":
-            stats.error = "unexpected exec request"
+    answer = answerer(stats, lambda message: spawn(append(message)))
 
     def frame(flags: int, payload: bytes, now: int) -> None:
         if _on_frame(stats, flags, payload, now, answer) and not done.done():
@@ -662,6 +872,82 @@ async def addon_turn(
             task.cancel()
         sse.close()
         uploads.close()
+
+
+async def run_turn(
+    port: int,
+    *,
+    tls: ssl.SSLContext,
+    deltas: int,
+    stats: TurnStats,
+    workspace: Path,
+    heartbeat: float = 0.0,
+    end_wait: float = 5.0,
+    conn: Http2 | None = None,
+) -> None:
+    """R: a full Agent turn over Cursor's default transport, one HTTP/2 `Run` stream, on a
+    connection of its own (or on `conn`, shared with other turns, as Cursor does): the headers
+    and the run request envelope go out together, KV acks and optional client heartbeats follow
+    on the open upload; after the end-stream envelope the client waits (at most `end_wait` s)
+    for the server's END_STREAM, then ends its upload and closes the connection if it opened
+    it. `tls` must offer ALPN h2 (`client_tls_h2`)."""
+    loop = asyncio.get_running_loop()
+    rid = str(uuid.uuid4())
+    own = conn is None
+    if conn is None:
+        conn = await open_h2(port, tunnel=f"{TEST_HOST}:443", tls=tls)
+    done = loop.create_future()
+    stream_id = 0
+
+    def send(message: pb.AgentClientMessage) -> None:
+        conn.send(stream_id, connect.encode_frame(message.SerializeToString()))
+
+    answer = answerer(stats, send)
+
+    def frame(flags: int, payload: bytes, now: int) -> None:
+        if _on_frame(stats, flags, payload, now, answer) and not done.done():
+            done.set_result(None)
+
+    async def heartbeats() -> None:
+        while True:
+            await asyncio.sleep(heartbeat)
+            send(pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat()))
+
+    envelopes = _Envelopes(frame)
+    beat = None
+    try:
+        headers = _headers(rid, "application/connect+proto")
+        headers["te"] = "trailers"
+        stream_id, head, ended = conn.request(RUN, headers, envelopes.feed)
+        send(run_request(f"stream please bench-deltas={deltas}", workspace))
+        status = await head
+        if status != 200:
+            stats.ok = False
+            stats.error = f"Run {status}"
+            return
+        beat = loop.create_task(heartbeats()) if heartbeat > 0 else None
+        await asyncio.wait([done, ended], return_when=asyncio.FIRST_COMPLETED)
+        if not done.done():
+            ended.result()  # a reset raises here
+            stats.ok = False
+            stats.error = "stream ended without an end-stream envelope"
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(ended), end_wait)
+        except TimeoutError:
+            stats.ok = False
+            stats.error = f"END_STREAM not within {end_wait:g} s of the end-stream envelope"
+        conn.send(stream_id, b"", end=True)
+    except Exception as exc:
+        stats.ok = False
+        stats.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if beat is not None:
+            beat.cancel()
+        if own:
+            conn.close()
+        else:
+            conn.streams.pop(stream_id, None)
 
 
 def main() -> None:
