@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mitmproxy import connection
 from mitmproxy import ctx
 from mitmproxy import exceptions
 from mitmproxy import http
@@ -50,6 +51,7 @@ from cursor_byok.config import default_config_path
 from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
+from cursor_byok.loopback_ports import PortPicker
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.relay import upstream_proxy
 from cursor_byok.routing import CURSOR
@@ -83,6 +85,7 @@ AGENT_PATHS = (BIDI_APPEND_PATH, RUN_SSE_PATH, RUN_PATH)
 METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
 PATH_KEY = "cursor_byok_path"
 UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
+PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback streamer
 PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
 AGENTS = ("provider", "scripted")
@@ -120,6 +123,7 @@ class CursorByok:
         self._agent = agent
         self.registry: SessionRegistry | None = None
         self.streamer: Streamer | None = None
+        self.ports: PortPicker | None = None
         self.blobs: BlobStore | None = None
         self._ready = asyncio.Event()  # set once the streamer runs (or failed to start)
         self._started = False
@@ -339,8 +343,13 @@ class CursorByok:
             self._start_error = f"cursor-byok could not start its loopback streamer: {exc}"
             log.warning("%s", self._start_error)
         else:
+            self.ports = PortPicker(self.streamer.ports)
             self.registry.start()
-            log.info("cursor-byok ready (loopback streamer on 127.0.0.1:%d)", self.streamer.port)
+            log.info(
+                "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d)",
+                min(self.streamer.ports),
+                max(self.streamer.ports),
+            )
         finally:
             self._ready.set()
 
@@ -825,15 +834,31 @@ class CursorByok:
         flow.request.headers["content-length"] = "0"
 
     def _to_loopback(self, flow: http.HTTPFlow, spec: StreamSpec) -> None:
-        assert self.streamer is not None and self.streamer.port is not None
+        assert self.streamer is not None and self.ports is not None
         request = flow.request
         for name in ("transfer-encoding", "authorization", "cookie", "x-blob-encryption-key"):
             request.headers.pop(name, None)
         request.headers[STREAM_HEADER] = self.streamer.header_value(spec)
         request.scheme = "http"
         request.host = "127.0.0.1"
-        request.port = self.streamer.port
+        client = flow.client_conn.id
+        if self.ports.saturated(client):
+            log.warning(
+                "%d Agent streams open on one client connection: the next one waits for "
+                "mitmproxy to free a loopback connection",
+                self.ports.open_streams(client),
+            )
+        request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
         flow.metadata[LOOPBACK_KEY] = True
+
+    def _loopback_done(self, flow: http.HTTPFlow) -> None:
+        port = flow.metadata.pop(PORT_KEY, None)
+        if port is not None and self.ports is not None:
+            self.ports.give(flow.client_conn.id, port)
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        if self.ports is not None:
+            self.ports.forget(client.id)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(PASS_KEY) and flow.response is not None:
@@ -846,6 +871,7 @@ class CursorByok:
             flow.response.headers.pop(name, None)
 
     def response(self, flow: http.HTTPFlow) -> None:
+        self._loopback_done(flow)
         # mitmproxy withholds an HTTP/2 stream's END_STREAM while the client's upload is open
         # unless the response has trailers (mitmproxy.md §3.3); Cursor keeps `Run` uploads open.
         if (
@@ -857,6 +883,7 @@ class CursorByok:
             flow.response.trailers = http.Headers([(b"x-cursor-byok", b"end")])
 
     def error(self, flow: http.HTTPFlow) -> None:
+        self._loopback_done(flow)
         request_id = flow.metadata.get(METADATA_KEY)
         if request_id and flow.metadata.get(LOOPBACK_KEY):
             path = flow.metadata.get(PATH_KEY, "")

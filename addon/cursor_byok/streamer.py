@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import h11
 
 from cursor_byok import connect
+from cursor_byok.loopback_ports import LISTENERS
 from cursor_byok.relay import UpstreamProxy
 from cursor_byok.relay import end_with_error
 from cursor_byok.relay import open_upstream
@@ -135,8 +136,9 @@ class Streamer:
         self.registry = registry
         self.host = host
         self.secret = secrets.token_hex(16)
-        self.port: int | None = None
-        self._server: asyncio.Server | None = None
+        self.port: int | None = None  # the first of `ports`
+        self.ports: list[int] = []  # one listener each (loopback_ports.py says why several)
+        self._servers: list[asyncio.Server] = []
         self._connections: set[asyncio.Task] = set()
         self.routes = routes
         self.route_wait = 10.0  # seconds a held stream waits for its run request's route
@@ -155,20 +157,24 @@ class Streamer:
     def header_value(self, spec: StreamSpec) -> str:
         return spec.encode(self.secret)
 
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._serve, self.host, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        log.debug("loopback streamer on %s:%d", self.host, self.port)
+    async def start(self, listeners: int = LISTENERS) -> int:
+        for _ in range(listeners):
+            server = await asyncio.start_server(self._serve, self.host, 0)
+            self._servers.append(server)
+            self.ports.append(server.sockets[0].getsockname()[1])
+        self.port = self.ports[0]
+        log.debug("loopback streamer on %s, ports %s", self.host, self.ports)
         return self.port
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._connections):
-                task.cancel()
+        servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        for server in servers:
             with contextlib.suppress(Exception):
-                await self._server.wait_closed()
-            self._server = None
+                await server.wait_closed()
 
     @property
     def open_streams(self) -> int:

@@ -145,17 +145,19 @@ class CursorLikeClient:
         self.append_log: list[tuple[int, str]] = []
         self.exec_log: list[pb.ExecServerMessage] = []  # execs this client ran (once each)
         self._h2: H2Client | None = None
+        self._h2_lock = asyncio.Lock()  # turns started together must share one connection
 
     async def h2(self) -> H2Client:
         """One HTTP/2 connection for every `Run` stream of this client, as Cursor keeps one."""
-        if self._h2 is None or self._h2.closed.is_set():
-            from mitm import TEST_HOST
+        async with self._h2_lock:
+            if self._h2 is None or self._h2.closed.is_set():
+                from mitm import TEST_HOST
 
-            port = int((self.proxy or "").rsplit(":", 1)[1])
-            assert self.ca_file is not None
-            host, target_port = self.h2_target or (TEST_HOST, 443)
-            self._h2 = await H2Client.connect(port, host, self.ca_file, target_port)
-        return self._h2
+                port = int((self.proxy or "").rsplit(":", 1)[1])
+                assert self.ca_file is not None
+                host, target_port = self.h2_target or (TEST_HOST, 443)
+                self._h2 = await H2Client.connect(port, host, self.ca_file, target_port)
+            return self._h2
 
     async def aclose(self) -> None:
         await self.http.aclose()

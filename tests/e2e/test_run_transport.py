@@ -84,6 +84,53 @@ async def test_two_run_streams_and_an_unrelated_request_on_one_connection(mitm, 
     assert unrelated.status is not None  # answered (upstream is unreachable: an error page)
 
 
+async def test_more_concurrent_run_streams_than_mitmproxy_opens_per_address(
+    mitm, workspace
+) -> None:
+    """Cursor multiplexes every Agent run on one HTTP/2 connection, and mitmproxy opens at most 5
+    upstream connections per address per client connection: 8 runs must all be served at once
+    (none of them can end before every one has its exec request)."""
+    client = run_client(mitm, workspace)
+    client.answer_execs = False
+    streams = 8
+    seen: set[str] = set()
+    everyone = asyncio.Event()
+
+    def hold_until_all_have_their_exec(run) -> None:
+        def on_message(message: pb.AgentServerMessage) -> None:
+            if not message.HasField("exec_server_message"):
+                return
+            seen.add(run.request_id)
+            if len(seen) == streams:
+                everyone.set()
+
+            async def answer() -> None:
+                await everyone.wait()
+                await run._exec(message.exec_server_message)
+
+            run.spawn(answer())
+
+        run.on_message = on_message
+
+    try:
+        connection = await client.h2()  # open first: every turn then shares it, as in Cursor
+        async with asyncio.timeout(60):
+            results = await asyncio.gather(
+                *(
+                    client.turn(
+                        client.run_request("read notes.txt", conversation_id=f"many-{i}"),
+                        during=hold_until_all_have_their_exec,
+                    )
+                    for i in range(streams)
+                )
+            )
+        assert await client.h2() is connection
+    finally:
+        await client.aclose()
+    assert len(seen) == streams
+    assert all(r.end.ok and "alpha" in r.text for r in results)
+
+
 async def test_reset_mid_turn_then_a_new_run_attempt_continues_the_run(mitm, workspace) -> None:
     client = run_client(mitm, workspace, drop_after=[2], reconnect_new_id=True)
     try:

@@ -1,0 +1,58 @@
+"""Which loopback port a stream goes to, so no client connection waits for a free one.
+
+mitmproxy opens at most `PER_ADDRESS` upstream connections per address for one client
+connection (a semaphore per (host, port) in its connection handler) and holds each for the whole
+life of the upstream connection. Every Agent stream we serve is one loopback HTTP/1.1 connection,
+and Cursor multiplexes all its Agent runs on one HTTP/2 connection: with a single loopback port,
+its sixth concurrent run would wait until one of the first five ended. So the streamer listens on
+several ports and each stream goes to the port this client connection uses least.
+Sans-IO: the addon reports streams taken and given back, and client connections gone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+PER_ADDRESS = 5  # mitmproxy's upstream connections per address and client connection
+LISTENERS = 16  # loopback ports: 16 x 5 = 80 concurrent Agent streams per client connection
+
+
+class PortPicker:
+    """Counts open loopback streams per client connection and port."""
+
+    def __init__(self, ports: list[int]) -> None:
+        if not ports:
+            raise ValueError("no loopback ports")
+        self.ports = list(ports)
+        self._open: dict[str, Counter[int]] = {}
+
+    def take(self, client: str) -> int:
+        """The port for a new stream of `client`: the one it uses least (the first on a tie,
+        so a client with few streams keeps to one port)."""
+        open_ = self._open.setdefault(client, Counter())
+        port = min(self.ports, key=open_.__getitem__)
+        open_[port] += 1
+        return port
+
+    def give(self, client: str, port: int) -> None:
+        """A stream of `client` on `port` has ended."""
+        open_ = self._open.get(client)
+        if open_ is None or open_[port] <= 0:
+            return
+        open_[port] -= 1
+        if open_[port] == 0:
+            del open_[port]
+        if not open_:
+            del self._open[client]
+
+    def forget(self, client: str) -> None:
+        """The client connection closed: its streams are gone with it."""
+        self._open.pop(client, None)
+
+    def open_streams(self, client: str) -> int:
+        return sum(self._open.get(client, Counter()).values())
+
+    def saturated(self, client: str) -> bool:
+        """Whether a new stream of `client` would have to wait for mitmproxy."""
+        open_ = self._open.get(client)
+        return open_ is not None and all(open_[p] >= PER_ADDRESS for p in self.ports)
