@@ -22,6 +22,9 @@ from . import netstream
 from .base import ProviderError
 
 log = logging.getLogger(__name__)
+# httpx logs every request at INFO ("HTTP Request: POST …"): one line per model call in the
+# proxy's console, which already has its own line per turn. Its warnings still show.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 MAX_ERROR_BODY = 64 * 1024
 
