@@ -45,6 +45,7 @@ import h2.config  # noqa: E402
 import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
 import h2.exceptions  # noqa: E402
+from fakes.fake_provider import read_body  # noqa: E402
 
 from cursor_byok import connect  # noqa: E402
 from cursor_byok.bidi import encode_bidi_append  # noqa: E402
@@ -133,7 +134,7 @@ class Feeder:
                 while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
                     name, _, value = raw.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
-                body = await _read_body(reader, headers)
+                body = await read_body(reader, headers)
                 match = DELTAS_RE.search(body)
                 deltas = int(headers.get("x-bench-deltas") or (match and match.group(1)) or 0)
                 deltas = deltas or self.deltas
@@ -184,20 +185,6 @@ class Feeder:
             self.active.remove(stream)
             stream.done.set_result(True)
         stream.writer.write(data)
-
-
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        parts = []
-        while True:
-            size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                await reader.readline()
-                return b"".join(parts)
-            parts.append(await reader.readexactly(size))
-            await reader.readline()
-    length = int(headers.get("content-length", "0") or 0)
-    return await reader.readexactly(length) if length else b""
 
 
 async def run_feeder(deltas: int, interval: float) -> None:

@@ -727,15 +727,7 @@ class CursorByok:
             # the streamer relays it to Cursor if the run turns out to be on a Cursor model.
             assert self.streamer is not None
             forward = self.streamer.hold_forward(
-                Forward(
-                    scheme=request.scheme,
-                    host=request.host,
-                    port=request.port,
-                    sni=request.pretty_host,
-                    path=request.path,
-                    headers=tuple(request.headers.fields),
-                    body=request.raw_content or b"",
-                )
+                _forward_of(request, body=request.raw_content or b"")
             )
         owner = self._owner(request)
         self.registry.core.attempt(request_id, owner=owner, now=self.registry.clock())
@@ -781,13 +773,8 @@ class CursorByok:
             assert self.streamer is not None
             pipe = asyncio.Queue()
             forward = self.streamer.hold_forward(
-                Forward(
-                    scheme=request.scheme,
-                    host=request.host,
-                    port=request.port,
-                    sni=request.pretty_host,
-                    path=request.path,
-                    headers=tuple(request.headers.fields),
+                _forward_of(
+                    request,
                     body=b"",
                     upload=pipe,
                     authority=request.authority or request.host_header or "",
@@ -908,6 +895,20 @@ def _unsupported_content_type(path: str, request: http.Request) -> str | None:
     if not ctype or ctype.startswith(_CONTENT_TYPES[path]):
         return None
     return f"unsupported content type {ctype!r}: cursor-byok speaks Connect and gRPC-Web protobuf"
+
+
+def _forward_of(request: http.Request, **extra) -> Forward:
+    """What the streamer needs to send this request on to Cursor itself, should its run be on
+    a Cursor model (the original target and headers, `authorization` included)."""
+    return Forward(
+        scheme=request.scheme,
+        host=request.host,
+        port=request.port,
+        sni=request.pretty_host,
+        path=request.path,
+        headers=tuple(request.headers.fields),
+        **extra,
+    )
 
 
 def _forget(exc: BaseException) -> None:

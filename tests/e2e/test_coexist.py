@@ -92,6 +92,34 @@ def more_appends_then_release(backend: FakeCursor, count: int = 3):
     return during
 
 
+async def cursor_turn_then_byok_turn(setup: Setup, client, fp, backend: FakeCursor, workspace):
+    """One conversation: a turn on a Cursor model (the backend holds its stream until three more
+    appends went up), then one on ours. Returns the Cursor turn's request id, both results, the
+    requests the backend had seen and the `Run` bytes the client had sent after the first."""
+    conversation = str(uuid.uuid4())
+    request_id = str(uuid.uuid4())
+    try:
+        first = client.run_request(
+            "hi", conversation_id=conversation, model=CURSOR_MODEL, workspace=workspace
+        )
+        result = await client.turn(
+            first, request_id=request_id, during=more_appends_then_release(backend)
+        )
+        cursor_requests = len(backend.requests)
+        sent_run = b"".join(client.sent_run)
+        assert setup.blobs() == []
+        fp.script.text("served here")
+        byok = await client.turn(
+            client.run_request(
+                "again", conversation_id=conversation, model=MODEL, workspace=workspace
+            )
+        )
+    finally:
+        await client.aclose()
+        setup.proxy.stop()
+    return request_id, result, byok, cursor_requests, sent_run
+
+
 @pytest.mark.parametrize("upload_first", [False, True], ids=["runsse-first", "append-first"])
 async def test_cursor_model_runs_pass_through_then_byok_is_served_here(
     tmp_path, workspace, upload_first
@@ -100,26 +128,9 @@ async def test_cursor_model_runs_pass_through_then_byok_is_served_here(
         setup = Setup(tmp_path, workspace, fp, backend)
         setup.backend_port = backend.port
         client = setup.client(upload_first=upload_first)
-        conversation = str(uuid.uuid4())
-        request_id = str(uuid.uuid4())
-        try:
-            first = client.run_request(
-                "hi", conversation_id=conversation, model=CURSOR_MODEL, workspace=workspace
-            )
-            result = await client.turn(
-                first, request_id=request_id, during=more_appends_then_release(backend)
-            )
-            cursor_requests = len(backend.requests)
-            assert setup.blobs() == []
-            fp.script.text("served here")
-            byok = await client.turn(
-                client.run_request(
-                    "again", conversation_id=conversation, model=MODEL, workspace=workspace
-                )
-            )
-        finally:
-            await client.aclose()
-            setup.proxy.stop()
+        request_id, result, byok, cursor_requests, _ = await cursor_turn_then_byok_turn(
+            setup, client, fp, backend, workspace
+        )
     log = setup.proxy.log()
     # The Cursor run: answered by the backend, bytes unchanged both ways, incrementally.
     assert result.end.ok, result.end
@@ -174,26 +185,9 @@ async def test_cursor_model_run_stream_is_relayed_over_h2_then_byok_is_served_he
         setup = Setup(tmp_path, workspace, fp, backend)
         setup.backend_port = backend.port
         client = setup.client(transport="run", h2_target=("127.0.0.1", backend.port))
-        conversation = str(uuid.uuid4())
-        request_id = str(uuid.uuid4())
-        try:
-            first = client.run_request(
-                "hi", conversation_id=conversation, model=CURSOR_MODEL, workspace=workspace
-            )
-            result = await client.turn(
-                first, request_id=request_id, during=more_appends_then_release(backend)
-            )
-            sent = b"".join(client.sent_run)
-            assert setup.blobs() == []
-            fp.script.text("served here")
-            byok = await client.turn(
-                client.run_request(
-                    "again", conversation_id=conversation, model=MODEL, workspace=workspace
-                )
-            )
-        finally:
-            await client.aclose()
-            setup.proxy.stop()
+        request_id, result, byok, _, sent = await cursor_turn_then_byok_turn(
+            setup, client, fp, backend, workspace
+        )
     log = setup.proxy.log()
     assert result.end.ok, result.end
     assert result.text == "cursor says hi from its own model"

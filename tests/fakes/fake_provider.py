@@ -217,7 +217,7 @@ class FakeProvider:
         while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = raw.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
-        body = await _read_body(reader, headers)
+        body = await read_body(reader, headers)
         path = target.split("?", 1)[0]
         fmt = next((f for suffix, f in PATHS.items() if path.endswith(suffix)), None)
         try:
@@ -408,7 +408,8 @@ def _authorised(fmt: Format, headers: dict[str, str], key: str) -> bool:
     return headers.get("authorization") == f"Bearer {key}"
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+async def read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+    """An HTTP/1.1 request body, chunked or by content-length (the fakes and the bench feeder)."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         parts = []
         while True:
