@@ -116,6 +116,16 @@ def connect_error_response(code: str, message: str) -> http.Response:
     return http.Response.make(status, body, {"content-type": "application/json"})
 
 
+def _follow_console_verbosity(verbosity: str) -> None:
+    """Create our DEBUG records only when the console shows them.
+
+    mitmproxy sets the root logger to DEBUG and passes every record to all of its addons (the
+    legacy `add_log` event), whatever the console shows, so a DEBUG line nobody reads still
+    costs proxy CPU on every turn. `--set termlog_verbosity=debug` brings them back."""
+    level = logging.DEBUG if verbosity == "debug" else logging.INFO
+    logging.getLogger("cursor_byok").setLevel(level)
+
+
 class CursorByok:
     """Options, flow classification and the hooks; the work happens in sessions and turns."""
 
@@ -240,6 +250,8 @@ class CursorByok:
                 "Agent requests never need a connection to Cursor's servers",
                 opts.connection_strategy,
             )
+        if "termlog_verbosity" in updated:
+            _follow_console_verbosity(opts.termlog_verbosity)
         for name in (
             "cursor_byok_heartbeat_ms",
             "cursor_byok_grace_ms",

@@ -121,11 +121,29 @@ def too_large(detail: str) -> TurnError:
 
 def request_bytes(request: ModelRequest) -> int:
     """Size of what a call sends: system prompt, tool schemas, history (neutral form)."""
-    tools = sum(
-        json_bytes({"name": t.name, "description": t.description, "parameters": t.parameters})
-        for t in request.tools
-    )
+    tools = sum(_tool_bytes(t) for t in request.tools)
     return len(request.system.encode()) + tools + messages_bytes(request.messages)
+
+
+_TOOL_BYTES: dict[tuple[str, str, int], tuple[dict, int]] = {}
+_TOOL_BYTES_MAX = 1024
+
+
+def _tool_bytes(tool: ToolSpec) -> int:
+    """A tool schema's JSON size, measured once: the same ~40 schemas go with every call of
+    every turn, and serialising them each time was a visible share of a turn's fixed cost.
+    Keyed by the schema object (kept alive in the entry, so its id is not reused)."""
+    key = (tool.name, tool.description, id(tool.parameters))
+    hit = _TOOL_BYTES.get(key)
+    if hit is not None and hit[0] is tool.parameters:
+        return hit[1]
+    size = json_bytes(
+        {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    )
+    if len(_TOOL_BYTES) >= _TOOL_BYTES_MAX:
+        _TOOL_BYTES.clear()
+    _TOOL_BYTES[key] = (tool.parameters, size)
+    return size
 
 
 class _ToolContext:
@@ -485,9 +503,7 @@ class ProviderAgent:
         for spec in request.tools:
             tool = tools.get(spec.name)
             category = "mcp" if tool is not None and _is_mcp(tool) else "tools"
-            sizes[category] = sizes.get(category, 0) + json_bytes(
-                {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
-            )
+            sizes[category] = sizes.get(category, 0) + _tool_bytes(spec)
         for message in request.messages:
             category = "summarized_conversation" if is_summary(message) else "conversation"
             sizes[category] = sizes.get(category, 0) + json_bytes(message)

@@ -23,8 +23,12 @@ from .base import ProviderError
 
 log = logging.getLogger(__name__)
 # httpx logs every request at INFO ("HTTP Request: POST …"): one line per model call in the
-# proxy's console, which already has its own line per turn. Its warnings still show.
+# proxy's console, which already has its own line per turn. httpcore logs a dozen DEBUG records
+# per call (connect, send headers, receive body, …): mitmproxy sets the root logger to DEBUG and
+# hands every record to all its addons, whatever the console shows, so each costs proxy CPU on
+# every turn. Their warnings still show.
 logging.getLogger("httpx").setLevel(logging.WARNING)
+logging.getLogger("httpcore").setLevel(logging.WARNING)
 
 MAX_ERROR_BODY = 64 * 1024
 
