@@ -1,4 +1,5 @@
-"""The asyncio socket layer under httpx (netstream.py): same HTTP behaviour, errors and bounds."""
+"""The provider client's own network path: HTTP/1.1 (h1.py) on our asyncio socket layer
+(netstream.py), end to end over loopback sockets: streaming, keep-alive, errors, TLS, bounds."""
 
 from __future__ import annotations
 
@@ -87,11 +88,10 @@ async def body_of(http: HttpClient, url: str) -> bytes:
         return b"".join([c async for c in response.iter_bytes()])
 
 
-async def test_the_provider_client_uses_the_asyncio_backend_with_the_locked_httpx() -> None:
+async def test_direct_connections_use_our_http11_client() -> None:
     http = client()
     try:
-        # if an httpx upgrade moves the pool, this fails instead of silently losing the win
-        assert http.native_io
+        assert http.native_io and http._h1 is not None
     finally:
         await http.aclose()
 
@@ -100,24 +100,25 @@ async def test_the_environment_can_turn_it_off(monkeypatch) -> None:
     monkeypatch.setenv("CURSOR_BYOK_NATIVE_IO", "0")
     http = client()
     try:
-        assert not http.native_io
+        assert not http.native_io and http._h1 is None
     finally:
         await http.aclose()
 
 
-async def test_install_leaves_proxies_and_custom_transports_alone() -> None:
-    proxied = httpx.AsyncClient(proxy="http://127.0.0.1:9", trust_env=False)
-    mocked = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)))
-    plain = httpx.AsyncClient(trust_env=False)
+async def test_proxies_and_custom_transports_keep_httpx() -> None:
+    proxied = HttpClient(
+        provider="p", connect_timeout=5, read_timeout=5, proxy="http://127.0.0.1:9"
+    )
+    mocked = HttpClient(
+        provider="p",
+        connect_timeout=5,
+        read_timeout=5,
+        transport=httpx.MockTransport(lambda r: httpx.Response(200)),
+    )
     try:
-        assert not netstream.install(mocked)
-        # the proxy's own pool (a mount) keeps httpx's default backend
-        for transport in proxied._mounts.values():
-            assert transport is not None
-            assert not isinstance(transport._pool._network_backend, netstream.AsyncioBackend)  # type: ignore[attr-defined]
-        assert netstream.install(plain)
+        assert not proxied.native_io and not mocked.native_io
     finally:
-        for c in (proxied, mocked, plain):
+        for c in (proxied, mocked):
             await c.aclose()
 
 
@@ -156,13 +157,12 @@ async def test_an_idle_connection_closed_by_the_server_is_not_reused() -> None:
             url = f"http://127.0.0.1:{server.port}/v1/x"
             assert await body_of(http, url) == b"data: a\n\n"
             # wait until the client's side has seen the close (no sleeping on a guess)
-            pool = http._client._transport._pool  # type: ignore[attr-defined]
+            assert http._h1 is not None
+            idle = http._h1._idle[("http", "127.0.0.1", server.port)]
+            assert len(idle) == 1
 
-            def closed_seen() -> bool:  # dropped by the pool already, or known to be unusable
-                conns = pool.connections
-                return not conns or conns[0]._connection._network_stream.get_extra_info(
-                    "is_readable"
-                )
+            def closed_seen() -> bool:
+                return idle[0].protocol.eof
 
             async with asyncio.timeout(5):
                 while not closed_seen():
@@ -256,20 +256,19 @@ async def test_tls_certificates_are_still_verified(tmp_path: Path) -> None:
     assert "CERTIFICATE_VERIFY_FAILED" in caught.value.message
 
 
-async def test_tls_stream_through_the_asyncio_backend(tmp_path: Path) -> None:
+async def test_tls_streams_and_keeps_the_connection(tmp_path: Path) -> None:
     async with tls_server(tmp_path) as (server, trusting):
-        raw = httpx.AsyncClient(verify=trusting, trust_env=False)
-        assert netstream.install(raw)
+        http = HttpClient(provider="p", connect_timeout=5, read_timeout=5, tls_context=trusting)
         try:
             for _ in range(2):
-                async with raw.stream("POST", f"https://127.0.0.1:{server.port}/", json={}) as r:
-                    assert r.status_code == 200
-                    assert b"".join([c async for c in r.aiter_bytes()]) == b"data: secret\n\n"
-            stream = raw._transport._pool.connections[0]._connection._network_stream  # type: ignore[attr-defined]
-            assert isinstance(stream, netstream.AsyncioStream)
-            assert stream.get_extra_info("ssl_object") is not None
+                assert await body_of(http, f"https://127.0.0.1:{server.port}/") == (
+                    b"data: secret\n\n"
+                )
+            assert http._h1 is not None
+            (conn,) = http._h1._idle[("https", "127.0.0.1", server.port)]
+            assert conn.transport.get_extra_info("ssl_object") is not None
         finally:
-            await raw.aclose()
+            await http.aclose()
     assert server.connections == 1
 
 
@@ -289,7 +288,7 @@ class _FakeTransport(asyncio.Transport):
 
 
 def test_read_ahead_is_bounded_by_the_high_water_mark() -> None:
-    protocol = netstream._StreamProtocol()
+    protocol = netstream.StreamProtocol()
     transport = _FakeTransport()
     protocol.connection_made(transport)
     piece = b"x" * 64 * 1024
@@ -311,7 +310,7 @@ def test_read_ahead_is_bounded_by_the_high_water_mark() -> None:
 
 
 def test_streams_on_uvloop_too() -> None:
-    """Not a dependency; run with `uv run --with uvloop pytest` to check the backend there."""
+    """Not a dependency; run with `uv run --with uvloop pytest` to check the client there."""
     uvloop = pytest.importorskip("uvloop")
     uvloop.run(test_streams_chunks_and_reuses_the_connection())
 
@@ -403,3 +402,191 @@ async def test_race_all_failing_reports_every_error() -> None:
 def test_interleave_alternates_families_from_the_first() -> None:
     addrs = [(10, "6a"), (10, "6b"), (10, "6c"), (2, "4a")]
     assert netstream.interleave(addrs) == [(10, "6a"), (2, "4a"), (10, "6b"), (10, "6c")]
+
+
+# --- keep-alive and the end of a response (h1.py over real sockets) ---------------------------
+
+
+async def test_a_kept_alive_connection_closed_as_we_send_is_retried_once_on_a_fresh_one() -> None:
+    """The server reads the second request on the kept-alive connection and closes it without
+    a word (its idle timeout racing our send): the request goes again on a new connection."""
+    requests = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal requests
+        while await read_request(reader):
+            requests += 1
+            if requests == 2:
+                writer.transport.abort()
+                return
+            writer.write(HEAD + chunk(b"data: %d\n\n" % requests) + b"0\r\n\r\n")
+            await writer.drain()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            url = f"http://127.0.0.1:{server.port}/"
+            assert await body_of(http, url) == b"data: 1\n\n"
+            assert await body_of(http, url) == b"data: 3\n\n"
+        finally:
+            await http.aclose()
+    assert server.connections == 2 and requests == 3
+
+
+async def test_a_fresh_connection_closed_without_an_answer_is_not_retried() -> None:
+    requests = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal requests
+        await read_request(reader)
+        requests += 1
+        writer.transport.abort()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            with pytest.raises(ProviderError) as caught:
+                await body_of(http, f"http://127.0.0.1:{server.port}/")
+        finally:
+            await http.aclose()
+    assert requests == 1  # the loop's retry policy decides, not the HTTP layer
+    assert caught.value.kind == "network" and caught.value.retryable
+
+
+async def _first_piece_then(http: HttpClient, url: str, arrived) -> bytes:
+    """Read one body piece, wait until `arrived()` holds, then leave the response early."""
+    async with http.post_stream(url, {}, {}) as response:
+        async for piece in response.iter_bytes():
+            async with asyncio.timeout(5):
+                while not arrived():
+                    await asyncio.sleep(0.005)
+            return piece
+    raise AssertionError("no body")
+
+
+async def test_leaving_at_the_formats_end_keeps_the_connection_when_the_body_has_ended() -> None:
+    """Adapters stop at "data: [DONE]" / message_stop; the chunked end usually came with it."""
+    first_read = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader):
+            writer.write(HEAD + chunk(b"data: [DONE]\n\n"))
+            await writer.drain()
+            await first_read.wait()
+            first_read.clear()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+
+    async with Server(handler) as server:
+        http = client()
+        assert http._h1 is not None
+        url = f"http://127.0.0.1:{server.port}/"
+
+        def tail_arrived() -> bool:
+            first_read.set()
+            return any(r._parser.done or r._conn.protocol.buffer for r in _responses_open())
+
+        try:
+            assert await _first_piece_then(http, url, tail_arrived) == b"data: [DONE]\n\n"
+            assert await _first_piece_then(http, url, tail_arrived) == b"data: [DONE]\n\n"
+        finally:
+            await http.aclose()
+    assert server.connections == 1
+
+
+def _responses_open():
+    """The responses being read, with their connections (a test-only view)."""
+    import gc
+
+    from cursor_byok.providers.h1 import H1Response
+
+    return [r for r in gc.get_objects() if isinstance(r, H1Response) and r._conn is not None]
+
+
+async def test_leaving_in_the_middle_of_a_body_closes_the_connection() -> None:
+    gone = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader):
+            writer.write(HEAD + chunk(b"data: 1\n\n"))
+            await writer.drain()
+            if not await reader.read(1):  # the client closed
+                gone.set()
+                return
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            url = f"http://127.0.0.1:{server.port}/"
+            assert await _first_piece_then(http, url, lambda: True) == b"data: 1\n\n"
+            async with asyncio.timeout(5):
+                await gone.wait()
+            assert await _first_piece_then(http, url, lambda: True) == b"data: 1\n\n"
+        finally:
+            await http.aclose()
+    assert server.connections == 2
+
+
+async def test_cancelling_a_stream_closes_its_connection() -> None:
+    gone = asyncio.Event()
+    got_first = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(HEAD + chunk(b"data: 1\n\n"))
+        await writer.drain()
+        if not await reader.read(1):
+            gone.set()
+
+    async def consume(http: HttpClient, url: str) -> None:
+        async with http.post_stream(url, {}, {}) as response:
+            async for _ in response.iter_bytes():
+                got_first.set()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            task = asyncio.ensure_future(consume(http, f"http://127.0.0.1:{server.port}/"))
+            async with asyncio.timeout(5):
+                await got_first.wait()
+                task.cancel()
+                await gone.wait()
+            assert task.cancelled()
+        finally:
+            await http.aclose()
+
+
+async def test_request_bytes_error_bodies_and_gzip() -> None:
+    import gzip
+    import json
+
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        seen.append(head + await reader.readexactly(length))
+        body = json.dumps({"error": {"message": "slow down"}}).encode()
+        writer.write(
+            b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+            b"retry-after: 2\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n%s"
+            % (len(gzip.compress(body)), gzip.compress(body))
+        )
+        await writer.drain()
+        await reader.read()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            url = f"http://127.0.0.1:{server.port}/v1/chat/completions?x=1"
+            async with http.post_stream(url, {"authorization": "Bearer k"}, {"a": "é"}) as r:
+                assert r.status == 429 and r.headers["retry-after"] == "2"
+                assert json.loads(await r.read_capped()) == {"error": {"message": "slow down"}}
+        finally:
+            await http.aclose()
+    request = seen[0].decode()
+    assert request.startswith("POST /v1/chat/completions?x=1 HTTP/1.1\r\n")
+    assert f"host: 127.0.0.1:{server.port}\r\n" in request
+    assert "authorization: Bearer k\r\n" in request and "transfer-encoding" not in request
+    assert "accept: text/event-stream\r\n" in request
+    assert request.endswith('\r\n\r\n{"a":"é"}')

@@ -1,18 +1,11 @@
-"""An asyncio-native network backend for httpcore: the socket layer under our provider streams.
+"""The socket layer under our provider client (h1.py): connect, and read without churn.
 
-Why: httpx reads the provider's response through httpcore's default backend, anyio. On asyncio
-every anyio read re-registers the socket with the selector (resume_reading / pause_reading,
-two epoll_ctl calls) and opens a cancel scope for the read timeout; per provider delta that was
-most of the HTTP layer's cost (bench/bench_provider_stream.py). This backend keeps one
-`asyncio.Protocol` per connection that reads continuously into a buffer (paused only above a
-high-water mark, so memory stays bounded) and waits for data on a plain future with one timer.
-
-Everything above the socket stays httpx/httpcore: connection pool and keep-alive, HTTP/1.1
-parsing (h11), TLS settings (the `ssl.SSLContext` httpx builds is the one `start_tls` uses),
-timeouts as httpcore passes them, and httpcore's exception types (ConnectError, ReadTimeout,
-…), which httpx maps to its own as before. `install(client)` swaps the backend into an
-`httpx.AsyncClient`'s pool for direct connections; anything it does not recognise (a proxy,
-a test transport, another httpx version) keeps httpx's default.
+Why: asyncio's StreamReader and anyio (httpx's default backend) re-register the socket with the
+selector on every read (pause_reading / resume_reading: two epoll_ctl calls) and anyio opens a
+cancel scope per read; per provider delta that was most of the transport's cost
+(bench/bench_provider_stream.py). `StreamProtocol` reads continuously into a buffer (paused only
+above a high-water mark, so memory stays bounded) and wakes one reader through a plain future.
+`open_socket` connects happy-eyeballs style (RFC 8305), as httpcore's anyio backend does.
 """
 
 from __future__ import annotations
@@ -21,15 +14,10 @@ import asyncio
 import itertools
 import logging
 import socket
-import ssl
 from collections.abc import Awaitable
 from collections.abc import Callable
-from collections.abc import Iterable
 from typing import Any
 from typing import cast
-
-import httpcore
-import httpx
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +28,8 @@ LOW_WATER = 128 * 1024
 HAPPY_EYEBALLS_DELAY = 0.25
 
 
-class _StreamProtocol(asyncio.Protocol):
-    """Buffers what the transport delivers; one reader waits on `_waiter` at a time."""
+class StreamProtocol(asyncio.Protocol):
+    """Buffers what the transport delivers; one reader waits on `waiter` at a time."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -112,115 +100,6 @@ class _StreamProtocol(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
         return data
-
-
-def _expire(waiter: asyncio.Future[None], error: type[Exception]) -> None:
-    if not waiter.done():
-        waiter.set_exception(error("timed out"))
-
-
-class AsyncioStream(httpcore.AsyncNetworkStream):
-    def __init__(self, transport: asyncio.Transport, protocol: _StreamProtocol) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self._loop = asyncio.get_running_loop()
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        p = self._protocol
-        if not p.buffer:
-            if p.eof:
-                return self._at_eof()
-            if p.waiter is not None:
-                raise httpcore.ReadError("concurrent read on one connection")
-            p.waiter = waiter = self._loop.create_future()
-            timer = (
-                None
-                if timeout is None
-                else self._loop.call_later(timeout, _expire, waiter, httpcore.ReadTimeout)
-            )
-            try:
-                await waiter
-            finally:
-                p.waiter = None
-                if timer is not None:
-                    timer.cancel()
-            if not p.buffer:
-                return self._at_eof()
-        return p.take(max_bytes)
-
-    def _at_eof(self) -> bytes:
-        error = self._protocol.error
-        if error is not None:
-            raise httpcore.ReadError(str(error) or type(error).__name__) from error
-        return b""
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        p = self._protocol
-        if self._transport.is_closing():
-            error = p.error
-            raise httpcore.WriteError(str(error) if error else "connection closed")
-        self._transport.write(buffer)
-        if not p.write_paused:
-            return
-        p.drain_waiter = waiter = self._loop.create_future()
-        timer = (
-            None
-            if timeout is None
-            else self._loop.call_later(timeout, _expire, waiter, httpcore.WriteTimeout)
-        )
-        try:
-            await waiter
-        finally:
-            if timer is not None:
-                timer.cancel()
-        if p.error is not None or self._transport.is_closing():
-            raise httpcore.WriteError(str(p.error) if p.error else "connection closed")
-
-    async def aclose(self) -> None:
-        self._transport.close()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            async with asyncio.timeout(timeout):
-                transport = await self._loop.start_tls(
-                    self._transport,
-                    self._protocol,
-                    ssl_context,
-                    server_hostname=server_hostname,
-                    ssl_handshake_timeout=timeout,
-                )
-        except TimeoutError as exc:
-            self._transport.close()
-            raise httpcore.ConnectTimeout(str(exc) or "TLS handshake timed out") from exc
-        except (OSError, EOFError) as exc:  # ssl.SSLError is an OSError
-            self._transport.close()
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        if transport is None:  # pragma: no cover - only for protocols without TLS support
-            raise httpcore.ConnectError("TLS upgrade failed")
-        self._protocol.transport = cast(asyncio.Transport, transport)
-        return AsyncioStream(self._protocol.transport, self._protocol)
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "ssl_object":
-            return self._transport.get_extra_info("ssl_object")
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        if info == "socket":
-            return self._transport.get_extra_info("socket")
-        if info == "is_readable":
-            # an idle keep-alive connection that has data or EOF waiting is unusable
-            p = self._protocol
-            return bool(p.buffer) or p.eof or self._transport.is_closing()
-        return None
 
 
 Attempt = Callable[[int, Any], Awaitable[socket.socket]]
@@ -299,69 +178,4 @@ async def race(addresses: list[tuple[int, Any]], attempt: Attempt, delay: float)
     raise OSError("all connection attempts failed: " + "; ".join(map(str, errors)))
 
 
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                sock = await open_socket(host, port, local_address=local_address)
-                try:
-                    for option in socket_options or ():
-                        sock.setsockopt(*option)
-                    transport, protocol = await loop.create_connection(_StreamProtocol, sock=sock)
-                except BaseException:
-                    sock.close()
-                    raise
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return AsyncioStream(cast(asyncio.Transport, transport), protocol)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_unix_connection(_StreamProtocol, path)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return AsyncioStream(cast(asyncio.Transport, transport), protocol)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-def install(client: httpx.AsyncClient) -> bool:
-    """Use `AsyncioBackend` for `client`'s direct connections; True if it was installed.
-
-    httpx has no public knob for the backend, so this reaches one private attribute of the
-    locked httpx version (the transport's httpcore pool) and checks its type first: with a
-    proxy, a custom transport or an unknown layout the client is left as httpx made it.
-    """
-    transport = getattr(client, "_transport", None)
-    if type(transport) is not httpx.AsyncHTTPTransport:
-        return False
-    pool = getattr(transport, "_pool", None)
-    if type(pool) is not httpcore.AsyncConnectionPool:
-        return False  # a proxy pool (HTTP or SOCKS): keep anyio
-    if not hasattr(pool, "_network_backend") or pool.connections:
-        return False
-    pool._network_backend = AsyncioBackend()
-    return True
-
-
-__all__ = ["AsyncioBackend", "AsyncioStream", "install"]
+__all__ = ["HIGH_WATER", "LOW_WATER", "StreamProtocol", "interleave", "open_socket", "race"]
