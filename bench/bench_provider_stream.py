@@ -14,13 +14,16 @@ provider by tests/fakes/wire.py), as `transfer-encoding: chunked`:
 The consumer is this process; each stage adds one layer of the path the agent loop runs:
 
     raw       asyncio StreamReader.read() of the socket until the end of the chunked body
-    http      + HTTP/1.1 decoding: our HttpClient (httpx) post_stream + iter_bytes
+    http-anyio  + HTTP/1.1 decoding by httpx on its default socket layer (HttpClient with
+              native_io=False: what a configured proxy or CURSOR_BYOK_NATIVE_IO=0 gets)
+    http      + HTTP/1.1 decoding: our HttpClient as the addon runs it (providers/h1.py on
+              netstream.py since issue 15; httpx on netstream before)
     sse       + SseParser.feed on every chunk
     json      + JSON decode of every event's data (the adapters' `loads`; stdlib json)
     adapter   the provider adapter as the loop uses it: stream_with_retries(provider) with the
               loop's `match` on the events (SSE parse, JSON, state machine, event objects)
-    lean      `adapter` with httpx replaced by a bench-only minimal HTTP/1.1 reader on asyncio
-              streams (no TLS, pool or timeouts): what a hand-written reader could save at most
+    lean      `adapter` with HttpClient replaced by a bench-only minimal HTTP/1.1 reader on
+              asyncio streams (no TLS, pool or timeouts): a floor for a hand-written reader
 
 The figure is time.process_time() of this process per delta (µs), median over the repeats
 with [min–max]; the difference between two rows is what that layer costs. The machine is

@@ -2,7 +2,7 @@
 
     uv run python bench/bench_streaming.py [--levels 1,20,100] [--repeats 3] [--deltas 200]
                                            [--interval 0.005] [--heartbeat 0]
-                                           [--configs A15,R15,A0,B,C]
+                                           [--configs A15,R15,A0,R0,B,C]
 
 A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
           (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
@@ -11,6 +11,7 @@ A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a fu
 R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the same turn over
           Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
           up as Connect envelopes on the open upload, frames down), one connection per turn;
+R0        as R15 with coalescing off (every provider delta its own frame, sent at once);
 R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
           CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
           client connection at most 5 upstream connections per address at a time, so only 5
@@ -68,9 +69,9 @@ from streamlib import run_turn
 from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
-CONFIGS = ["A15", "R15", "A0", "B", "C"]  # the default set; --configs picks others
-ALL_CONFIGS = ["A15", "R15", "R15c", "A0", "B", "C"]
-ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "A0": 0}  # coalescing window, ms
+CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
+ALL_CONFIGS = ["A15", "R15", "R15c", "A0", "R0", "B", "C"]
+ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "A0": 0, "R0": 0}  # coalescing window, ms
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,

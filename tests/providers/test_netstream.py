@@ -590,3 +590,13 @@ async def test_request_bytes_error_bodies_and_gzip() -> None:
     assert "authorization: Bearer k\r\n" in request and "transfer-encoding" not in request
     assert "accept: text/event-stream\r\n" in request
     assert request.endswith('\r\n\r\n{"a":"é"}')
+
+
+def test_an_ip_address_needs_no_resolver() -> None:
+    import socket
+
+    v4 = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", 80))
+    assert netstream._ip_literal("127.0.0.1", 80) == v4
+    assert netstream._ip_literal("::1", 443)[4] == ("::1", 443, 0, 0)  # type: ignore[index]
+    assert netstream._ip_literal("localhost", 80) is None
+    assert netstream._ip_literal("fe80::1%eth0", 80) is None  # scoped: left to the resolver

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 MAX_HEAD = 64 * 1024  # status line and headers of one response
 MAX_LINE = 4 * 1024  # a chunk-size or trailer line
 IDLE_SECONDS = 15.0  # an idle kept-alive connection older than this is closed, not reused
-MAX_IDLE_PER_ORIGIN = 8
+MAX_IDLE_PER_ORIGIN = 20  # as httpx's default keep-alive limit
 MAX_ERROR_BODY = 64 * 1024
 USER_AGENT = "cursor-byok"
 

@@ -114,7 +114,13 @@ async def open_socket(
     Not `loop.create_connection(happy_eyeballs_delay=…)`: its staggered race asserts under an
     eager task factory on Python < 3.12.7, and mitmproxy runs its loop with one."""
     loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    literal = _ip_literal(host, port)
+    if literal is not None:
+        infos = [literal]  # no resolver thread for an address (a local model server)
+    else:
+        infos = await loop.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+        )
     if not infos:
         raise OSError(f"no address for {host}")
 
@@ -131,6 +137,18 @@ async def open_socket(
         return sock
 
     return await race(interleave([(i[0], i[4]) for i in infos]), attempt, delay)
+
+
+def _ip_literal(host: str, port: int) -> tuple[int, int, int, str, Any] | None:
+    """`host` as getaddrinfo would give it back, when it is an IP address and not a name."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        sockaddr = (host, port) if family == socket.AF_INET else (host, port, 0, 0)
+        return (family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", sockaddr)
+    return None
 
 
 def interleave(addresses: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
