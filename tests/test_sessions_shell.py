@@ -302,3 +302,83 @@ async def test_streamer_answers_error_specs_without_reading(tmp_path, code) -> N
         await registry.stop()
     [end] = connect.decode_envelopes(response.content)
     assert connect.parse_end_stream(end.payload).error.code == code
+
+
+def _text(text: str) -> pb.AgentServerMessage:
+    return pb.AgentServerMessage(
+        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=text))
+    )
+
+
+def _texts(chunks: list[bytes]) -> list[str]:
+    out = []
+    for frame in connect.decode_envelopes(b"".join(chunks)):
+        if not frame.is_end_stream:
+            message = pb.AgentServerMessage.FromString(frame.payload)
+            if message.interaction_update.HasField("text_delta"):
+                out.append(message.interaction_update.text_delta.text)
+    return out
+
+
+async def test_frames_are_written_by_the_emitter_and_a_full_writer_waits_for_its_drain() -> None:
+    """stream_to writes a frame inside the turn's emit (no reader task to wake); while the
+    writer is full nothing more is written, and the rest follows, in order, after its drain."""
+    emitted = asyncio.Event()
+    written: list[bytes] = []
+    seen_inside_emit: list[int] = []
+    drains = 0
+
+    def full() -> bool:  # the first chunk fills the writer's buffer, until it drains
+        return bool(written) and not drains
+
+    async def runner(live, request) -> None:
+        live.emit(_text("a"))
+        seen_inside_emit.append(len(written))  # already written, synchronously
+        live.emit(_text("b"))
+        live.emit(_text("c"))
+        emitted.set()
+        live.finish()
+
+    async def drain() -> None:
+        nonlocal drains
+        await emitted.wait()
+        assert _texts(written) == ["a"]  # nothing while full
+        drains += 1
+
+    registry = SessionRegistry(runner, config=SessionConfig(coalesce_window=0))
+    registry.start()
+    sub = registry.subscribe("r", owner=OWNER)
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    gone = asyncio.get_running_loop().create_future()
+    async with asyncio.timeout(10):
+        chunks = await registry.stream_to(sub, written.append, until=gone, full=full, drain=drain)
+    assert seen_inside_emit and seen_inside_emit[0] >= 1
+    assert _texts(written) == ["a", "b", "c"] and drains == 1 and chunks == len(written)
+    assert connect.decode_envelopes(written[-1])[-1].is_end_stream
+    await registry.stop()
+
+
+async def test_a_failing_writer_ends_its_stream_not_the_turn() -> None:
+    finished = asyncio.Event()
+
+    async def runner(live, request) -> None:
+        live.emit(_text("a"))
+        live.emit(_text("b"))  # the writer is broken by now: the turn goes on
+        live.finish()
+        finished.set()
+
+    def write(chunk: bytes) -> None:
+        raise RuntimeError("loopback gone")
+
+    registry = SessionRegistry(runner, config=SessionConfig(coalesce_window=0))
+    registry.start()
+    sub = registry.subscribe("r", owner=OWNER)
+    gone = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(registry.stream_to(sub, write, until=gone))
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    async with asyncio.timeout(10):
+        with pytest.raises(RuntimeError, match="loopback gone"):
+            await task
+        await finished.wait()
+    assert not registry._pumps  # the stream's writer is gone with it
+    await registry.stop()

@@ -268,7 +268,8 @@ class SessionRegistry:
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
-        self._wakers: dict[str, asyncio.Event] = {}  # request id → readers of that attempt
+        # request id → the writers of that attempt's response streams (see stream_to)
+        self._pumps: dict[str, list[Callable[[], None]]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._stopped = False
@@ -368,32 +369,89 @@ class SessionRegistry:
             self.apply([FailTurn(run, error.code, error.message)])
         self._wake(request_id)
 
+    async def stream_to(
+        self,
+        sub: Subscriber,
+        write: Callable[[bytes], None],
+        *,
+        until: asyncio.Future,
+        full: Callable[[], bool] = lambda: False,
+        drain: Callable[[], Awaitable[None]] | None = None,
+    ) -> int:
+        """Write everything one response stream must carry, until its end-stream frame or until
+        `until` completes (the client went away); returns how many chunks were written.
+
+        Frames are written by whoever makes them readable (the turn's emit, the flush timer, a
+        client message), not by a reader task woken for it: a task switch less per frame, on the
+        path every delta takes. Frames that are ready together go as one chunk. When `full()`
+        says the writer's buffer is over its mark, writing stops until `drain()` returns."""
+        request_id = sub.attempt.request_id
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        kick: asyncio.Future[None] | None = None
+        blocked = False
+        chunks = 0
+
+        def pump() -> None:
+            nonlocal blocked, chunks
+            if blocked or ended.done():
+                return
+            try:
+                frames, end = self.core.read(sub, now=self.clock())
+                if frames:
+                    write(b"".join(frames))
+                    chunks += 1
+                if end:
+                    ended.set_result(None)
+                elif frames and full():
+                    blocked = True
+                    if kick is not None and not kick.done():
+                        kick.set_result(None)
+            except Exception as exc:  # the writer's failure ends this stream, not the turn
+                if not ended.done():
+                    ended.set_exception(exc)
+
+        pumps = self._pumps.setdefault(request_id, [])
+        pumps.append(pump)
+        try:
+            pump()
+            while not ended.done() and not until.done():
+                if blocked and drain is not None:
+                    await drain()
+                    blocked = False
+                    pump()
+                    continue
+                kick = loop.create_future()
+                await asyncio.wait({ended, until, kick}, return_when=asyncio.FIRST_COMPLETED)
+                kick = None
+            if ended.done():
+                ended.result()
+        finally:
+            pumps.remove(pump)
+            if not pumps:
+                del self._pumps[request_id]
+        return chunks
+
     async def frames(
         self, sub: Subscriber, *, until: asyncio.Future | None = None
     ) -> AsyncIterator[bytes]:
-        """Everything one response stream must write, as chunks, until its end-stream frame
-        (or until `until` completes: the client went away).
-
-        Frames that are ready together come as one chunk (one write, one proxy round)."""
-        request_id = sub.attempt.request_id
-        if until is not None:
-            until.add_done_callback(lambda _: self._wake(request_id))
-        while until is None or not until.done():
-            waker = self._wakers.get(request_id)
-            if waker is None:
-                waker = self._wakers[request_id] = asyncio.Event()
-            frames, ended = self.core.read(sub, now=self.clock())
-            if frames:
-                yield b"".join(frames)
-            if ended:
-                return
-            if not frames:
-                await waker.wait()
+        """`stream_to` as an async iterator of chunks (tests and simple readers)."""
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        stop = until if until is not None else asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(self.stream_to(sub, queue.put_nowait, until=stop))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+            task.result()
+        finally:
+            task.cancel()
 
     def _wake(self, request_id: str) -> None:
-        waker = self._wakers.pop(request_id, None)
-        if waker is not None:
-            waker.set()
+        pumps = self._pumps.get(request_id)
+        if pumps:
+            for pump in list(pumps):
+                pump()
 
     def wake_run(self, run: Run) -> None:
         for attempt in run.attempts:

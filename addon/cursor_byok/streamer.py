@@ -41,6 +41,9 @@ _MAX_HEAD = 64 * 1024
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
 _CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
 _MAX_ERROR_BODY = 64 * 1024
+# A stream stops writing while this much is unsent to mitmproxy (asyncio's own high-water mark,
+# where StreamWriter.drain() starts to wait).
+WRITE_HIGH_WATER = 64 * 1024
 _HOP_BY_HOP = {
     "connection",
     "keep-alive",
@@ -308,10 +311,14 @@ class Streamer:
                 else:
                     await self._relay(forward, spec, conn, writer, gone)
                 return
-            async for chunk in self.registry.frames(subscribed, until=gone):
-                writer.write(conn.send(h11.Data(data=chunk)))
-                await writer.drain()
-                chunks += 1
+            transport = writer.transport
+            chunks = await self.registry.stream_to(
+                subscribed,
+                lambda chunk: writer.write(conn.send(h11.Data(data=chunk))),
+                until=gone,
+                full=lambda: transport.get_write_buffer_size() > WRITE_HIGH_WATER,
+                drain=writer.drain,
+            )
             if not gone.done():
                 writer.write(conn.send(h11.EndOfMessage()))
                 await writer.drain()
