@@ -115,13 +115,15 @@ async def open_socket(
     eager task factory on Python < 3.12.7, and mitmproxy runs its loop with one."""
     loop = asyncio.get_running_loop()
     literal = _ip_literal(host, port)
+    addresses: list[tuple[int, Any]]
     if literal is not None:
-        infos = [literal]  # no resolver thread for an address (a local model server)
+        addresses = [(literal[0], literal[4])]  # no resolver thread for an address
     else:
         infos = await loop.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
-    if not infos:
+        addresses = [(i[0], i[4]) for i in infos]
+    if not addresses:
         raise OSError(f"no address for {host}")
 
     async def attempt(family: int, sockaddr: Any) -> socket.socket:
@@ -136,7 +138,7 @@ async def open_socket(
             raise
         return sock
 
-    return await race(interleave([(i[0], i[4]) for i in infos]), attempt, delay)
+    return await race(interleave(addresses), attempt, delay)
 
 
 def _ip_literal(host: str, port: int) -> tuple[int, int, int, str, Any] | None:
