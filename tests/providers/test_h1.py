@@ -114,6 +114,8 @@ def test_headers_are_lower_cased_and_repeats_joined() -> None:
         HEAD + b"zz\r\n",
         HEAD + b"-5\r\n",
         HEAD + b"0x5\r\n",
+        HEAD + b"1_0\r\n",
+        HEAD + b";ext\r\n",
         HEAD + b"3\r\nabcXY",
         HEAD + b"f" * 5000,
     ],

@@ -202,6 +202,12 @@ async def test_connection_cut_mid_body_is_a_network_error() -> None:
         await writer.drain()
         writer.transport.abort()
 
+    error = await error_from(handler)
+    assert error.kind == "network" and error.retryable
+
+
+async def error_from(handler: Handler) -> ProviderError:
+    """The ProviderError a POST to a server running `handler` ends in."""
     async with Server(handler) as server:
         http = client()
         try:
@@ -209,7 +215,7 @@ async def test_connection_cut_mid_body_is_a_network_error() -> None:
                 await body_of(http, f"http://127.0.0.1:{server.port}/")
         finally:
             await http.aclose()
-    assert caught.value.kind == "network" and caught.value.retryable
+    return caught.value
 
 
 async def test_connection_refused_is_a_network_error() -> None:
@@ -442,15 +448,9 @@ async def test_a_fresh_connection_closed_without_an_answer_is_not_retried() -> N
         requests += 1
         writer.transport.abort()
 
-    async with Server(handler) as server:
-        http = client()
-        try:
-            with pytest.raises(ProviderError) as caught:
-                await body_of(http, f"http://127.0.0.1:{server.port}/")
-        finally:
-            await http.aclose()
+    error = await error_from(handler)
     assert requests == 1  # the loop's retry policy decides, not the HTTP layer
-    assert caught.value.kind == "network" and caught.value.retryable
+    assert error.kind == "network" and error.retryable
 
 
 async def _first_piece_then(http: HttpClient, url: str, arrived) -> bytes:

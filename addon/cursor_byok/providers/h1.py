@@ -183,18 +183,13 @@ class ResponseParser:
                 if not self._remaining:
                     state = _DATA_END
             elif state == _SIZE:
-                end = buf.find(b"\r\n", pos)
+                end = _line_end(buf, pos, "chunk-size")
                 if end < 0:
-                    if size - pos > MAX_LINE:
-                        raise BadResponse("chunk-size line too long")
                     break
                 field = buf[pos:end].split(b";", 1)[0].strip()
-                try:
-                    length = int(field, 16)
-                except ValueError:
-                    raise BadResponse(f"bad chunk size {field[:40]!r}") from None
-                if length < 0 or field.startswith((b"-", b"+", b"0x", b"0X")):
+                if not field or field.translate(None, _HEX):  # int() would take "0x", "_", "-"
                     raise BadResponse(f"bad chunk size {field[:40]!r}")
+                length = int(field, 16)
                 pos = end + 2
                 if length:
                     self._remaining = length
@@ -209,10 +204,8 @@ class ResponseParser:
                 pos += 2
                 state = _SIZE
             elif state == _TRAILER:
-                end = buf.find(b"\r\n", pos)
+                end = _line_end(buf, pos, "trailer")
                 if end < 0:
-                    if size - pos > MAX_LINE:
-                        raise BadResponse("trailer line too long")
                     break
                 if end == pos:  # the empty line after the trailers: the end of the body
                     pos += 2
@@ -229,6 +222,17 @@ class ResponseParser:
         if len(out) > 1:
             return [b"".join(out)]
         return out
+
+
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def _line_end(buf: bytes, pos: int, what: str) -> int:
+    """Where the CRLF-ended line at `pos` ends; -1 while it has not all arrived (bounded)."""
+    end = buf.find(b"\r\n", pos)
+    if end < 0 and len(buf) - pos > MAX_LINE:
+        raise BadResponse(f"{what} line too long")
+    return end
 
 
 def _parse_head(raw: bytes) -> Head:
