@@ -399,6 +399,8 @@ class CursorByok:
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
+        if self.activity is not None:  # the calls of the last WRITE_INTERVAL (a write: ~1 ms)
+            self.activity.flush(1.0)
         await self.providers.aclose()
 
     def _spawn(self, coro) -> None:
