@@ -450,7 +450,9 @@ class CursorByok:
         config = self._routing_config()
         return config is not None and config.route_other_models == "cursor"
 
-    def _decide(self, request_id: str, run_request) -> str:
+    def _decide(self, request_id: str, run_request, opened: str = "") -> str:
+        """The route of a run, from its run request; logged with how its stream `opened`
+        (a `Run` stream: one line for both, one log record less per turn)."""
         known = self.routes.get(request_id)
         route = self.routes.decide(request_id, decide_route(self._routing_config(), run_request))
         if known is None and route == CURSOR:
@@ -463,17 +465,19 @@ class CursorByok:
                 )
             )
         log.info(
-            "run %s: model %r → %s",
-            request_id,
+            "%s: model %r → %s",
+            f"Run {request_id} opened ({opened})" if opened else f"run {request_id}",
             requested_model(run_request),
             "Cursor's backend" if route == CURSOR else "served here",
         )
         return route
 
-    def _decide_first(self, request_id: str, message) -> str:
+    def _decide_first(self, request_id: str, message, opened: str = "") -> str:
         """The route of a `Run` stream, from its first client message."""
         if message.WhichOneof("message") == "run_request":
-            return self._decide(request_id, message.run_request)
+            return self._decide(request_id, message.run_request, opened)
+        if opened:
+            log.info("Run %s opened (%s)", request_id, opened)
         return self.routes.decide(request_id, LOCAL)
 
     def _upstream_ssl(self) -> ssl.SSLContext:
@@ -794,6 +798,10 @@ class CursorByok:
                     authority=request.authority or request.host_header or "",
                 )
             )
+        opened = "HTTP/{}{}".format(
+            "2" if request.is_http2 else "1.1",
+            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
+        )
         upload = RunUpload(
             self.registry,
             request_id,
@@ -802,6 +810,7 @@ class CursorByok:
             self.recorder,
             pipe=pipe,
             decide=self._decide_first if pipe is not None else None,
+            opened=opened,
         )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
@@ -819,12 +828,10 @@ class CursorByok:
         request.stream = upload
         self._to_loopback(flow, spec)
         request.headers["content-length"] = "0"  # the loopback hop carries no body
-        log.info(
-            "Run %s opened (HTTP/%s%s)",
-            request_id,
-            "2" if request.is_http2 else "1.1",
-            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
-        )
+        if pipe is None:
+            log.info("Run %s opened (%s)", request_id, opened)
+        else:  # the route line says it (or the upload, if it ends before its first message)
+            log.debug("Run %s opened (%s)", request_id, opened)
 
     def _answer_from_loopback(self, flow: http.HTTPFlow, code: str, message: str, stream: bool):
         """An error answer for a flow whose body we must not buffer: the loopback sends it."""
@@ -973,6 +980,7 @@ class RunUpload:
         *,
         pipe: asyncio.Queue | None = None,
         decide=None,
+        opened: str = "",
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -985,6 +993,7 @@ class RunUpload:
         self.decide = decide
         self.route: str | None = None if decide is not None else LOCAL
         self.read = bytearray()  # raw upload bytes until the route is known
+        self.opened = opened  # how the stream came (HTTP version...), for the route line
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
@@ -1001,7 +1010,7 @@ class RunUpload:
                     continue  # a client end-stream closes its side; nothing to do
                 message = parse_client_message(frame.payload)
                 if self.route is None:
-                    self.route = self.decide(self.request_id, message)
+                    self.route = self.decide(self.request_id, message, self.opened)
                     if self.route == CURSOR:
                         assert self.pipe is not None
                         self.pipe.put_nowait(bytes(self.read))
@@ -1032,8 +1041,16 @@ class RunUpload:
         log.warning("Run %s: %s", self.request_id, message)
         self.registry.close_attempt(self.request_id, connect.EndStreamError(code, message))
 
+    def _unrouted(self) -> None:
+        """The upload ends before its first message: say the stream opened (the route line,
+        which would have said it, never comes)."""
+        if self.route is None and self.opened:
+            log.info("Run %s opened (%s), no run request", self.request_id, self.opened)
+            self.opened = ""
+
     def close(self) -> None:
         """The client closed its upload: fine between envelopes, an error inside one."""
+        self._unrouted()
         if self.pipe is not None and self.route != LOCAL:
             self.pipe.put_nowait(None)  # relayed (or not decided yet): end Cursor's upload too
             return
@@ -1041,6 +1058,7 @@ class RunUpload:
             self._fail("invalid_argument", "Run request stream ended inside an envelope")
 
     def abandon(self) -> None:
+        self._unrouted()
         self.failed = True
         if self.pipe is not None and self.route == CURSOR:
             self.pipe.put_nowait(RELAY_RESET)
