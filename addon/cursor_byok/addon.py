@@ -51,6 +51,8 @@ from cursor_byok.config import default_config_path
 from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
+from cursor_byok.loopback_log import LOGGER as MITMPROXY_CONNECTION_LOGGER
+from cursor_byok.loopback_log import LoopbackLogFilter
 from cursor_byok.loopback_ports import PortPicker
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.relay import upstream_proxy
@@ -134,6 +136,7 @@ class CursorByok:
         self.registry: SessionRegistry | None = None
         self.streamer: Streamer | None = None
         self.ports: PortPicker | None = None
+        self.loopback_log = LoopbackLogFilter()  # mitmproxy's lines about the loopback hop
         self.blobs: BlobStore | None = None
         self._ready = asyncio.Event()  # set once the streamer runs (or failed to start)
         self._started = False
@@ -152,6 +155,7 @@ class CursorByok:
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
 
     def load(self, loader) -> None:
+        logging.getLogger(MITMPROXY_CONNECTION_LOGGER).addFilter(self.loopback_log)
         loader.add_option(
             "cursor_byok_hosts",
             Sequence[str],
@@ -252,6 +256,7 @@ class CursorByok:
             )
         if "termlog_verbosity" in updated:
             _follow_console_verbosity(opts.termlog_verbosity)
+            self.loopback_log.quiet = opts.termlog_verbosity != "debug"
         for name in (
             "cursor_byok_heartbeat_ms",
             "cursor_byok_grace_ms",
@@ -356,6 +361,7 @@ class CursorByok:
             log.warning("%s", self._start_error)
         else:
             self.ports = PortPicker(self.streamer.ports)
+            self.loopback_log.set_ports(self.streamer.ports)
             self.registry.start()
             log.info(
                 "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d)",
@@ -384,6 +390,7 @@ class CursorByok:
             )
 
     def done(self) -> None:
+        logging.getLogger(MITMPROXY_CONNECTION_LOGGER).removeFilter(self.loopback_log)
         self._spawn(self.stop())
 
     async def stop(self) -> None:
@@ -857,16 +864,19 @@ class CursorByok:
                 self.ports.open_streams(client),
             )
         request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
+        self.loopback_log.opened(flow.client_conn.peername)
         flow.metadata[LOOPBACK_KEY] = True
 
     def _loopback_done(self, flow: http.HTTPFlow) -> None:
         port = flow.metadata.pop(PORT_KEY, None)
         if port is not None and self.ports is not None:
             self.ports.give(flow.client_conn.id, port)
+            self.loopback_log.closed(flow.client_conn.peername)
 
     def client_disconnected(self, client: connection.Client) -> None:
         if self.ports is not None:
             self.ports.forget(client.id)
+        self.loopback_log.forget(client.peername)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(PASS_KEY) and flow.response is not None:

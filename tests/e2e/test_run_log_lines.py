@@ -1,6 +1,7 @@
 """What the proxy console says about a `Run` stream served here: one line for its opening and
-its route (each log record costs the proxy a dispatch to every addon and a console write), and
-the opening still said when the stream ends before its run request."""
+its route (each log record costs the proxy a dispatch to every addon and a console write), the
+opening still said when the stream ends before its run request, and none of mitmproxy's lines
+about the hop to the loopback streamer."""
 
 from __future__ import annotations
 
@@ -72,3 +73,8 @@ async def test_a_run_says_opened_and_routed_in_one_line(tmp_path, workspace) -> 
     assert len(mentions) == 1, log
     assert f"Run {rid} opened (HTTP/2): model '{MODEL}' → served here" in mentions[0]
     assert "opened (HTTP/2), no run request" in quiet_line
+    # mitmproxy's own lines about the hop to the loopback streamer are not in the console.
+    assert "Streaming response from 127.0.0.1." not in log
+    assert "Streaming request to 127.0.0.1." not in log
+    assert not re.search(r"server (dis)?connect 127\.0\.0\.1:", log), log
+    assert "client connect" in log  # its other lines are
