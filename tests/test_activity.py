@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 import threading
+import time
 
 import pytest
 
@@ -157,3 +158,47 @@ def test_route_label() -> None:
     assert route_label(["reverse:https://api2.cursor.sh@8443"]) == "reverse"
     assert route_label(["local:Cursor"], "HTTP/2.0") == "local, HTTP/2.0"
     assert route_label([]) == "regular proxy"
+
+
+def test_the_writer_thread_writes_at_most_once_an_interval(tmp_path, monkeypatch) -> None:
+    """A burst of Agent calls: the first is on disk at once, the rest in one later write."""
+    from cursor_byok import activity as module
+
+    monkeypatch.setattr(module, "WRITE_INTERVAL", 0.3)
+    writes: list[tuple[float, int]] = []  # (when, agent calls in the record written)
+    proxy = Activity(tmp_path)
+    real_write = proxy._write
+
+    def counting_write(data: bytes) -> None:
+        real_write(data)
+        writes.append((time.monotonic(), json.loads(data)["agent_calls"]))
+
+    monkeypatch.setattr(proxy, "_write", counting_write)
+    proxy.note("agent", "Run (HTTP/2 stream)", "regular proxy")
+    deadline = time.monotonic() + 10
+    while not writes:  # the first call: written without waiting
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    for _ in range(20):
+        proxy.note("agent", "BidiAppend", "regular proxy")
+    while len(writes) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.1)  # room for a write too many
+    assert [count for _, count in writes] == [1, 21]  # the burst: one write, the latest record
+    assert writes[1][0] - writes[0][0] >= 0.29  # not before the interval had passed
+    assert read_activity(tmp_path)[0]["last_transport"] == "BidiAppend"
+
+
+def test_flush_writes_at_once_whatever_the_interval(tmp_path, monkeypatch) -> None:
+    from cursor_byok import activity as module
+
+    monkeypatch.setattr(module, "WRITE_INTERVAL", 60.0)
+    proxy = Activity(tmp_path)
+    proxy.note("agent", "RunSSE", "regular proxy")
+    assert proxy.flush(10)
+    proxy.note("agent", "BidiAppend", "regular proxy")  # within the minute: held...
+    started = time.monotonic()
+    assert proxy.flush(10)  # ...until a flush (the proxy's shutdown) asks for it
+    assert time.monotonic() - started < 5
+    assert read_activity(tmp_path)[0]["agent_calls"] == 2

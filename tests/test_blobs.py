@@ -55,3 +55,55 @@ def test_data_dir_and_store_are_private(tmp_path) -> None:
     BlobStore(data / "blobs").put(b"secret prompt")
     for path in (tmp_path / "new", data, data / "blobs"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+
+def test_put_all_stores_under_the_given_ids_and_skips_known_ones(tmp_path, monkeypatch) -> None:
+    """A turn stores each checkpoint's blobs, mostly stored already: those cost no disk call."""
+    from pathlib import Path
+
+    from cursor_byok.blobs import blob_id
+
+    store = BlobStore(tmp_path)
+    blobs = {blob_id(d): d for d in (b"one", b"two")}
+    store.put_all(blobs)
+    assert all(BlobStore(tmp_path).get(i) == d for i, d in blobs.items())
+    stats: list[Path] = []
+    real_exists = Path.exists
+
+    def exists(self) -> bool:
+        if len(self.name) == 64:  # a blob file (not a directory made for the first blob)
+            stats.append(self)
+        return real_exists(self)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    store.put_all({**blobs, blob_id(b"three"): b"three"})
+    store.put(b"one")
+    assert [p.name for p in stats] == [blob_id(b"three").hex()]  # only the new one is looked up
+    assert store.get(blob_id(b"three")) == b"three"
+    # Another store on the same directory (another process) finds them on disk.
+    other = BlobStore(tmp_path)
+    stats.clear()
+    other.put(b"two")
+    other.put(b"two")
+    assert len(stats) == 1
+
+
+def test_a_removed_fan_out_directory_is_made_again(tmp_path) -> None:
+    import shutil
+
+    store = BlobStore(tmp_path / "blobs")
+    ident = store.put(b"first")
+    shutil.rmtree(tmp_path / "blobs")  # e.g. the user cleared the data dir under a running proxy
+    again = store.put(b"second")
+    assert store.get(again) == b"second"
+    assert (tmp_path / "blobs" / again.hex()[:2]).stat().st_mode & 0o077 == 0
+    assert store.get(ident) is None
+
+
+def test_known_ids_are_bounded(tmp_path) -> None:
+    store = BlobStore(tmp_path)
+    store.MAX_KNOWN = 3
+    for n in range(10):
+        store.put(b"blob %d" % n)
+    assert len(store._known) <= 3
+    assert all(store.get(hashlib.sha256(b"blob %d" % n).digest()) for n in range(10))

@@ -51,6 +51,8 @@ from cursor_byok.config import default_config_path
 from cursor_byok.errors import ByokError
 from cursor_byok.hosts import DEFAULT_HOSTS
 from cursor_byok.hosts import host_matches
+from cursor_byok.loopback_log import LOGGER as MITMPROXY_CONNECTION_LOGGER
+from cursor_byok.loopback_log import LoopbackLogFilter
 from cursor_byok.loopback_ports import PortPicker
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.relay import upstream_proxy
@@ -134,6 +136,7 @@ class CursorByok:
         self.registry: SessionRegistry | None = None
         self.streamer: Streamer | None = None
         self.ports: PortPicker | None = None
+        self.loopback_log = LoopbackLogFilter()  # mitmproxy's lines about the loopback hop
         self.blobs: BlobStore | None = None
         self._ready = asyncio.Event()  # set once the streamer runs (or failed to start)
         self._started = False
@@ -152,6 +155,7 @@ class CursorByok:
     # --- lifecycle (sync, so hot reload of `-s` scripts keeps working) ------------------------
 
     def load(self, loader) -> None:
+        logging.getLogger(MITMPROXY_CONNECTION_LOGGER).addFilter(self.loopback_log)
         loader.add_option(
             "cursor_byok_hosts",
             Sequence[str],
@@ -252,6 +256,7 @@ class CursorByok:
             )
         if "termlog_verbosity" in updated:
             _follow_console_verbosity(opts.termlog_verbosity)
+            self.loopback_log.quiet = opts.termlog_verbosity != "debug"
         for name in (
             "cursor_byok_heartbeat_ms",
             "cursor_byok_grace_ms",
@@ -356,6 +361,7 @@ class CursorByok:
             log.warning("%s", self._start_error)
         else:
             self.ports = PortPicker(self.streamer.ports)
+            self.loopback_log.set_ports(self.streamer.ports)
             self.registry.start()
             log.info(
                 "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d)",
@@ -384,6 +390,7 @@ class CursorByok:
             )
 
     def done(self) -> None:
+        logging.getLogger(MITMPROXY_CONNECTION_LOGGER).removeFilter(self.loopback_log)
         self._spawn(self.stop())
 
     async def stop(self) -> None:
@@ -399,6 +406,8 @@ class CursorByok:
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
+        if self.activity is not None:  # the calls of the last WRITE_INTERVAL (a write: ~1 ms)
+            self.activity.flush(1.0)
         await self.providers.aclose()
 
     def _spawn(self, coro) -> None:
@@ -448,7 +457,9 @@ class CursorByok:
         config = self._routing_config()
         return config is not None and config.route_other_models == "cursor"
 
-    def _decide(self, request_id: str, run_request) -> str:
+    def _decide(self, request_id: str, run_request, opened: str = "") -> str:
+        """The route of a run, from its run request; logged with how its stream `opened`
+        (a `Run` stream: one line for both, one log record less per turn)."""
         known = self.routes.get(request_id)
         route = self.routes.decide(request_id, decide_route(self._routing_config(), run_request))
         if known is None and route == CURSOR:
@@ -461,17 +472,19 @@ class CursorByok:
                 )
             )
         log.info(
-            "run %s: model %r → %s",
-            request_id,
+            "%s: model %r → %s",
+            f"Run {request_id} opened ({opened})" if opened else f"run {request_id}",
             requested_model(run_request),
             "Cursor's backend" if route == CURSOR else "served here",
         )
         return route
 
-    def _decide_first(self, request_id: str, message) -> str:
+    def _decide_first(self, request_id: str, message, opened: str = "") -> str:
         """The route of a `Run` stream, from its first client message."""
         if message.WhichOneof("message") == "run_request":
-            return self._decide(request_id, message.run_request)
+            return self._decide(request_id, message.run_request, opened)
+        if opened:
+            log.info("Run %s opened (%s)", request_id, opened)
         return self.routes.decide(request_id, LOCAL)
 
     def _upstream_ssl(self) -> ssl.SSLContext:
@@ -792,6 +805,10 @@ class CursorByok:
                     authority=request.authority or request.host_header or "",
                 )
             )
+        opened = "HTTP/{}{}".format(
+            "2" if request.is_http2 else "1.1",
+            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
+        )
         upload = RunUpload(
             self.registry,
             request_id,
@@ -800,6 +817,7 @@ class CursorByok:
             self.recorder,
             pipe=pipe,
             decide=self._decide_first if pipe is not None else None,
+            opened=opened,
         )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
@@ -817,12 +835,10 @@ class CursorByok:
         request.stream = upload
         self._to_loopback(flow, spec)
         request.headers["content-length"] = "0"  # the loopback hop carries no body
-        log.info(
-            "Run %s opened (HTTP/%s%s)",
-            request_id,
-            "2" if request.is_http2 else "1.1",
-            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
-        )
+        if pipe is None:
+            log.info("Run %s opened (%s)", request_id, opened)
+        else:  # the route line says it (or the upload, if it ends before its first message)
+            log.debug("Run %s opened (%s)", request_id, opened)
 
     def _answer_from_loopback(self, flow: http.HTTPFlow, code: str, message: str, stream: bool):
         """An error answer for a flow whose body we must not buffer: the loopback sends it."""
@@ -848,16 +864,19 @@ class CursorByok:
                 self.ports.open_streams(client),
             )
         request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
+        self.loopback_log.opened(flow.client_conn.peername)
         flow.metadata[LOOPBACK_KEY] = True
 
     def _loopback_done(self, flow: http.HTTPFlow) -> None:
         port = flow.metadata.pop(PORT_KEY, None)
         if port is not None and self.ports is not None:
             self.ports.give(flow.client_conn.id, port)
+            self.loopback_log.closed(flow.client_conn.peername)
 
     def client_disconnected(self, client: connection.Client) -> None:
         if self.ports is not None:
             self.ports.forget(client.id)
+        self.loopback_log.forget(client.peername)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(PASS_KEY) and flow.response is not None:
@@ -971,6 +990,7 @@ class RunUpload:
         *,
         pipe: asyncio.Queue | None = None,
         decide=None,
+        opened: str = "",
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -983,6 +1003,7 @@ class RunUpload:
         self.decide = decide
         self.route: str | None = None if decide is not None else LOCAL
         self.read = bytearray()  # raw upload bytes until the route is known
+        self.opened = opened  # how the stream came (HTTP version...), for the route line
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
@@ -999,7 +1020,7 @@ class RunUpload:
                     continue  # a client end-stream closes its side; nothing to do
                 message = parse_client_message(frame.payload)
                 if self.route is None:
-                    self.route = self.decide(self.request_id, message)
+                    self.route = self.decide(self.request_id, message, self.opened)
                     if self.route == CURSOR:
                         assert self.pipe is not None
                         self.pipe.put_nowait(bytes(self.read))
@@ -1030,8 +1051,16 @@ class RunUpload:
         log.warning("Run %s: %s", self.request_id, message)
         self.registry.close_attempt(self.request_id, connect.EndStreamError(code, message))
 
+    def _unrouted(self) -> None:
+        """The upload ends before its first message: say the stream opened (the route line,
+        which would have said it, never comes)."""
+        if self.route is None and self.opened:
+            log.info("Run %s opened (%s), no run request", self.request_id, self.opened)
+            self.opened = ""
+
     def close(self) -> None:
         """The client closed its upload: fine between envelopes, an error inside one."""
+        self._unrouted()
         if self.pipe is not None and self.route != LOCAL:
             self.pipe.put_nowait(None)  # relayed (or not decided yet): end Cursor's upload too
             return
@@ -1039,6 +1068,7 @@ class RunUpload:
             self._fail("invalid_argument", "Run request stream ended inside an envelope")
 
     def abandon(self) -> None:
+        self._unrouted()
         self.failed = True
         if self.pipe is not None and self.route == CURSOR:
             self.pipe.put_nowait(RELAY_RESET)

@@ -5,8 +5,9 @@ mitmproxy here, so there is one list of addons.
 """
 
 from cursor_byok.addon import CursorByok
+from cursor_byok.heap import FreezeStartupHeap
 from cursor_byok.models import ModelPicker
 from cursor_byok.status import LiveStatus
 
 # CursorByok first: it declares the options the others read.
-addons = [CursorByok(), ModelPicker(), LiveStatus()]
+addons = [CursorByok(), ModelPicker(), LiveStatus(), FreezeStartupHeap()]

@@ -279,8 +279,7 @@ class Turn:
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
-        for data in blobs.values():
-            self.blobs.put(data)
+        self.blobs.put_all(blobs)  # on disk before the checkpoint that refers to them goes out
         if not missing:
             return
 

@@ -47,7 +47,12 @@ async def test_turn_over_run_with_exec_kv_and_checkpoints(mitm, workspace) -> No
     # (mitmproxy withholds it unless the response has trailers). Measured ~2 ms; the bound only
     # separates "prompt" from "withheld until the client gives up".
     assert result.end_stream_gap is not None and result.end_stream_gap < 0.5
-    assert "Run (HTTP/2 stream)" in (mitm.data_dir / "activity.json").read_text()
+    # The activity file is rewritten at most twice a second (activity.WRITE_INTERVAL).
+    activity = mitm.data_dir / "activity.json"
+    deadline = asyncio.get_running_loop().time() + 10
+    while "Run (HTTP/2 stream)" not in (activity.read_text() if activity.exists() else ""):
+        assert asyncio.get_running_loop().time() < deadline, "the Run call was not recorded"
+        await asyncio.sleep(0.05)
 
 
 async def test_second_turn_over_run_restores_history(mitm, workspace) -> None:
