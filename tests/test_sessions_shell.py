@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -23,6 +24,20 @@ from cursor_byok.streamer import StreamSpec
 from cursor_byok.turn import run_turn
 
 OWNER = b"me"
+
+
+async def frames(registry: SessionRegistry, sub) -> AsyncIterator[bytes]:
+    """A stream's chunks as `stream_to` writes them, as an async iterator."""
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    never = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(registry.stream_to(sub, queue.put_nowait, until=never))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (chunk := await queue.get()) is not None:
+            yield chunk
+        task.result()
+    finally:
+        task.cancel()
 
 
 def run_request(text: str, run_id: str = "") -> pb.AgentClientMessage:
@@ -56,7 +71,7 @@ class InProcessClient:
         sub = self.registry.subscribe(self.request_id, owner=OWNER)
         self.send(first)
         try:
-            async for chunk in self.registry.frames(sub):
+            async for chunk in frames(self.registry, sub):
                 for frame in connect.decode_envelopes(chunk):
                     if frame.is_end_stream:
                         self.end = connect.parse_end_stream(frame.payload)
@@ -143,11 +158,11 @@ async def test_timer_fires_at_the_deadline_not_on_a_poll(tmp_path) -> None:
     sub = registry.subscribe("idle", owner=OWNER)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    chunks = [chunk async for chunk in registry.frames(sub)]
+    chunks = [chunk async for chunk in frames(registry, sub)]
     elapsed = loop.time() - started
-    frames = connect.decode_envelopes(b"".join(chunks))
-    assert connect.parse_end_stream(frames[-1].payload).error.code == "not_found"
-    assert sum(not f.is_end_stream for f in frames) >= 2  # heartbeats while waiting
+    envelopes = connect.decode_envelopes(b"".join(chunks))
+    assert connect.parse_end_stream(envelopes[-1].payload).error.code == "not_found"
+    assert sum(not f.is_end_stream for f in envelopes) >= 2  # heartbeats while waiting
     assert elapsed < 5  # the timer is armed at the deadline; generous bound for slow machines
     await registry.stop()
 
@@ -167,7 +182,7 @@ async def test_a_failing_timer_callback_is_logged_and_timers_keep_running(
 
     monkeypatch.setattr(registry.core, "tick", flaky)
     sub = registry.subscribe("x", owner=OWNER)
-    [chunk async for chunk in registry.frames(sub)]  # ends once a later tick closes it
+    [chunk async for chunk in frames(registry, sub)]  # ends once a later tick closes it
     assert "session timers failed" in caplog.text and len(calls) >= 2
     await registry.stop()
 
@@ -199,11 +214,11 @@ async def test_held_deltas_are_flushed_by_a_timer_and_observed_once_final(tmp_pa
     registry.observers.append(lambda run_id, payload, end: seen.append(payload))
     sub = registry.subscribe("r", owner=OWNER)
     registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
-    frames = registry.frames(sub)
+    stream = frames(registry, sub)
     texts = []
     async with asyncio.timeout(10):
         while len(texts) < 2:
-            for frame in connect.decode_envelopes(await anext(frames)):
+            for frame in connect.decode_envelopes(await anext(stream)):
                 message = pb.AgentServerMessage.FromString(frame.payload)
                 if message.interaction_update.HasField("heartbeat"):
                     continue
@@ -214,7 +229,7 @@ async def test_held_deltas_are_flushed_by_a_timer_and_observed_once_final(tmp_pa
                 assert run_core(registry).held_from is not None  # b, c wait for the timer
         assert [m.interaction_update.text_delta.text for m in texts] == ["a", "bc"]
         finish.set()
-        async for _ in frames:
+        async for _ in stream:
             pass
     decoded = [pb.AgentServerMessage.FromString(p) for p in seen[:-1]]
     assert [m.interaction_update.text_delta.text for m in decoded] == ["a", "bc"]

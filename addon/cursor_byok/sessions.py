@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -431,21 +430,6 @@ class SessionRegistry:
             if not pumps:
                 del self._pumps[request_id]
         return chunks
-
-    async def frames(
-        self, sub: Subscriber, *, until: asyncio.Future | None = None
-    ) -> AsyncIterator[bytes]:
-        """`stream_to` as an async iterator of chunks (tests and simple readers)."""
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        stop = until if until is not None else asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(self.stream_to(sub, queue.put_nowait, until=stop))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (chunk := await queue.get()) is not None:
-                yield chunk
-            task.result()
-        finally:
-            task.cancel()
 
     def _wake(self, request_id: str) -> None:
         pumps = self._pumps.get(request_id)
