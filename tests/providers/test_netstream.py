@@ -41,6 +41,28 @@ async def read_request(reader: asyncio.StreamReader) -> bool:
     return True
 
 
+def answer_each(body: bytes) -> Handler:
+    """A handler answering every request on its connection with `body`, chunked."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader):
+            writer.write(HEAD + chunk(body) + b"0\r\n\r\n")
+            await writer.drain()
+
+    return handler
+
+
+def answer_once(body: bytes) -> Handler:
+    """As answer_each, for one request; then the server closes the connection."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(HEAD + chunk(body) + b"0\r\n\r\n")
+        await writer.drain()
+
+    return handler
+
+
 class Server:
     """A loopback HTTP/1.1 server running `handler` per connection; counts connections."""
 
@@ -145,13 +167,8 @@ async def test_streams_chunks_and_reuses_the_connection() -> None:
 
 
 async def test_an_idle_connection_closed_by_the_server_is_not_reused() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(HEAD + chunk(b"data: a\n\n") + b"0\r\n\r\n")
-        await writer.drain()
-        # keep-alive was not refused, but the server goes away right after answering
-
-    async with Server(handler) as server:
+    # keep-alive was not refused, but the server goes away right after answering
+    async with Server(answer_once(b"data: a\n\n")) as server:
         http = client()
         try:
             url = f"http://127.0.0.1:{server.port}/v1/x"
@@ -241,12 +258,7 @@ async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Server, ssl.SSLConte
     server_ctx.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     trusting = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while await read_request(reader):
-            writer.write(HEAD + chunk(b"data: secret\n\n") + b"0\r\n\r\n")
-            await writer.drain()
-
-    async with Server(handler, server_ctx) as server:
+    async with Server(answer_each(b"data: secret\n\n"), server_ctx) as server:
         yield server, trusting
 
 
@@ -334,12 +346,7 @@ async def test_streams_under_an_eager_task_factory_as_in_mitmproxy() -> None:
 
 
 async def test_connects_by_host_name() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(HEAD + chunk(b"data: named\n\n") + b"0\r\n\r\n")
-        await writer.drain()
-
-    async with Server(handler) as server:
+    async with Server(answer_once(b"data: named\n\n")) as server:
         http = client()
         try:
             assert await body_of(http, f"http://localhost:{server.port}/") == b"data: named\n\n"

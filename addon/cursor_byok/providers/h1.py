@@ -328,6 +328,15 @@ def _expire(waiter: asyncio.Future[None]) -> None:
         waiter.set_exception(TimeoutError())
 
 
+async def _wait(waiter: asyncio.Future[None], timeout: float) -> None:
+    """`waiter`, or TimeoutError after `timeout` (one timer; no task, unlike asyncio.timeout)."""
+    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+
+
 class _Connection:
     """One TCP (or TLS) connection; reads go through netstream's buffering protocol."""
 
@@ -359,14 +368,11 @@ class _Connection:
         if not p.buffer:
             if p.eof:
                 return self._at_eof()
-            loop = asyncio.get_running_loop()
-            p.waiter = waiter = loop.create_future()
-            timer = loop.call_later(timeout, _expire, waiter)
+            p.waiter = waiter = asyncio.get_running_loop().create_future()
             try:
-                await waiter
+                await _wait(waiter, timeout)
             finally:
                 p.waiter = None
-                timer.cancel()
             if not p.buffer:
                 return self._at_eof()
         return p.take(1 << 30)
@@ -384,13 +390,8 @@ class _Connection:
         self.transport.write(data)
         if not p.write_paused:
             return
-        loop = asyncio.get_running_loop()
-        p.drain_waiter = waiter = loop.create_future()
-        timer = loop.call_later(timeout, _expire, waiter)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
+        p.drain_waiter = waiter = asyncio.get_running_loop().create_future()
+        await _wait(waiter, timeout)
         if p.error is not None or self.transport.is_closing():
             raise ConnectionError(str(p.error) if p.error else "connection closed")
 

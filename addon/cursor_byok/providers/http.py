@@ -21,6 +21,7 @@ from typing import Protocol
 import httpx
 
 from .base import ProviderError
+from .h1 import MAX_ERROR_BODY
 from .h1 import H1Pool
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,6 @@ log = logging.getLogger(__name__)
 # every turn. Their warnings still show.
 logging.getLogger("httpx").setLevel(logging.WARNING)
 logging.getLogger("httpcore").setLevel(logging.WARNING)
-
-MAX_ERROR_BODY = 64 * 1024
 
 
 class HttpResponse(Protocol):
