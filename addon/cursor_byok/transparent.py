@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# Agent and API hosts of Cursor (../shared/docs/protocol.md §2.2): the HTTP/1.1 pair is on api2;
+# Agent and API hosts of Cursor (docs/protocol.md §2.2): the HTTP/1.1 pair is on api2;
 # api3 and the api5 agent hosts carry the HTTP/2 transport, which is decrypted and passed on.
 DEFAULT_REDIRECT_HOSTS = (
     "api2.cursor.sh",

@@ -2,7 +2,7 @@
 
 Import from here: `tools_for(mode, run_request)` gives the run's `ToolSet`; each `Tool` has
 `ui_call(args)` for the card and `run(args, ctx)` returning a `ToolOutcome`. The loop
-provides the `ToolContext`. Spec: shared/docs/tools.md.
+provides the `ToolContext`. Spec: docs/tools.md.
 """
 
 from .base import MAX_RESULT_CHARS

@@ -3,7 +3,7 @@
 A tool turns one model tool call into Cursor's own machinery: `ExecServerMessage`s run by the
 client, `InteractionQuery`s answered by the user, or nothing at all (local tools). It reports
 the call to the chat UI as a typed `ToolCall` and hands the model a plain-text result.
-Spec: shared/docs/tools.md (rules in §1, per tool in §4).
+Spec: docs/tools.md (rules in §1, per tool in §4).
 
 Contract (kept deliberately small so the loop and the tools can evolve separately):
 
