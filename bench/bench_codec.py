@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 import time
 
-from cursor_byok import connect
-from cursor_byok.inbox import Inbox
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.inbox import Inbox
 
 
 def timed(label: str, work, units: float, unit: str) -> None:

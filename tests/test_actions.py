@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cursor_byok.agent import actions
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import actions
 
 PLAN = """---
 name: Demo

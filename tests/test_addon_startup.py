@@ -9,9 +9,9 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from cursor_byok import connect
 from cursor_byok.addon import CursorByok
-from cursor_byok.bidi import encode_run_sse_request
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_run_sse_request
 
 
 def run_sse_flow():

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from cursor_byok import cli
-from cursor_byok import connect
 from cursor_byok.capture import REDACTED
 from cursor_byok.capture import CaptureError
 from cursor_byok.capture import Recorder
@@ -20,10 +19,11 @@ from cursor_byok.capture import redact_headers
 from cursor_byok.capture import scrub
 from cursor_byok.capture import scrub_end_stream
 from cursor_byok.capture.replay import compare
-from cursor_byok.connect import EndStreamError
-from cursor_byok.connect import ErrorDetail
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError

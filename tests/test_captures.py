@@ -18,10 +18,10 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from cursor_byok import bidi
-from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
+from cursor_byok.protocol import bidi
+from cursor_byok.protocol import connect
 
 CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"

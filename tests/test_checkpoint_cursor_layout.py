@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
 
 from fakes.cursor_checkpoint import write_checkpoint
 
-from cursor_byok.checkpoint import Transcript
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.providers.history import AssistantTurn
 from cursor_byok.providers.history import UserTurn
 from cursor_byok.providers.history import normalise

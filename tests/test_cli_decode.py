@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from cursor_byok import cli
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
 
 CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"

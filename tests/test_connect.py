@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from cursor_byok import connect
-from cursor_byok.connect import EndStreamError
-from cursor_byok.connect import EnvelopeDecoder
-from cursor_byok.connect import ErrorDetail
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.connect import EnvelopeDecoder
+from cursor_byok.protocol.connect import ErrorDetail
 
 payloads = st.lists(st.binary(max_size=300), max_size=8)
 encodings = st.sampled_from([None, "gzip", "zstd"])

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cursor_byok.inbox import Inbox
-from cursor_byok.inbox import InboxOverflow
-from cursor_byok.inbox import Outcome
+from cursor_byok.protocol.inbox import Inbox
+from cursor_byok.protocol.inbox import InboxOverflow
+from cursor_byok.protocol.inbox import Outcome
 
 
 @given(st.permutations(range(40)), st.lists(st.integers(0, 39), max_size=30), st.randoms())

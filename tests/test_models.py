@@ -18,12 +18,12 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from cursor_byok import connect
 from cursor_byok import models
 from cursor_byok.config import parse_config
 from cursor_byok.models import ModelPicker
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
 
 HOST = "api2.cursor.sh"
 AVAILABLE = "/aiserver.v1.AiService/AvailableModels"

@@ -6,19 +6,19 @@ import random
 
 import pytest
 
-from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.session import CancelTurn
-from cursor_byok.session import DropRun
-from cursor_byok.session import FailTurn
-from cursor_byok.session import PendingKind
-from cursor_byok.session import Refused
-from cursor_byok.session import Resolve
-from cursor_byok.session import RunState
-from cursor_byok.session import SessionConfig
-from cursor_byok.session import Sessions
-from cursor_byok.session import StartTurn
-from cursor_byok.session import StreamEvent
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.session import CancelTurn
+from cursor_byok.protocol.session import DropRun
+from cursor_byok.protocol.session import FailTurn
+from cursor_byok.protocol.session import PendingKind
+from cursor_byok.protocol.session import Refused
+from cursor_byok.protocol.session import Resolve
+from cursor_byok.protocol.session import RunState
+from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.protocol.session import Sessions
+from cursor_byok.protocol.session import StartTurn
+from cursor_byok.protocol.session import StreamEvent
 
 OWNER = b"owner"
 
@@ -464,9 +464,9 @@ def test_too_many_attempts_evicts_the_idle_or_refuses() -> None:
 
 
 def test_the_transition_table_rejects_illegal_events() -> None:
-    from cursor_byok.session import RUN_TRANSITIONS
-    from cursor_byok.session import IllegalEvent
-    from cursor_byok.session import RunEvent
+    from cursor_byok.protocol.session import RUN_TRANSITIONS
+    from cursor_byok.protocol.session import IllegalEvent
+    from cursor_byok.protocol.session import RunEvent
 
     core = Sessions()
     run = started(core)

@@ -6,10 +6,10 @@ import pytest
 
 from cursor_byok.agent import subagents
 from cursor_byok.agent.loop import ProviderAgent
-from cursor_byok.checkpoint import Transcript
 from cursor_byok.config import ConfigError
 from cursor_byok.config import parse_config
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.sessions import TurnCancelled
 
 RAW = {

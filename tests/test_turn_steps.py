@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cursor_byok.blobs import BlobStore
-from cursor_byok.checkpoint import Transcript
-from cursor_byok.checkpoint import timeless
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.checkpoint import Transcript
+from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.turn import Turn
 
 

@@ -30,19 +30,12 @@ from mitmproxy import ctx
 from mitmproxy import exceptions
 from mitmproxy import http
 
-from cursor_byok import connect
 from cursor_byok.activity import Activity
 from cursor_byok.activity import route_label
-from cursor_byok.agent import actions
 from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
-from cursor_byok.bidi import BadFraming
-from cursor_byok.bidi import decode_bidi_append
-from cursor_byok.bidi import decode_run_sse_request
-from cursor_byok.bidi import parse_client_message
-from cursor_byok.bidi import validate_request_id
 from cursor_byok.blobs import BlobStore
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -54,6 +47,14 @@ from cursor_byok.hosts import host_matches
 from cursor_byok.loopback_log import LOGGER as MITMPROXY_CONNECTION_LOGGER
 from cursor_byok.loopback_log import LoopbackLogFilter
 from cursor_byok.loopback_ports import PortPicker
+from cursor_byok.protocol import actions
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import BadFraming
+from cursor_byok.protocol.bidi import decode_bidi_append
+from cursor_byok.protocol.bidi import decode_run_sse_request
+from cursor_byok.protocol.bidi import parse_client_message
+from cursor_byok.protocol.bidi import validate_request_id
+from cursor_byok.protocol.session import SessionConfig
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.relay import upstream_proxy
 from cursor_byok.routing import CURSOR
@@ -62,7 +63,6 @@ from cursor_byok.routing import RoutedRun
 from cursor_byok.routing import Routes
 from cursor_byok.routing import decide as decide_route
 from cursor_byok.routing import requested_model
-from cursor_byok.session import SessionConfig
 from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
 from cursor_byok.streamer import RELAY_RESET

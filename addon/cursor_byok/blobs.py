@@ -8,37 +8,17 @@ content does not match its name; reads verify the hash anyway.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from cursor_byok.errors import ByokError
-from cursor_byok.errors import Code
+from cursor_byok.protocol.blob_ids import BLOB_ID_SIZE
+from cursor_byok.protocol.blob_ids import blob_id
+from cursor_byok.protocol.blob_ids import verify
 
 log = logging.getLogger(__name__)
-
-BLOB_ID_SIZE = 32
-
-
-class BlobMismatch(ByokError, ValueError):
-    """Bytes offered under an id they do not hash to."""
-
-    code = Code.INVALID_ARGUMENT
-
-
-def blob_id(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
-
-
-def verify(expected_id: bytes, data: bytes) -> None:
-    if len(expected_id) != BLOB_ID_SIZE:
-        raise BlobMismatch(f"blob id must be {BLOB_ID_SIZE} bytes, got {len(expected_id)}")
-    actual = blob_id(data)
-    if actual != expected_id:
-        raise BlobMismatch(f"blob {expected_id.hex()} has content hashing to {actual.hex()}")
 
 
 def private_dir(path: Path) -> Path:

@@ -24,12 +24,12 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok import connect
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
 
 log = logging.getLogger(__name__)
 

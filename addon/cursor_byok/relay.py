@@ -31,9 +31,9 @@ import h2.events
 import h2.exceptions
 import h11
 
-from cursor_byok import connect
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
+from cursor_byok.protocol import connect
 
 if TYPE_CHECKING:
     from cursor_byok.streamer import Forward

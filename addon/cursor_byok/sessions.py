@@ -13,25 +13,25 @@ from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cursor_byok.connect import EndStreamError
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.session import CancelTurn
-from cursor_byok.session import Command
-from cursor_byok.session import DropRun
-from cursor_byok.session import FailTurn
-from cursor_byok.session import LiveAction
-from cursor_byok.session import PendingKey
-from cursor_byok.session import PendingKind
-from cursor_byok.session import Resolve
-from cursor_byok.session import Run
-from cursor_byok.session import RunState
-from cursor_byok.session import SessionConfig
-from cursor_byok.session import Sessions
-from cursor_byok.session import StartTurn
-from cursor_byok.session import StreamEvent
-from cursor_byok.session import Subscriber
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.session import CancelTurn
+from cursor_byok.protocol.session import Command
+from cursor_byok.protocol.session import DropRun
+from cursor_byok.protocol.session import FailTurn
+from cursor_byok.protocol.session import LiveAction
+from cursor_byok.protocol.session import PendingKey
+from cursor_byok.protocol.session import PendingKind
+from cursor_byok.protocol.session import Resolve
+from cursor_byok.protocol.session import Run
+from cursor_byok.protocol.session import RunState
+from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.protocol.session import Sessions
+from cursor_byok.protocol.session import StartTurn
+from cursor_byok.protocol.session import StreamEvent
+from cursor_byok.protocol.session import Subscriber
 
 if TYPE_CHECKING:
     from cursor_byok.turn import Turn  # turn.py imports this module

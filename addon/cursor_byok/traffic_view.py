@@ -17,10 +17,10 @@ from google.protobuf.message import Message
 from rich.console import Console
 from rich.tree import Tree
 
-from cursor_byok import connect
 from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
 
 CONNECT_TYPES = ("application/connect+proto", "application/proto", "application/grpc")
 WIDTH = 140

@@ -19,20 +19,20 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
 
-from cursor_byok.agent.actions import Instruction
-from cursor_byok.agent.actions import resolve as resolve_action
-from cursor_byok.blobs import BlobMismatch
 from cursor_byok.blobs import BlobStore
-from cursor_byok.blobs import verify
-from cursor_byok.checkpoint import Transcript
-from cursor_byok.checkpoint import decode_message
-from cursor_byok.checkpoint import referenced_blobs
-from cursor_byok.checkpoint import timeless
-from cursor_byok.connect import EndStreamError
-from cursor_byok.connect import ErrorDetail
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol.actions import Instruction
+from cursor_byok.protocol.actions import resolve as resolve_action
+from cursor_byok.protocol.blob_ids import BlobMismatch
+from cursor_byok.protocol.blob_ids import verify
+from cursor_byok.protocol.checkpoint import Transcript
+from cursor_byok.protocol.checkpoint import decode_message
+from cursor_byok.protocol.checkpoint import referenced_blobs
+from cursor_byok.protocol.checkpoint import timeless
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import TurnCancelled
 from cursor_byok.sessions import TurnFailed

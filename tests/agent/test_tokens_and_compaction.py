@@ -7,14 +7,14 @@ from cursor_byok.agent.compaction import render_transcript
 from cursor_byok.agent.compaction import split
 from cursor_byok.agent.compaction import summary_message
 from cursor_byok.agent.compaction import truncate_tool_results
-from cursor_byok.agent.tokens import CATEGORIES
 from cursor_byok.agent.tokens import TokenMeter
-from cursor_byok.agent.tokens import breakdown
-from cursor_byok.blobs import blob_id
-from cursor_byok.checkpoint import Transcript
-from cursor_byok.checkpoint import encode_message
-from cursor_byok.checkpoint import read_summary
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.blob_ids import blob_id
+from cursor_byok.protocol.checkpoint import Transcript
+from cursor_byok.protocol.checkpoint import encode_message
+from cursor_byok.protocol.checkpoint import read_summary
+from cursor_byok.protocol.context_meter import CATEGORIES
+from cursor_byok.protocol.context_meter import breakdown
 
 
 def user(text: str) -> dict:

@@ -24,10 +24,10 @@ from h2_client import H2Client
 from h2_client import H2Stream
 from workspace_exec import execute
 
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
-from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_sse_request
 
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 RUN = "/agent.v1.AgentService/Run"

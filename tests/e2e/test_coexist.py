@@ -24,12 +24,12 @@ from provider_config import KEY_ENV
 from provider_config import MODEL
 from provider_config import write_config
 
-from cursor_byok import connect
-from cursor_byok.bidi import decode_bidi_append
-from cursor_byok.bidi import encode_bidi_append
-from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import decode_bidi_append
+from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(120)
 CURSOR_MODEL = "composer-1"

@@ -25,8 +25,8 @@ from provider_config import KEY_ENV
 from provider_config import MODEL
 from provider_config import write_config
 
-from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
 
 pytestmark = pytest.mark.timeout(120)
 CURSOR_MODEL = "composer-1"

@@ -21,10 +21,10 @@ from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
 from mitm import TEST_HOST
 
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
-from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,8 +16,8 @@ from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
 from mitm import TEST_HOST
 
-from cursor_byok import connect
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
 
 pytestmark = pytest.mark.timeout(90)
 RUN = "/agent.v1.AgentService/Run"

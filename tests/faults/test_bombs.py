@@ -15,8 +15,8 @@ from faultlib import LARGE
 from faultlib import peak_rss_mib
 from mitm import TEST_HOST
 
-from cursor_byok.bidi import encode_bidi_append
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.bidi import encode_bidi_append
 
 pytestmark = [
     pytest.mark.timeout(180),

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from mitm import TEST_HOST
 from mitm import start_mitmdump
 
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
 
 pytestmark = pytest.mark.timeout(240)
 

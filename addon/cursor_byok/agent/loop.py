@@ -20,7 +20,6 @@ from dataclasses import field
 from typing import Any
 
 from cursor_byok import usage_log
-from cursor_byok.agent import actions
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent import user_shell
@@ -41,6 +40,7 @@ from cursor_byok.config import ModelConfig
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import actions
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider

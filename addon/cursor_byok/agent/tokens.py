@@ -6,7 +6,7 @@ counts bytes of what we send (system prompt, tool schemas, history), converts th
 tokens-per-byte ratio that starts at 1/4 and is re-fitted from each reported `input_tokens`,
 and between reports adds the estimate of what was appended since (providers.md §8).
 
-`breakdown()` splits the used tokens into Cursor's meter categories (protocol.md §10.5).
+The meter's categories are Cursor's (`protocol/context_meter.py`).
 """
 
 from __future__ import annotations
@@ -18,18 +18,6 @@ from typing import Any
 
 DEFAULT_RATIO = 0.25  # tokens per byte before any usage report
 _MIN_RATIO, _MAX_RATIO = 0.1, 1.0  # clamp: a broken report must not wreck the estimate
-
-# Cursor's categories, in its order: (id, label)
-CATEGORIES: tuple[tuple[str, str], ...] = (
-    ("system_prompt", "System prompt"),
-    ("tools", "Tool definitions"),
-    ("rules", "Rules"),
-    ("skills", "Skills"),
-    ("mcp", "MCP & dynamic tools"),
-    ("subagents", "Subagent definitions"),
-    ("summarized_conversation", "Summarized conversation"),
-    ("conversation", "Conversation"),
-)
 
 
 def json_bytes(value: Any) -> int:
@@ -96,21 +84,3 @@ class TokenMeter:
 
 def _clamp(ratio: float) -> float:
     return min(_MAX_RATIO, max(_MIN_RATIO, ratio))
-
-
-def breakdown(used: int, sizes: dict[str, int], max_tokens: int) -> list[tuple[str, str, int, int]]:
-    """(id, label, estimated tokens, characters) per category, scaled so that the
-    categories add up to `used` (Cursor draws them as shares of the meter)."""
-    total = sum(sizes.values())
-    rows: list[tuple[str, str, int, int]] = []
-    assigned = 0
-    for ident, label in CATEGORIES:
-        size = sizes.get(ident, 0)
-        tokens = round(used * size / total) if total else 0
-        rows.append((ident, label, tokens, size))
-        assigned += tokens
-    if total and rows:  # rounding remainder onto the largest category
-        i = max(range(len(rows)), key=lambda k: rows[k][3])
-        ident, label, tokens, size = rows[i]
-        rows[i] = (ident, label, max(0, tokens + used - assigned), size)
-    return rows

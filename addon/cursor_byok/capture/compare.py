@@ -30,9 +30,6 @@ from google.protobuf import json_format
 from rich.console import Console
 from rich.text import Text
 
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
-from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import ModelCall
 from cursor_byok.capture.format import client_kind
@@ -45,6 +42,9 @@ from cursor_byok.capture.replay import ReplayError
 from cursor_byok.capture.replay import _proxy
 from cursor_byok.capture.replay import parse_frame
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_sse_request
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderEvent

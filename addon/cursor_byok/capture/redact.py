@@ -22,7 +22,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok.checkpoint import varint
+from cursor_byok.protocol.checkpoint import varint
 
 REDACTED = "<redacted>"
 

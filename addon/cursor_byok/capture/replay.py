@@ -40,9 +40,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from cursor_byok import connect
-from cursor_byok.bidi import encode_bidi_append
-from cursor_byok.bidi import encode_run_sse_request
 from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.format import ClientLine
@@ -53,10 +50,13 @@ from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.format import request_to_json
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import scrub_end_stream
-from cursor_byok.checkpoint import VOLATILE_FIELDS
-from cursor_byok.checkpoint import clear_volatile
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.protocol.checkpoint import VOLATILE_FIELDS
+from cursor_byok.protocol.checkpoint import clear_volatile
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent

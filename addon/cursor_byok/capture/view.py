@@ -32,11 +32,11 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from cursor_byok import bidi
-from cursor_byok import connect
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
+from cursor_byok.protocol import bidi
+from cursor_byok.protocol import connect
 
 KINDS = ("auto", "json", "bidi", "runsse-request", "runsse-response", "client", "server")
 MAX_FILE_SIZE = 256 * 1024 * 1024  # far above the ~2 MB first-turn JSON capture

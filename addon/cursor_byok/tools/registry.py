@@ -156,7 +156,7 @@ def get_tool(name: str, tools: Iterable[Tool] | None = None) -> Tool | None:
 def request_context_of(run_request: pb.AgentRunRequest) -> pb.RequestContext:
     """The run's RequestContext: inline on a new chat's user message, else the dynamic part
     of `request_context_parts` (later turns; the other parts are blobs the loop resolves)."""
-    from cursor_byok.agent.actions import resolve
+    from cursor_byok.protocol.actions import resolve
 
     inline = resolve(run_request).request_context
     if inline is not None and inline.ListFields():

@@ -17,8 +17,9 @@ from typing import cast
 
 from google.protobuf.message import Message
 
-from cursor_byok.blobs import blob_id
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.blob_ids import blob_id
+from cursor_byok.protocol.context_meter import breakdown
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -186,8 +187,6 @@ class Transcript:
         details.max_tokens = self.context_window
         details.used_tokens = min(self.used_tokens or self._estimate_tokens(), 2**32 - 1)
         if self.category_bytes:
-            from cursor_byok.agent.tokens import breakdown
-
             snapshot = details.breakdown
             snapshot.Clear()
             snapshot.total_used_tokens = details.used_tokens

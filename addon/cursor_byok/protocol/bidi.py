@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok.connect import ConnectError
-from cursor_byok.connect import decode_unary_body
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
+from cursor_byok.protocol.connect import ConnectError
+from cursor_byok.protocol.connect import decode_unary_body
 
 
 class BidiDecodeError(ByokError, ValueError):

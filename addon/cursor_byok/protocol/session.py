@@ -26,14 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 
-from cursor_byok import connect
-from cursor_byok.connect import EndStreamError
 from cursor_byok.errors import ByokError
-from cursor_byok.inbox import Budget
-from cursor_byok.inbox import Inbox
-from cursor_byok.inbox import InboxOverflow
-from cursor_byok.inbox import Outcome
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.inbox import Budget
+from cursor_byok.protocol.inbox import Inbox
+from cursor_byok.protocol.inbox import InboxOverflow
+from cursor_byok.protocol.inbox import Outcome
 
 log = logging.getLogger(__name__)
 
