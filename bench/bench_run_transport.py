@@ -31,10 +31,10 @@ from cursor_client import CursorTurn  # noqa: E402
 from mitm import start_mitmdump  # noqa: E402
 
 from cursor_byok.agent.scripted import ScriptedAgent  # noqa: E402
-from cursor_byok.blobs import BlobStore  # noqa: E402
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 from cursor_byok.protocol import connect  # noqa: E402
 from cursor_byok.sessions import SessionRegistry  # noqa: E402
+from cursor_byok.store.blobs import BlobStore  # noqa: E402
 from cursor_byok.streamer import STREAM_HEADER  # noqa: E402
 from cursor_byok.streamer import Streamer  # noqa: E402
 from cursor_byok.streamer import StreamSpec  # noqa: E402

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from cursor_byok.activity import ACTIVITY_FILE
-from cursor_byok.activity import Activity
-from cursor_byok.activity import read_activity
 from cursor_byok.doctor import check_activity
+from cursor_byok.store.activity import ACTIVITY_FILE
+from cursor_byok.store.activity import Activity
+from cursor_byok.store.activity import read_activity
 
 
 class Clock:
@@ -152,7 +152,7 @@ def test_legacy_records_without_times_still_count_when_new(tmp_path) -> None:
 
 
 def test_route_label() -> None:
-    from cursor_byok.activity import route_label
+    from cursor_byok.store.activity import route_label
 
     assert route_label(["regular"], "HTTP/1.1") == "regular proxy, HTTP/1.1"
     assert route_label(["reverse:https://api2.cursor.sh@8443"]) == "reverse"
@@ -162,7 +162,7 @@ def test_route_label() -> None:
 
 def test_the_writer_thread_writes_at_most_once_an_interval(tmp_path, monkeypatch) -> None:
     """A burst of Agent calls: the first is on disk at once, the rest in one later write."""
-    from cursor_byok import activity as module
+    from cursor_byok.store import activity as module
 
     monkeypatch.setattr(module, "WRITE_INTERVAL", 0.3)
     writes: list[tuple[float, int]] = []  # (when, agent calls in the record written)
@@ -191,7 +191,7 @@ def test_the_writer_thread_writes_at_most_once_an_interval(tmp_path, monkeypatch
 
 
 def test_flush_writes_at_once_whatever_the_interval(tmp_path, monkeypatch) -> None:
-    from cursor_byok import activity as module
+    from cursor_byok.store import activity as module
 
     monkeypatch.setattr(module, "WRITE_INTERVAL", 60.0)
     proxy = Activity(tmp_path)

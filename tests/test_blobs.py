@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from cursor_byok.blobs import BlobStore
 from cursor_byok.protocol.blob_ids import BlobMismatch
+from cursor_byok.store.blobs import BlobStore
 
 
 def test_put_get_and_restart(tmp_path) -> None:
@@ -49,7 +49,7 @@ def test_blobs_are_private_to_the_user(tmp_path) -> None:
 def test_data_dir_and_store_are_private(tmp_path) -> None:
     import stat
 
-    from cursor_byok.blobs import BlobStore
+    from cursor_byok.store.blobs import BlobStore
 
     data = tmp_path / "new" / "data"
     BlobStore(data / "blobs").put(b"secret prompt")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cursor_byok.config import ConfigError
-from cursor_byok.config import Prices
 from cursor_byok.config import SecretRef
 from cursor_byok.config import is_secret_header
 from cursor_byok.config import parse_config
+from cursor_byok.store.usage import Prices
 
 
 def config_with(headers=None, **model_extra) -> dict:

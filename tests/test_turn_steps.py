@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from cursor_byok.blobs import BlobStore
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.protocol.checkpoint import timeless
+from cursor_byok.store.blobs import BlobStore
 from cursor_byok.turn import Turn
 
 

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 import pytest
 
 from cursor_byok.config import parse_config
+from cursor_byok.store.usage import TurnUsage
+from cursor_byok.store.usage import UsageStore
+from cursor_byok.store.usage import format_cost
+from cursor_byok.store.usage import parse_since
+from cursor_byok.store.usage import record_turn
+from cursor_byok.store.usage import summarise
 from cursor_byok.turn import Usage
-from cursor_byok.usage import TurnUsage
-from cursor_byok.usage import UsageStore
-from cursor_byok.usage import format_cost
-from cursor_byok.usage import parse_since
-from cursor_byok.usage import record_turn
-from cursor_byok.usage import summarise
 
 CONFIG = parse_config(
     {
@@ -39,7 +39,7 @@ def test_cache_reads_and_writes_are_priced_apart_from_input(tmp_path) -> None:
             cache_write_tokens=100_000, output_tokens=10_000)
     )  # fmt: skip
     store.add(row("Free", 200.0, input_tokens=5, output_tokens=1))
-    groups, total = summarise(store.rows(), "model", CONFIG)
+    groups, total = summarise(store.rows(), "model", CONFIG.prices_of)
     store.close()
     priced, free = groups
     # 400k uncached x 3 + 500k read x 0.3 + 100k write x 3.75 + 10k out x 15

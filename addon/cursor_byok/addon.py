@@ -30,13 +30,10 @@ from mitmproxy import ctx
 from mitmproxy import exceptions
 from mitmproxy import http
 
-from cursor_byok.activity import Activity
-from cursor_byok.activity import route_label
 from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
-from cursor_byok.blobs import BlobStore
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
@@ -65,6 +62,9 @@ from cursor_byok.routing import decide as decide_route
 from cursor_byok.routing import requested_model
 from cursor_byok.sessions import LiveRun
 from cursor_byok.sessions import SessionRegistry
+from cursor_byok.store.activity import Activity
+from cursor_byok.store.activity import route_label
+from cursor_byok.store.blobs import BlobStore
 from cursor_byok.streamer import RELAY_RESET
 from cursor_byok.streamer import STREAM_HEADER
 from cursor_byok.streamer import Forward

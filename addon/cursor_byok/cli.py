@@ -454,7 +454,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _add_usage(subparsers: argparse._SubParsersAction) -> None:
-    from cursor_byok.usage import BY
+    from cursor_byok.store.usage import BY
 
     parser = subparsers.add_parser(
         "usage",
@@ -481,11 +481,11 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from cursor_byok import usage
     from cursor_byok.addon import default_data_dir
     from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
     from cursor_byok.config import load_config
+    from cursor_byok.store import usage
 
     try:
         since = usage.parse_since(args.since)
@@ -509,7 +509,7 @@ def _cmd_usage(args: argparse.Namespace) -> int:
         rows = store.rows(since.timestamp())
     finally:
         store.close()
-    groups, total = usage.summarise(rows, args.by, config)
+    groups, total = usage.summarise(rows, args.by, config.prices_of if config else None)
     if args.json:
         for group in [*groups, total]:
             record = dataclasses.asdict(group)

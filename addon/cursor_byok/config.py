@@ -19,6 +19,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.providers.base import PROVIDER_KINDS
 from cursor_byok.providers.base import ProviderSettings
+from cursor_byok.store.usage import Prices
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 NATIVE_SEARCH_KINDS = ("anthropic", "openai-responses")  # providers that search themselves
@@ -186,38 +187,6 @@ class ProviderConfig:
 
 
 @dataclass(frozen=True)
-class Prices:
-    """What a model costs, in currency units per million tokens (the provider's price list).
-
-    `cached_input` applies to cache reads and `cache_write` to cache writes; each defaults to
-    `input` when not given.
-    """
-
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
-
-    def cost(
-        self,
-        *,
-        input_tokens: int,
-        output_tokens: int,
-        cache_read_tokens: int = 0,
-        cache_write_tokens: int = 0,
-    ) -> float:
-        """Cost of one call; `input_tokens` is the uncached input only."""
-        cached = self.input if self.cached_input is None else self.cached_input
-        write = self.input if self.cache_write is None else self.cache_write
-        return (
-            input_tokens * self.input
-            + output_tokens * self.output
-            + cache_read_tokens * cached
-            + cache_write_tokens * write
-        ) / 1_000_000
-
-
-@dataclass(frozen=True)
 class UsageSettings:
     """How long `cursor-byok usage` keeps turn rows (pruned when it runs)."""
 
@@ -307,6 +276,11 @@ class Config:
             if requested in (model.name, model.model):
                 return model
         return None
+
+    def prices_of(self, name: str) -> Prices | None:
+        """The prices of the model a usage row names (None: unpriced, or not configured)."""
+        configured = self.model(name) if name else None
+        return configured.prices if configured else None
 
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]

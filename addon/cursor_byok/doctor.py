@@ -3,7 +3,7 @@
 Most support questions are one of: wrong Python or mitmproxy, a config typo, a provider key that
 does not work, the CA not trusted, the port taken, or Cursor not sending its Agent calls through
 the proxy (HTTP/2 still on). Each has a check here. The last one reads the activity file the
-running proxy keeps in its data directory (`cursor_byok.activity`), so it works from a second
+running proxy keeps in its data directory (`cursor_byok.store.activity`), so it works from a second
 terminal; with `--watch N` it waits for an Agent call made after the doctor started.
 """
 
@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cursor_byok.activity import ACTIVITY_FILE
-from cursor_byok.activity import read_activity
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import load_config
+from cursor_byok.store.activity import ACTIVITY_FILE
+from cursor_byok.store.activity import read_activity
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 __all__ = ["ACTIVITY_FILE", "Check", "run_doctor"]  # ACTIVITY_FILE: old import path, kept

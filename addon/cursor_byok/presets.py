@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cursor_byok.activity import write_private
 from cursor_byok.errors import ByokError
+from cursor_byok.store.files import write_private
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ def run_manager(command: Sequence[str]) -> int:
 
 
 def write_files(files: Sequence[ServiceFile]) -> list[Path]:
-    from cursor_byok.activity import write_private
+    from cursor_byok.store.files import write_private
 
     written = []
     for file in files:

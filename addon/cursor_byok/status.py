@@ -22,11 +22,11 @@ from rich.table import Table
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
-from cursor_byok.config import Prices
 from cursor_byok.sessions import LiveSession
-from cursor_byok.usage import store_for
-from cursor_byok.usage import summarise
-from cursor_byok.usage import turn_cost
+from cursor_byok.store.usage import Prices
+from cursor_byok.store.usage import store_for
+from cursor_byok.store.usage import summarise
+from cursor_byok.store.usage import turn_cost
 
 log = logging.getLogger(__name__)
 REFRESH = 0.5
@@ -102,21 +102,17 @@ def status_table(
 
 
 def prices_lookup(config: Config | None) -> Callable[[str], Prices | None]:
-    def prices_for(model: str) -> Prices | None:
-        configured = config.model(model) if config is not None else None
-        return configured.prices if configured else None
-
-    return prices_for
+    return config.prices_of if config is not None else lambda _model: None
 
 
 def session_cost_text(data_dir: Path, since: float, config: Config | None) -> str:
     """Cost of the turns finished since the proxy started (from the usage database)."""
-    from cursor_byok.usage import format_cost
+    from cursor_byok.store.usage import format_cost
 
     rows = store_for(data_dir).rows(since)  # the proxy's open store: no open per refresh
     if not rows:
         return ""
-    _groups, total = summarise(rows, "model", config)
+    _groups, total = summarise(rows, "model", config.prices_of if config else None)
     cost = format_cost(total)
     turns = f"{total.turns} turn{'s' if total.turns != 1 else ''}"
     return f"this session: {turns}" + (f", {cost}" if cost != "—" else "")

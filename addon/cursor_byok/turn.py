@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Protocol
 
-from cursor_byok.blobs import BlobStore
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
@@ -36,7 +35,8 @@ from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.sessions import LiveSession
 from cursor_byok.sessions import TurnCancelled
 from cursor_byok.sessions import TurnFailed
-from cursor_byok.usage import record_turn
+from cursor_byok.store.blobs import BlobStore
+from cursor_byok.store.usage import record_turn
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from provider_config import MODEL
 from provider_config import write_config
 
 from cursor_byok.cli import main
-from cursor_byok.usage import USAGE_FILE
-from cursor_byok.usage import UsageStore
+from cursor_byok.store.usage import USAGE_FILE
+from cursor_byok.store.usage import UsageStore
 
 pytestmark = pytest.mark.timeout(120)
 USAGE = (1_000_000, 100_000, 400_000)  # input (cached included), output, cache read

@@ -356,7 +356,7 @@ async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
     end: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="cursor-byok-compare-") as tmp:
         root = Path(tmp)
-        from cursor_byok.blobs import BlobStore
+        from cursor_byok.store.blobs import BlobStore
 
         store = BlobStore(root / "data" / "blobs")
         for data in capture.blobs.values():

@@ -53,6 +53,7 @@ from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.store.files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,6 @@ DIR_MODE = 0o700
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def private_directory(directory: Path) -> Path:
-    """Create `directory` (and parents) for capture files, private to the user (0700)."""
-    directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    os.chmod(directory, DIR_MODE)
-    return directory
 
 
 def append_line(path: Path, text: str) -> None:
@@ -163,7 +157,8 @@ class Recorder:
         native: bool = False,
     ) -> None:
         self.directory = Path(directory)
-        private_directory(self.directory)
+        private_dir(self.directory)
+        os.chmod(self.directory, DIR_MODE)  # an existing one too: captures hold prompts
         self.native = native  # also record runs passed through to Cursor (`passthrough_*`)
         self._agent = agent
         self._config_path = config_path
@@ -360,7 +355,7 @@ class Recorder:
     def _stored_blobs(root: Path, run: pb.AgentRunRequest) -> dict[str, str]:
         if not root.is_dir():
             return {}
-        from cursor_byok.blobs import BlobStore
+        from cursor_byok.store.blobs import BlobStore
 
         store = BlobStore(root)
         out = {}

@@ -646,7 +646,7 @@ async def replay_capture(
     capture: Capture, *, stall: float = 10.0, confdir: Path | None = None
 ) -> Result:
     """Replay one capture through a fresh in-process proxy and compare the streams."""
-    from cursor_byok.blobs import BlobStore
+    from cursor_byok.store.blobs import BlobStore
 
     with tempfile.TemporaryDirectory(prefix="cursor-byok-replay-") as tmp:
         root = Path(tmp)

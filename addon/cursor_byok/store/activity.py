@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from cursor_byok.store.files import write_private
 
 log = logging.getLogger(__name__)
 
@@ -146,19 +147,6 @@ def route_label(modes: Sequence[str], http_version: str = "") -> str:
         names.append("regular proxy" if kind == "regular" else kind)
     label = ", ".join(dict.fromkeys(names)) or "regular proxy"
     return f"{label}, {http_version}" if http_version else label
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Atomically replace `path` with `data`, readable and writable by the user only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:  # mkstemp creates the file 0600
-            file.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_activity(data_dir: Path) -> tuple[dict[str, Any] | None, float]:

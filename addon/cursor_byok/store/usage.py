@@ -16,16 +16,47 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cursor_byok.config import Config
-from cursor_byok.config import Prices
-
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What a model costs, in currency units per million tokens (the provider's price list).
+
+    `cached_input` applies to cache reads and `cache_write` to cache writes; each defaults to
+    `input` when not given.
+    """
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+    def cost(
+        self,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """Cost of one call; `input_tokens` is the uncached input only."""
+        cached = self.input if self.cached_input is None else self.cached_input
+        write = self.input if self.cache_write is None else self.cache_write
+        return (
+            input_tokens * self.input
+            + output_tokens * self.output
+            + cache_read_tokens * cached
+            + cache_write_tokens * write
+        ) / 1_000_000
+
 
 USAGE_FILE = "usage.sqlite3"
 SCHEMA_VERSION = 1
@@ -261,8 +292,11 @@ def _key(row: Any, by: str) -> str:
     return row["outcome"].split(":")[0].split(" (")[0]
 
 
-def summarise(rows: list[Any], by: str, config: Config | None) -> tuple[list[Group], Group]:
-    """Groups in order of first appearance (days ascending) and the total."""
+def summarise(
+    rows: list[Any], by: str, prices_of: Callable[[str], Prices | None] | None = None
+) -> tuple[list[Group], Group]:
+    """Groups in order of first appearance (days ascending) and the total; `prices_of` names
+    a model's prices (the current config's, so prices added later apply to past turns)."""
     if by not in BY:
         raise ValueError(f"--by must be one of {', '.join(BY)}")
     prices: dict[str, Prices | None] = {}
@@ -271,8 +305,7 @@ def summarise(rows: list[Any], by: str, config: Config | None) -> tuple[list[Gro
     for row in rows:
         model = row["model"]
         if model not in prices:
-            configured = config.model(model) if config is not None and model else None
-            prices[model] = configured.prices if configured else None
+            prices[model] = prices_of(model) if prices_of is not None and model else None
         cost = turn_cost(prices[model], row)
         key = _key(row, by)
         groups.setdefault(key, Group(key)).add(row, cost)

@@ -17,25 +17,9 @@ from pathlib import Path
 from cursor_byok.protocol.blob_ids import BLOB_ID_SIZE
 from cursor_byok.protocol.blob_ids import blob_id
 from cursor_byok.protocol.blob_ids import verify
+from cursor_byok.store.files import private_dir
 
 log = logging.getLogger(__name__)
-
-
-def private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) readable by the user only: 0700.
-
-    `mkdir(mode=...)` applies the mode to the last directory only (and through the umask), so
-    each directory made here is chmodded; existing directories are left as the user set them."""
-    path = Path(path)
-    missing = []
-    probe = path
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for made in missing:
-        os.chmod(made, 0o700)
-    return path
 
 
 class BlobStore:

@@ -1,0 +1,41 @@
+"""Files private to the user: the data directory holds conversations, usage and keys' traces.
+
+Everything cursor-byok writes under its data and config directories goes through here, so
+the modes (0700 directories, 0600 files, atomic replace) are decided once.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) readable by the user only: 0700.
+
+    `mkdir(mode=...)` applies the mode to the last directory only (and through the umask), so
+    each directory made here is chmodded; existing directories are left as the user set them."""
+    path = Path(path)
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for made in missing:
+        os.chmod(made, 0o700)
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Atomically replace `path` with `data`, readable and writable by the user only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:  # mkstemp creates the file 0600
+            file.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
