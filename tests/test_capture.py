@@ -10,13 +10,10 @@ from pathlib import Path
 import pytest
 
 from cursor_byok import cli
-from cursor_byok.capture import REDACTED
 from cursor_byok.capture import CaptureError
 from cursor_byok.capture import Recorder
 from cursor_byok.capture import load_capture
 from cursor_byok.capture import parse_capture
-from cursor_byok.capture import redact_headers
-from cursor_byok.capture import scrub
 from cursor_byok.capture import scrub_end_stream
 from cursor_byok.capture.replay import compare
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -35,6 +32,9 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
+from cursor_byok.secrets import REDACTED
+from cursor_byok.secrets import redact_headers
+from cursor_byok.secrets import scrub
 
 RID = "req-1"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok.capture import REDACTED
 from cursor_byok.capture import Recorder
 from cursor_byok.capture import load_capture
 from cursor_byok.capture import redact
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import errors
 from cursor_byok.providers.base import ProviderError
+from cursor_byok.secrets import REDACTED
 
 # Shapes only the capture redactor used to catch, and shapes only the provider-error redactor
 # used to catch (a key glued to a preceding `_`, no word boundary before `sk-`).

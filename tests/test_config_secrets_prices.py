@@ -6,8 +6,8 @@ import pytest
 
 from cursor_byok.config import ConfigError
 from cursor_byok.config import SecretRef
-from cursor_byok.config import is_secret_header
 from cursor_byok.config import parse_config
+from cursor_byok.secrets import is_secret_header
 from cursor_byok.store.usage import Prices
 
 

@@ -19,6 +19,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.providers.base import PROVIDER_KINDS
 from cursor_byok.providers.base import ProviderSettings
+from cursor_byok.secrets import is_secret_header
 from cursor_byok.store.usage import Prices
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -70,27 +71,7 @@ _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
 _WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 _PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
 _USAGE_KEYS = {"retention_days"}
-# Header names that carry credentials: their value must come from an env var or a file.
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "x-auth-token",
-        "x-access-token",
-    }
-)
-_SECRET_WORDS = ("auth", "api-key", "apikey", "api_key", "token", "secret", "password", "cookie")
 _HEADER_REF_KEYS = {"env", "file", "prefix"}
-
-
-def is_secret_header(name: str) -> bool:
-    """Whether a header name looks like it carries a credential (case-insensitive)."""
-    lowered = name.strip().lower()
-    return lowered in SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
 
 
 class ConfigError(ByokError, ValueError):

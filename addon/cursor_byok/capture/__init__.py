@@ -32,14 +32,8 @@ _EXPORTS = {
     "parse_capture": "format",
     "request_from_json": "format",
     "request_to_json": "format",
-    "REDACTED": "redact",
-    "SECRET_HEADERS": "redact",
-    "redact_headers": "redact",
-    "scrub": "redact",
     "scrub_end_stream": "redact",
-    "scrub_json": "redact",
     "scrub_proto": "redact",
-    "secret_header": "redact",
     "submessages": "redact",
 }
 
@@ -64,14 +58,8 @@ if TYPE_CHECKING:
     from cursor_byok.capture.format import server_kind as server_kind
     from cursor_byok.capture.recorder import Recorder as Recorder
     from cursor_byok.capture.recorder import config_facts as config_facts
-    from cursor_byok.capture.redact import REDACTED as REDACTED
-    from cursor_byok.capture.redact import SECRET_HEADERS as SECRET_HEADERS
-    from cursor_byok.capture.redact import redact_headers as redact_headers
-    from cursor_byok.capture.redact import scrub as scrub
     from cursor_byok.capture.redact import scrub_end_stream as scrub_end_stream
-    from cursor_byok.capture.redact import scrub_json as scrub_json
     from cursor_byok.capture.redact import scrub_proto as scrub_proto
-    from cursor_byok.capture.redact import secret_header as secret_header
     from cursor_byok.capture.redact import submessages as submessages
 
 

@@ -20,7 +20,6 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok.capture.redact import scrub
 from cursor_byok.capture.redact import submessages
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -35,6 +34,7 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
+from cursor_byok.secrets import scrub
 
 FORMAT = "cursor-byok-capture"
 VERSION = 1

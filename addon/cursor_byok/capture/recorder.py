@@ -43,16 +43,16 @@ from cursor_byok.capture.format import event_to_json
 from cursor_byok.capture.format import request_to_json
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import redact_client_message
-from cursor_byok.capture.redact import redact_headers
 from cursor_byok.capture.redact import redact_native
-from cursor_byok.capture.redact import scrub
 from cursor_byok.capture.redact import scrub_end_stream
-from cursor_byok.capture.redact import scrub_json
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.secrets import redact_headers
+from cursor_byok.secrets import scrub
+from cursor_byok.secrets import scrub_json
 from cursor_byok.store.files import private_dir
 
 log = logging.getLogger(__name__)

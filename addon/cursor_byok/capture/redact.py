@@ -1,19 +1,13 @@
-"""The one place that decides what a secret looks like, and replaces it.
+"""Redaction of protobuf bodies and end-stream errors for capture files.
 
-Used for everything written or shown outside the process: capture files (headers, provider
-errors, end-stream errors, config facts) and provider error messages shown in Cursor or logged.
-Two things are redacted: values the caller knows are secrets (the configured key), and any
-substring shaped like a credential, even one we were never told about.
-
-Stdlib and protobuf only, so that `providers` can import it without importing the recorder.
+What a secret looks like, and replacing it in text and headers, is decided in one place,
+`cursor_byok.secrets`; this module applies it to the message trees a capture holds.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import re
-from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import MutableMapping
 from typing import Any
@@ -23,88 +17,9 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
 from cursor_byok.protocol.checkpoint import varint
-
-REDACTED = "<redacted>"
-
-# Headers whose whole value is a credential (Cursor's own auth headers among them).
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "x-cursor-checksum",
-        "x-client-key",
-        "x-session-id",
-        "x-api-key",
-        "api-key",
-    }
-)
-# …and any header whose name says it carries one.
-_SECRET_NAME_WORDS = ("auth", "token", "secret", "key", "cookie", "session", "password", "checksum")
-
-# Token shapes, redacted wherever they appear. Prefixes are the vendors' documented key formats:
-# OpenAI/Anthropic/OpenRouter `sk-…` (also glued to a preceding `_` or `=`, as in
-# `api_key_sk-…`), Google `AIza…`, GitHub `ghp_…`/`gho_…`/…, Slack `xox?-…`, AWS `AKIA…`; JWTs
-# (Cursor's access tokens among them) start with `eyJ` (base64url of `{"`). A value after an
-# auth scheme is hidden: any value after `Bearer`; after `Basic`/`token` (words prose uses too:
-# "basic usage", "token limit") only a value that looks encoded: 8+ characters with a digit,
-# `=` or an uppercase letter after the first, or 20+ characters.
-_VALUE = r"[A-Za-z0-9._~+/=\-]"
-_SCHEME = re.compile(
-    rf"\b((?i:bearer))(\s+){_VALUE}{{6,}}"
-    rf"|\b((?i:basic|token))(\s+)(?:(?=.{_VALUE}*[0-9=A-Z]){_VALUE}{{8,}}|{_VALUE}{{20,}})"
-)
-_TOKENS = re.compile(
-    r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{8,}"
-    r"|\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_.\-]+"
-    r"|(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{20,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{16,}"
-    r"|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-)
-_MIN_SECRET = 4  # shorter "secrets" would redact ordinary words
-
-
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace the given secrets and every token-shaped substring with `REDACTED`.
-
-    Idempotent: scrubbed text scrubs to itself.
-    """
-    for secret in secrets:
-        if secret and len(secret) >= _MIN_SECRET:
-            text = text.replace(secret, REDACTED)
-    text = _SCHEME.sub(_keep_scheme, text)
-    return _TOKENS.sub(REDACTED, text)
-
-
-def _keep_scheme(match: re.Match[str]) -> str:
-    scheme, space = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
-    return f"{scheme}{space}{REDACTED}"
-
-
-def scrub_json(value: Any) -> Any:
-    """`scrub` applied to every string (keys included) of a JSON value."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [scrub_json(v) for v in value]
-    if isinstance(value, dict):
-        return {scrub(str(k)): scrub_json(v) for k, v in value.items()}
-    return value
-
-
-def secret_header(name: str) -> bool:
-    name = name.lower()
-    return name in SECRET_HEADERS or any(word in name for word in _SECRET_NAME_WORDS)
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers safe to write: credentials replaced, token-shaped values scrubbed."""
-    return {
-        name.lower(): REDACTED if secret_header(name) else scrub(str(value))
-        for name, value in headers.items()
-    }
+from cursor_byok.secrets import REDACTED
+from cursor_byok.secrets import scrub
+from cursor_byok.secrets import scrub_json
 
 
 def submessages(value: Any) -> list[Message]:

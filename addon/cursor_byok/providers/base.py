@@ -23,6 +23,7 @@ from typing import Literal
 from typing import Protocol
 
 from cursor_byok.errors import ByokError
+from cursor_byok.secrets import is_secret_header
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,6 @@ class ProviderError(ByokError):
 # --------------------------------------------------------------------------- settings
 
 ChatReasoningPassback = Literal["reasoning_content", "reasoning", "reasoning_details"]
-_SENSITIVE_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie")
 
 
 @dataclass(slots=True)
@@ -317,7 +317,7 @@ class ProviderSettings:
         """Strings that must never appear in messages or logs."""
         out = [self.api_key] if self.api_key else []
         for name, value in self.extra_headers.items():
-            if any(w in name.lower() for w in _SENSITIVE_HEADER_WORDS) and value:
+            if is_secret_header(name) and value:
                 out.append(value)
                 # "Bearer xyz": also the bare token
                 _, _, token = value.partition(" ")

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from cursor_byok.capture import redact
+from cursor_byok import secrets as redaction
 
 from .base import ProviderError
 
@@ -53,8 +53,8 @@ _INVALID_TYPES = {"invalid_request_error", "not_found_error", "invalid_argument"
 
 def scrub(text: str, secrets: list[str]) -> str:
     """Remove secrets (and anything shaped like a credential) from text meant for users/logs:
-    the one redactor, `cursor_byok.capture.redact`."""
-    return redact.scrub(text, secrets)
+    the one redactor, `cursor_byok.secrets`."""
+    return redaction.scrub(text, secrets)
 
 
 def classify(
