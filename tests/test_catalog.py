@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from cursor_byok import catalog
 from cursor_byok import models
+from cursor_byok.config import catalog
 
 
-@pytest.mark.parametrize("module", ["cursor_byok.agent.loop", "cursor_byok.catalog"])
+@pytest.mark.parametrize("module", ["cursor_byok.agent.loop", "cursor_byok.config.catalog"])
 def test_module_does_not_import_mitmproxy(module: str) -> None:
     code = f"import sys, {module}; print('mitmproxy' in sys.modules)"
     out = subprocess.run(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok.catalog import model_id
 from cursor_byok.config import ConfigError
 from cursor_byok.config import parse_config
+from cursor_byok.config.catalog import model_id
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.routing import CURSOR
 from cursor_byok.routing import LOCAL

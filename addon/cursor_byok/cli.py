@@ -374,7 +374,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _add_init(subparsers: argparse._SubParsersAction) -> None:
-    from cursor_byok.presets import PRESETS
+    from cursor_byok.config.presets import PRESETS
 
     parser = subparsers.add_parser(
         "init",
@@ -409,11 +409,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
     from cursor_byok.config import parse_config
+    from cursor_byok.config.presets import InitError
+    from cursor_byok.config.presets import key_hint
+    from cursor_byok.config.presets import render_config
+    from cursor_byok.config.presets import write_config
     from cursor_byok.doctor import run_doctor
-    from cursor_byok.presets import InitError
-    from cursor_byok.presets import key_hint
-    from cursor_byok.presets import render_config
-    from cursor_byok.presets import write_config
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
     try:

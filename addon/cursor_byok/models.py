@@ -1,8 +1,8 @@
 """The model-picker addon: put the configured models into Cursor's model pickers.
 
-The catalog itself (entries, merging, wire formats) is pure and lives in `cursor_byok.catalog`, so
-the agent can look models up without importing mitmproxy; its names are re-exported here for
-existing callers.
+The catalog itself (entries, merging, wire formats) is pure and lives in
+`cursor_byok.config.catalog`, so the agent can look models up without importing mitmproxy; its
+names are re-exported here for existing callers.
 """
 
 from __future__ import annotations
@@ -23,36 +23,36 @@ from mitmproxy import exceptions
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
-from cursor_byok.catalog import AVAILABLE_MODELS
-from cursor_byok.catalog import CACHE_ENTRIES
-from cursor_byok.catalog import DEFAULT_MODEL_FOR_CLI
-from cursor_byok.catalog import ID_PREFIX
-from cursor_byok.catalog import INT32_MAX
-from cursor_byok.catalog import METADATA_KEY
-from cursor_byok.catalog import MODES
-from cursor_byok.catalog import OFFLINE_RETRY_SECONDS
-from cursor_byok.catalog import PICKER_METHODS
-from cursor_byok.catalog import USABLE_MODELS
-from cursor_byok.catalog import UnsupportedBody
-from cursor_byok.catalog import available_model
-from cursor_byok.catalog import available_models_response
-from cursor_byok.catalog import classify
-from cursor_byok.catalog import default_model_for_cli_response
-from cursor_byok.catalog import encode_answer
-from cursor_byok.catalog import find_model
-from cursor_byok.catalog import local_answer
-from cursor_byok.catalog import merge
-from cursor_byok.catalog import merge_available_models
-from cursor_byok.catalog import merge_body
-from cursor_byok.catalog import merge_default_model_for_cli
-from cursor_byok.catalog import merge_usable_models
-from cursor_byok.catalog import model_details
-from cursor_byok.catalog import model_id
-from cursor_byok.catalog import usable_models_response
-from cursor_byok.catalog import wire_format
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
+from cursor_byok.config.catalog import AVAILABLE_MODELS
+from cursor_byok.config.catalog import CACHE_ENTRIES
+from cursor_byok.config.catalog import DEFAULT_MODEL_FOR_CLI
+from cursor_byok.config.catalog import ID_PREFIX
+from cursor_byok.config.catalog import INT32_MAX
+from cursor_byok.config.catalog import METADATA_KEY
+from cursor_byok.config.catalog import MODES
+from cursor_byok.config.catalog import OFFLINE_RETRY_SECONDS
+from cursor_byok.config.catalog import PICKER_METHODS
+from cursor_byok.config.catalog import USABLE_MODELS
+from cursor_byok.config.catalog import UnsupportedBody
+from cursor_byok.config.catalog import available_model
+from cursor_byok.config.catalog import available_models_response
+from cursor_byok.config.catalog import classify
+from cursor_byok.config.catalog import default_model_for_cli_response
+from cursor_byok.config.catalog import encode_answer
+from cursor_byok.config.catalog import find_model
+from cursor_byok.config.catalog import local_answer
+from cursor_byok.config.catalog import merge
+from cursor_byok.config.catalog import merge_available_models
+from cursor_byok.config.catalog import merge_body
+from cursor_byok.config.catalog import merge_default_model_for_cli
+from cursor_byok.config.catalog import merge_usable_models
+from cursor_byok.config.catalog import model_details
+from cursor_byok.config.catalog import model_id
+from cursor_byok.config.catalog import usable_models_response
+from cursor_byok.config.catalog import wire_format
 from cursor_byok.hosts import host_matches
 
 __all__ = [

@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
+from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 LOCAL = "local"

@@ -11,8 +11,8 @@ from fakes.fake_provider import FakeProvider
 
 from cursor_byok.cli import main
 from cursor_byok.config import load_config
-from cursor_byok.presets import PRESETS
-from cursor_byok.presets import render_config
+from cursor_byok.config.presets import PRESETS
+from cursor_byok.config.presets import render_config
 
 pytestmark = pytest.mark.timeout(60)
 KEY = "sk-init-test"

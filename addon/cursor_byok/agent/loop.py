@@ -33,10 +33,10 @@ from cursor_byok.agent.compaction import summarize_conversation
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tokens import messages_bytes
-from cursor_byok.catalog import find_model
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
+from cursor_byok.config.catalog import find_model
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
