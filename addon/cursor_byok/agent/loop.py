@@ -10,6 +10,7 @@ a cancel or a crash at any point.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -176,6 +177,12 @@ class _ToolContext:
                 call_id=self.call_id, tool_call_delta=delta, model_call_id=self.model_call_id
             )
         )
+
+    def follow_subagent(
+        self, prompt: str, relay: Callable[[pb.InteractionUpdate], None]
+    ) -> contextlib.AbstractContextManager[None]:
+        """While this Task call waits for its child run, the child's progress goes to `relay`."""
+        return subagents.awaiting_child(self.call_id, prompt, relay)
 
 
 class ProviderAgent:

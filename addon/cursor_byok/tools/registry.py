@@ -16,6 +16,8 @@ from typing import Any
 from cursor_byok.config import ImageGenerationConfig
 from cursor_byok.config import WebSearchConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.actions import resolve
+from cursor_byok.providers.base import ToolSpec
 
 from .base import Tool
 from .extra import EditNotebookTool
@@ -138,8 +140,6 @@ def specs(tools: Iterable[Tool]) -> list[tuple[str, str, dict[str, Any]]]:
 
 def provider_specs(tools: Iterable[Tool]) -> list[Any]:
     """The same as `providers.ToolSpec` objects."""
-    from cursor_byok.providers.base import ToolSpec
-
     return [ToolSpec(name=n, description=d, parameters=p) for n, d, p in specs(tools)]
 
 
@@ -156,8 +156,6 @@ def get_tool(name: str, tools: Iterable[Tool] | None = None) -> Tool | None:
 def request_context_of(run_request: pb.AgentRunRequest) -> pb.RequestContext:
     """The run's RequestContext: inline on a new chat's user message, else the dynamic part
     of `request_context_parts` (later turns; the other parts are blobs the loop resolves)."""
-    from cursor_byok.protocol.actions import resolve
-
     inline = resolve(run_request).request_context
     if inline is not None and inline.ListFields():
         return inline

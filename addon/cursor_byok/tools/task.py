@@ -11,11 +11,11 @@ BACKGROUNDED. Depth is bounded: child runs are not offered Task (registry.py).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 from typing import ClassVar
 
-from cursor_byok.agent import subagents
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
@@ -189,8 +189,11 @@ class TaskTool(Tool):
                 )
             )
 
+        # The agent links the child run to this call (its progress shows on this card).
+        follow = getattr(ctx, "follow_subagent", None)
+        watch = follow(prompt, relay) if follow is not None else contextlib.nullcontext()
         try:
-            with subagents.awaiting_child(ctx.call_id, prompt, relay):
+            with watch:
                 reply = await ctx.exec(exec_message(subagent_args=sub))
         except BaseException:
             state.status = pb.SUBAGENT_RUN_STATUS_ABORTED
