@@ -31,6 +31,7 @@ from cursor_client import CursorTurn  # noqa: E402
 from mitm import start_mitmdump  # noqa: E402
 
 from cursor_byok.agent.scripted import ScriptedAgent  # noqa: E402
+from cursor_byok.agent.turn import run_turn  # noqa: E402
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 from cursor_byok.protocol import connect  # noqa: E402
 from cursor_byok.sessions import SessionRegistry  # noqa: E402
@@ -38,7 +39,6 @@ from cursor_byok.store.blobs import BlobStore  # noqa: E402
 from cursor_byok.streamer import STREAM_HEADER  # noqa: E402
 from cursor_byok.streamer import Streamer  # noqa: E402
 from cursor_byok.streamer import StreamSpec  # noqa: E402
-from cursor_byok.turn import run_turn  # noqa: E402
 
 
 class TimedTurn(CursorTurn):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 from cursor_byok.agent import context as prompts
+from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.turn import TurnError
 
 
 def test_system_prompt_carries_mode_env_rules_skills_and_mcp() -> None:

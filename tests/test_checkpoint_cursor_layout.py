@@ -17,13 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
 
 from fakes.cursor_checkpoint import write_checkpoint
 
+from cursor_byok.agent.turn import TurnError
+from cursor_byok.agent.turn import load_transcript
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.providers.history import AssistantTurn
 from cursor_byok.providers.history import UserTurn
 from cursor_byok.providers.history import normalise
-from cursor_byok.turn import TurnError
-from cursor_byok.turn import load_transcript
 
 
 def run_request(text: str, state: pb.ConversationStateStructure | None = None):

@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
+from cursor_byok.agent.turn import Usage
 from cursor_byok.cli import build_parser
 from cursor_byok.cli import run_options
 from cursor_byok.launch import ALLOW_HOSTS
 from cursor_byok.launch import mitmdump_args
 from cursor_byok.launch import setup_text
 from cursor_byok.status import status_table
-from cursor_byok.turn import Usage
 
 
 def options(*argv: str):
@@ -60,7 +60,7 @@ def test_status_table_shows_model_tokens_and_tool() -> None:
     live = SimpleNamespace(
         turn=turn,
         request_id="req-abcdefgh-1",
-        core=SimpleNamespace(state=SimpleNamespace(value="running")),
+        state="running",
     )
     console = Console(width=200, record=True)
     console.print(status_table([live]))

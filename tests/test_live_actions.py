@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cursor_byok.agent import live_actions
 from cursor_byok.agent import subagents
+from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.sessions import TurnCancelled
 
 
 class _Live:

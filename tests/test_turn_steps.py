@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.store.blobs import BlobStore
-from cursor_byok.turn import Turn
 
 
 class _Live:
-    """Just enough of a LiveSession for Turn's UI updates."""
+    """Just enough of a RunChannel for Turn's UI updates."""
 
     request_id = "req-1"
 

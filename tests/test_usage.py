@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from cursor_byok.agent.turn import Usage
 from cursor_byok.config import parse_config
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import UsageStore
@@ -14,7 +15,6 @@ from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
 from cursor_byok.store.usage import record_turn
 from cursor_byok.store.usage import summarise
-from cursor_byok.turn import Usage
 
 CONFIG = parse_config(
     {
@@ -106,9 +106,7 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
         current_tool=None,
         run_request=SimpleNamespace(conversation_id="c"),
     )
-    live = SimpleNamespace(
-        turn=turn, request_id="r" * 10, core=SimpleNamespace(state=SimpleNamespace(value="running"))
-    )
+    live = SimpleNamespace(turn=turn, request_id="r" * 10, state="running")
     store = UsageStore(tmp_path)
     store.add(row("Priced", time.time(), input_tokens=1_000_000))
     store.add(row("Priced", 1.0, input_tokens=1_000_000))  # before this proxy started

@@ -34,6 +34,10 @@ from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.agent.turn import Agent
+from cursor_byok.agent.turn import Turn
+from cursor_byok.agent.turn import TurnError
+from cursor_byok.agent.turn import run_turn
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
@@ -70,10 +74,6 @@ from cursor_byok.streamer import STREAM_HEADER
 from cursor_byok.streamer import Forward
 from cursor_byok.streamer import Streamer
 from cursor_byok.streamer import StreamSpec
-from cursor_byok.turn import Agent
-from cursor_byok.turn import Turn
-from cursor_byok.turn import TurnError
-from cursor_byok.turn import run_turn
 
 if TYPE_CHECKING:
     from cursor_byok.capture import Recorder  # imported when recording is switched on

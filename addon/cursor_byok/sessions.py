@@ -13,8 +13,8 @@ from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cursor_byok.errors import ByokError
-from cursor_byok.errors import Code
+from cursor_byok.agent.turn import TurnCancelled
+from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.session import CancelTurn
@@ -34,29 +34,11 @@ from cursor_byok.protocol.session import StreamEvent
 from cursor_byok.protocol.session import Subscriber
 
 if TYPE_CHECKING:
-    from cursor_byok.turn import Turn  # turn.py imports this module
+    from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
-
-
-class TurnCancelled(ByokError):
-    """Raised inside a turn when it is cancelled (user stop, client gone, superseded)."""
-
-    code = Code.CANCELED
-
-    def __init__(self, reason: str, action: pb.CancelAction | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.action = action
-
-
-class TurnFailed(ByokError):
-    """Raised inside a turn when the transport fails it (seqno gap, overflow, watchdog)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message, code)
 
 
 TurnRunner = Callable[["LiveRun", pb.AgentRunRequest], Awaitable[None]]
@@ -178,6 +160,25 @@ class LiveRun:
         self.changed()
 
     @property
+    def finished(self) -> bool:
+        """Whether the run's end-stream frame is queued (nothing may follow it)."""
+        return self.core.state is RunState.FINISHED
+
+    @property
+    def has_streams(self) -> bool:
+        """Whether any response stream of any attempt is reading this run now."""
+        return self.core.subscribers > 0
+
+    @property
+    def state(self) -> str:
+        """The run's state, for the status display."""
+        return self.core.state.value
+
+    def describe_pending(self, keys) -> str:
+        """`kv 3 (set_blob_args, 12 s)` for each key still pending, for error messages."""
+        return self.core.describe_pending(keys, now=self.clock())
+
+    @property
     def client_last_seen(self) -> float:
         """When any attempt of this run last heard from the client (heartbeats included)."""
         return self.core.last_client_at
@@ -244,9 +245,6 @@ class LiveRun:
         self.core.abort_pending(now=self.clock())
         self._fail_waiters()
         self.changed()
-
-
-LiveSession = LiveRun  # the name turn.py and tools knew
 
 
 class SessionRegistry:

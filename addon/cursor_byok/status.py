@@ -22,7 +22,7 @@ from rich.table import Table
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
-from cursor_byok.sessions import LiveSession
+from cursor_byok.sessions import LiveRun
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise
@@ -43,7 +43,7 @@ def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
 
 
 def status_table(
-    sessions: Iterable[LiveSession],
+    sessions: Iterable[LiveRun],
     now: float | None = None,
     prices_for: Callable[[str], Prices | None] | None = None,
     session_cost: str = "",
@@ -73,7 +73,7 @@ def status_table(
             continue
         usage = turn.usage
         elapsed = max(now - turn.started, 1e-3)
-        state = turn.outcome or live.core.state.value
+        state = turn.outcome or live.state
         table.add_row(
             live.request_id[:8],
             (turn.run_request.conversation_id or "")[:8],

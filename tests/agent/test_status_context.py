@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
+from cursor_byok.agent.turn import Usage
 from cursor_byok.status import status_table
-from cursor_byok.turn import Usage
 
 
 def test_status_shows_cached_tokens_and_context_use() -> None:
@@ -23,9 +23,7 @@ def test_status_shows_cached_tokens_and_context_use() -> None:
         run_request=SimpleNamespace(conversation_id="conv"),
         transcript=SimpleNamespace(used_tokens=5100, context_window=64000),
     )
-    live = SimpleNamespace(
-        turn=turn, request_id="req-1", core=SimpleNamespace(state=SimpleNamespace(value="running"))
-    )
+    live = SimpleNamespace(turn=turn, request_id="req-1", state="running")
     console = Console(width=220, record=True)
     console.print(status_table([live]))
     text = console.export_text()

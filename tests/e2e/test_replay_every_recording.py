@@ -198,7 +198,7 @@ async def test_a_changed_server_is_reported_at_its_first_divergence(tmp_path, mo
         for i, raw in enumerate(capture.server)
         if pb.AgentServerMessage.FromString(raw).interaction_update.HasField("text_delta")
     )
-    from cursor_byok import turn as turn_module
+    from cursor_byok.agent import turn as turn_module
 
     original = turn_module.Turn.text
     monkeypatch.setattr(turn_module.Turn, "text", lambda self, text: original(self, text.upper()))

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
 
+from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
-from cursor_byok.turn import TurnError
 
 log = logging.getLogger(__name__)
 

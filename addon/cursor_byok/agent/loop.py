@@ -34,6 +34,8 @@ from cursor_byok.agent.compaction import summarize_conversation
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tokens import messages_bytes
+from cursor_byok.agent.turn import Turn
+from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
@@ -63,8 +65,6 @@ from cursor_byok.tools.base import ToolOutcome
 from cursor_byok.tools.registry import tools_for
 from cursor_byok.tools.task import TaskTool
 from cursor_byok.tools.task import running_state
-from cursor_byok.turn import Turn
-from cursor_byok.turn import TurnError
 
 log = logging.getLogger(__name__)
 

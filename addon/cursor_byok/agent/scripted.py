@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.turn import Turn
 
 _PATH = re.compile(r"[\w./\\-]*[./\\][\w./\\-]+")
 

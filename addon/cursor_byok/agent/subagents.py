@@ -14,8 +14,8 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.sessions import TurnCancelled
 
 log = logging.getLogger(__name__)
 

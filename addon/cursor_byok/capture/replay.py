@@ -40,6 +40,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cursor_byok.agent.turn import Turn
 from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.format import ClientLine
@@ -60,7 +61,6 @@ from cursor_byok.protocol.checkpoint import clear_volatile
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
-from cursor_byok.turn import Turn
 
 if TYPE_CHECKING:
     import httpx
@@ -347,7 +347,7 @@ class ReplayAgent:
             return
         from cursor_byok.agent.loop import CUSTOM_MESSAGE
         from cursor_byok.agent.loop import ProviderAgent
-        from cursor_byok.turn import TurnError
+        from cursor_byok.agent.turn import TurnError
 
         facts = self.capture.meta.get("config")
         if isinstance(facts, dict) and "error" in facts:

@@ -197,8 +197,8 @@ def store_for(data_dir: Path) -> UsageStore:
 def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> None:
     """Append one turn's usage; never raises (a turn must not fail because of accounting).
 
-    `turn` is a `cursor_byok.turn.Turn`; its live session may carry a `route` attribute (how the
-    turn's calls reached the proxy), recorded when present.
+    `turn` is a `cursor_byok.agent.turn.Turn`; its live session may carry a `route`
+    attribute (how the turn's calls reached the proxy), recorded when present.
     """
     try:
         usage = turn.usage

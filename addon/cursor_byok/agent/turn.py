@@ -13,13 +13,16 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 from typing import Protocol
 
 from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol.actions import Instruction
@@ -32,9 +35,6 @@ from cursor_byok.protocol.checkpoint import referenced_blobs
 from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.connect import ErrorDetail
-from cursor_byok.sessions import LiveSession
-from cursor_byok.sessions import TurnCancelled
-from cursor_byok.sessions import TurnFailed
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import record_turn
 
@@ -42,6 +42,24 @@ log = logging.getLogger(__name__)
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
+
+
+class TurnCancelled(ByokError):
+    """Raised inside a turn when it is cancelled (user stop, client gone, superseded)."""
+
+    code = Code.CANCELED
+
+    def __init__(self, reason: str, action: pb.CancelAction | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.action = action
+
+
+class TurnFailed(ByokError):
+    """Raised inside a turn when the transport fails it (seqno gap, overflow, watchdog)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message, code)
 
 
 class TurnError(ByokError):
@@ -101,12 +119,63 @@ class Usage:
         return update
 
 
+class RunChannel(Protocol):
+    """What a turn needs from the run it serves; the proxy's shell implements it.
+
+    The agent talks to its client only through this: it never sees attempts, streams or the
+    transport that carries them."""
+
+    turn: Turn | None  # the running turn, for the status display
+
+    @property
+    def request_id(self) -> str:
+        """The name logs and captures use for the run."""
+        ...
+
+    def clock(self) -> float: ...
+
+    @property
+    def client_last_seen(self) -> float:
+        """When the client last sent anything (heartbeats included), on `clock()`."""
+        ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def has_streams(self) -> bool: ...
+
+    def emit(self, message: pb.AgentServerMessage) -> None: ...
+
+    def finish(self, error: EndStreamError | None = None) -> None: ...
+
+    async def exec(
+        self,
+        message: pb.ExecServerMessage,
+        on_event: Callable[[pb.ExecClientMessage], None] | None = None,
+    ) -> pb.ExecClientMessage: ...
+
+    async def interact(self, query: pb.InteractionQuery) -> pb.InteractionResponse: ...
+
+    async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage: ...
+
+    def open_kv(self, message: pb.KvServerMessage) -> tuple[Any, Awaitable[Any]]: ...
+
+    def describe_pending(self, keys: Sequence[Any]) -> str: ...
+
+    def abort_pending(self) -> None: ...
+
+    def interrupt(self, exc: BaseException) -> None: ...
+
+    def take_interrupt(self) -> BaseException | None: ...
+
+
 class Turn:
     """What an agent may do during one turn."""
 
     def __init__(
         self,
-        live: LiveSession,
+        live: RunChannel,
         run_request: pb.AgentRunRequest,
         blobs: BlobStore,
         transcript: Transcript,
@@ -310,9 +379,7 @@ class Turn:
                 now = loop.time()
                 silent_for = self.live.clock() - self.live.client_last_seen
                 if silent_for >= CLIENT_SILENCE or now >= deadline:
-                    missing = self.live.core.describe_pending(
-                        sorted(waiting, key=str), now=self.live.clock()
-                    )
+                    missing = self.live.describe_pending(sorted(waiting, key=str))
                     why = (
                         f"the client sent nothing for {silent_for:.0f} s"
                         if silent_for >= CLIENT_SILENCE
@@ -397,7 +464,7 @@ async def load_transcript(
 
 
 async def run_turn(
-    live: LiveSession,
+    live: RunChannel,
     run_request: pb.AgentRunRequest,
     *,
     blobs: BlobStore,
@@ -435,7 +502,7 @@ async def run_turn(
         live.finish(exc.end_stream())
     finally:
         turn.outcome = outcome
-        if live.core.state.value != "finished":
+        if not live.finished:
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(
             "turn %s conversation %s: %s in %.1fs (in %d = %d cached + %d uncached, out %d "
@@ -462,7 +529,7 @@ async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
         live.finish(EndStreamError(reason.code, str(reason)))
         return f"failed: {reason}"
     message = reason.reason if isinstance(reason, TurnCancelled) else str(reason)
-    if live.core.subscribers:
+    if live.has_streams:
         try:  # keep what completed, so the user can continue the conversation
             await turn.publish_checkpoint()
         except (TurnError, asyncio.CancelledError) as exc:
