@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from cursor_byok import cli
-from cursor_byok.capture import CaptureError
-from cursor_byok.capture import Recorder
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import parse_capture
-from cursor_byok.capture import scrub_end_stream
-from cursor_byok.capture.replay import compare
+from cursor_byok.capture.format import CaptureError
+from cursor_byok.capture.format import load_capture
+from cursor_byok.capture.format import parse_capture
+from cursor_byok.capture.recorder import Recorder
+from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
@@ -32,6 +31,7 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
+from cursor_byok.replay.engine import compare
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub
@@ -408,7 +408,7 @@ def test_blob_ids_pair_by_content_without_timestamps() -> None:
 
 
 def test_step_blobs_compare_without_their_timings() -> None:
-    from cursor_byok.capture.replay import canonical_blob
+    from cursor_byok.replay.engine import canonical_blob
 
     def thinking(ms: int) -> bytes:
         step = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="hm", duration_ms=ms))

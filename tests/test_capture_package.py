@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok.capture import Recorder
-from cursor_byok.capture import load_capture
 from cursor_byok.capture import redact
+from cursor_byok.capture.format import load_capture
+from cursor_byok.capture.recorder import Recorder
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import errors
 from cursor_byok.providers.base import ProviderError

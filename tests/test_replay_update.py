@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import replay
+from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.replay import engine as replay
 
 SHIPPED = Path(__file__).parents[1] / "captures" / "provider-read-edit-shell.jsonl"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok import traffic_view
+from cursor_byok.capture import traffic_view
 from cursor_byok.config import parse_config
 from cursor_byok.config.catalog import available_models_response
 from cursor_byok.protocol import bidi

@@ -76,7 +76,7 @@ from cursor_byok.streamer import Streamer
 from cursor_byok.streamer import StreamSpec
 
 if TYPE_CHECKING:
-    from cursor_byok.capture import Recorder  # imported when recording is switched on
+    from cursor_byok.capture.recorder import Recorder  # imported when recording is switched on
 
 log = logging.getLogger(__name__)
 
@@ -324,7 +324,7 @@ class CursorByok:
             self.recorder.close()
             self.recorder = None
         if directory:
-            from cursor_byok.capture import Recorder
+            from cursor_byok.capture.recorder import Recorder
 
             try:
                 self.recorder = Recorder(Path(directory).expanduser())

@@ -276,13 +276,13 @@ def _add_replay(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok.capture import replay
+    from cursor_byok.replay import engine as replay
 
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)
     paths = [Path(p) for p in args.captures]
     if args.compare:
-        from cursor_byok.capture import compare
+        from cursor_byok.replay import compare
 
         return compare.main(paths, stall=args.timeout, console=console)
     return replay.main(paths, stall=args.timeout, console=console, update=args.update)

@@ -13,7 +13,7 @@ from mitmproxy import http
 from mitmproxy.contentviews import Contentview
 from mitmproxy.contentviews import Metadata
 
-from cursor_byok import traffic_view
+from cursor_byok.capture import traffic_view
 
 
 class CursorConnectView(Contentview):

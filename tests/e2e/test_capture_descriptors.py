@@ -14,7 +14,7 @@ from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
 from mitm import start_mitmdump
 
-from cursor_byok.capture import load_capture
+from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 pytestmark = pytest.mark.timeout(180)

@@ -30,9 +30,9 @@ from mitm import start_mitmdump
 from provider_config import MODEL
 from provider_config import write_config
 
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import replay
+from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.replay import engine as replay
 from cursor_byok.secrets import scrub
 
 pytestmark = pytest.mark.timeout(120)

@@ -31,9 +31,9 @@ from test_record_replay import make_workspace
 from test_record_replay import run_cli
 
 from cursor_byok.agent import loop
-from cursor_byok.capture import load_capture
-from cursor_byok.capture import replay
+from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.replay import engine as replay
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -270,7 +270,7 @@ def as_native(source: Path, directory: Path, *, plant: bool = True) -> Path:
     """Pass a recording through the native recorder hooks as if Cursor's backend had served it
     (the lead wires `passthrough_*` into the pass-through path), with secrets planted in the
     protobuf bodies: a key in the run request's credentials, a JWT in the streamed text."""
-    from cursor_byok.capture import Recorder
+    from cursor_byok.capture.recorder import Recorder
 
     capture = load_capture(source)
     recorder = Recorder(directory, native=True)
@@ -323,7 +323,7 @@ async def test_native_capture_is_redacted_and_compares_structurally(tmp_path) ->
     for raw in capture.server:
         pb.AgentServerMessage.FromString(raw)
 
-    from cursor_byok.capture import compare
+    from cursor_byok.replay import compare
 
     [same] = await compare.compare_files([native])
     assert same.differences == [], same.differences

@@ -22,7 +22,6 @@ import os
 import re
 import time
 from collections.abc import AsyncGenerator
-from collections.abc import AsyncIterator
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
@@ -374,7 +373,7 @@ class _RecordingProvider:
         self._recorder = recorder
         self._request_id = request_id
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         call = self._recorder._model_request(self._request_id, request)
         try:
             # Providers' streams are async generators (the Protocol says AsyncIterator).

@@ -174,7 +174,7 @@ def _decode_runsse_response(data: bytes) -> list[Item]:
     decoder.close()
     items = []
     for index, frame in enumerate(frames):
-        meta = {"frame": index, "flags": frame.flags, "size": len(frame.payload)}
+        meta: dict[str, Any] = {"frame": index, "flags": frame.flags, "size": len(frame.payload)}
         if frame.is_end_stream:
             end = connect.parse_end_stream(frame.payload)
             meta["end_stream"] = _end_stream_dict(end)

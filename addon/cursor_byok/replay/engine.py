@@ -25,6 +25,7 @@ import json
 import logging
 import tempfile
 import warnings
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -262,7 +263,7 @@ class ReplayProvider:
         self.calls = calls
         self.requests: list[ModelRequest] = []
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         index = len(self.requests)
         self.requests.append(request)
         if index >= len(self.calls):
@@ -289,7 +290,7 @@ class ReplayProvider:
 class _NoProvider:
     """Stands in for the configured provider, which replay never calls."""
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         raise ProviderError("other", "replay: no provider", retryable=False)
         yield  # pragma: no cover - makes this an async generator
 
@@ -764,7 +765,7 @@ def main(paths: list[Path], *, stall: float, console: Console, update: bool = Fa
     code = report(results, console)
     if not update or code == EXIT_MATCH:
         return code
-    from cursor_byok.capture.update import update_capture
+    from cursor_byok.replay.update import update_capture
 
     kept = 0
     for result in results:

@@ -35,12 +35,6 @@ from cursor_byok.capture.format import ModelCall
 from cursor_byok.capture.format import client_kind
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import scrub_end_stream
-from cursor_byok.capture.replay import BIDI_APPEND
-from cursor_byok.capture.replay import RUN_SSE
-from cursor_byok.capture.replay import ReplayAgent
-from cursor_byok.capture.replay import ReplayError
-from cursor_byok.capture.replay import _proxy
-from cursor_byok.capture.replay import parse_frame
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
@@ -53,6 +47,12 @@ from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import Usage
+from cursor_byok.replay.engine import BIDI_APPEND
+from cursor_byok.replay.engine import RUN_SSE
+from cursor_byok.replay.engine import ReplayAgent
+from cursor_byok.replay.engine import ReplayError
+from cursor_byok.replay.engine import _proxy
+from cursor_byok.replay.engine import parse_frame
 
 # Kinds that stream: a run of them is one structural element.
 _DELTAS = frozenset(
@@ -317,10 +317,10 @@ class _Answers:
         if which == "interaction_query":
             query = message.interaction_query
             kind = (query.WhichOneof("query") or "").replace("_query", "_response")
-            queue = self.interaction.get(kind)
+            responses = self.interaction.get(kind)
             response = pb.InteractionResponse()
-            if queue:
-                response.CopyFrom(queue.pop(0))
+            if responses:
+                response.CopyFrom(responses.pop(0))
             response.id = query.id
             return [pb.AgentClientMessage(interaction_response=response)]
         return []
