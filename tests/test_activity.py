@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cursor_byok.doctor import check_activity
+from cursor_byok.cli.doctor import check_activity
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import Activity
 from cursor_byok.store.activity import read_activity

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok import cli
 from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.format import parse_capture
 from cursor_byok.capture.recorder import Recorder
 from cursor_byok.capture.redact import scrub_end_stream
+from cursor_byok.cli import main as cli
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect

@@ -12,8 +12,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cursor_byok import cli
 from cursor_byok.capture import view as capture_view
+from cursor_byok.cli import main as cli
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol import connect

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from cursor_byok.agent.turn import Usage
-from cursor_byok.cli import build_parser
-from cursor_byok.cli import run_options
-from cursor_byok.launch import ALLOW_HOSTS
-from cursor_byok.launch import mitmdump_args
-from cursor_byok.launch import setup_text
+from cursor_byok.cli.launch import ALLOW_HOSTS
+from cursor_byok.cli.launch import mitmdump_args
+from cursor_byok.cli.launch import setup_text
+from cursor_byok.cli.main import build_parser
+from cursor_byok.cli.main import run_options
 from cursor_byok.status import status_table
 
 
@@ -84,7 +84,7 @@ def test_status_table_lists_runs_sent_to_cursor() -> None:
 def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
     from pathlib import Path
 
-    from cursor_byok.cli import main
+    from cursor_byok.cli.main import main
 
     example = Path(__file__).resolve().parents[1] / "config.example.toml"
     code = main(

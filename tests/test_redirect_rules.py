@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok import redirect
-from cursor_byok import transparent
-from cursor_byok.cli import build_parser
-from cursor_byok.cli import main
-from cursor_byok.cli import run_options
-from cursor_byok.launch import mitmdump_args
-from cursor_byok.transparent import Redirect
+from cursor_byok.cli import redirect
+from cursor_byok.cli import transparent
+from cursor_byok.cli.launch import mitmdump_args
+from cursor_byok.cli.main import build_parser
+from cursor_byok.cli.main import main
+from cursor_byok.cli.main import run_options
+from cursor_byok.cli.transparent import Redirect
 
 R = Redirect(port=8080, gid=4242, v4=("192.0.2.1", "192.0.2.2"), v6=("2001:db8::1",), owner_pid=77)
 

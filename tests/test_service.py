@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok import launch
-from cursor_byok import service
-from cursor_byok.cli import main
+from cursor_byok.cli import launch
+from cursor_byok.cli import service
+from cursor_byok.cli.main import main
 
 RUN_ARGS = ["--port", "8081", "--config", "/home/u/my config.toml"]
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}

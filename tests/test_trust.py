@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from cursor_byok import trust
-from cursor_byok.doctor import OK
-from cursor_byok.doctor import WARN
-from cursor_byok.doctor import check_local_capture
-from cursor_byok.doctor import check_nss
-from cursor_byok.trust import Action
+from cursor_byok.cli import trust
+from cursor_byok.cli.doctor import OK
+from cursor_byok.cli.doctor import WARN
+from cursor_byok.cli.doctor import check_local_capture
+from cursor_byok.cli.doctor import check_nss
+from cursor_byok.cli.trust import Action
 
 CONF = Path("/home/u/.mitmproxy")
 PEM = str(CONF / "mitmproxy-ca-cert.pem")

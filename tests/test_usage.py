@@ -123,7 +123,7 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
 def test_usage_command_names_unpriced_models_literally(tmp_path, capsys) -> None:
     import time
 
-    from cursor_byok.cli import main
+    from cursor_byok.cli.main import main
 
     store = UsageStore(tmp_path)
     store.add(row("Free", time.time(), input_tokens=10))

@@ -10,8 +10,8 @@ from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
 from mitm import start_mitmdump
 
-from cursor_byok.doctor import check_activity
-from cursor_byok.doctor import run_doctor
+from cursor_byok.cli.doctor import check_activity
+from cursor_byok.cli.doctor import run_doctor
 
 pytestmark = pytest.mark.timeout(120)
 

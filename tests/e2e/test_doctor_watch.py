@@ -13,7 +13,7 @@ import pytest
 from cursor_client import CursorLikeClient
 from mitm import start_mitmdump
 
-from cursor_byok.doctor import check_activity
+from cursor_byok.cli.doctor import check_activity
 
 pytestmark = pytest.mark.timeout(120)
 

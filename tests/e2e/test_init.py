@@ -9,7 +9,7 @@ import stat
 import pytest
 from fakes.fake_provider import FakeProvider
 
-from cursor_byok.cli import main
+from cursor_byok.cli.main import main
 from cursor_byok.config import load_config
 from cursor_byok.config.presets import PRESETS
 from cursor_byok.config.presets import render_config

@@ -13,7 +13,7 @@ from mitm import start_mitmdump
 from provider_config import MODEL
 from provider_config import write_config
 
-from cursor_byok.cli import main
+from cursor_byok.cli.main import main
 from cursor_byok.store.usage import USAGE_FILE
 from cursor_byok.store.usage import UsageStore
 

@@ -155,7 +155,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_options(args: argparse.Namespace):
     from pathlib import Path
 
-    from cursor_byok.launch import RunOptions
+    from cursor_byok.cli.launch import RunOptions
 
     mode = "regular"
     extra = tuple(a for a in args.extra if a != "--")
@@ -186,7 +186,7 @@ def run_options(args: argparse.Namespace):
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from cursor_byok.launch import run
+    from cursor_byok.cli.launch import run
 
     return run(run_options(args))
 
@@ -220,7 +220,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     import dataclasses
     from pathlib import Path
 
-    from cursor_byok.launch import run
+    from cursor_byok.cli.launch import run
 
     opts = run_options(args)
     if any(RECORD_OPTION in arg for arg in opts.extra):
@@ -309,7 +309,7 @@ def _add_trust(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_trust(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok import trust
+    from cursor_byok.cli import trust
 
     confdir = Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy"
     if args.action == "status":
@@ -356,8 +356,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cursor_byok.addon import default_data_dir
+    from cursor_byok.cli.doctor import run_doctor
     from cursor_byok.config import default_config_path
-    from cursor_byok.doctor import run_doctor
 
     return run_doctor(
         config_path=Path(args.config).expanduser() if args.config else default_config_path(),
@@ -406,6 +406,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cursor_byok.addon import default_data_dir
+    from cursor_byok.cli.doctor import run_doctor
     from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
     from cursor_byok.config import parse_config
@@ -413,7 +414,6 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.config.presets import key_hint
     from cursor_byok.config.presets import render_config
     from cursor_byok.config.presets import write_config
-    from cursor_byok.doctor import run_doctor
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
     try:
@@ -545,7 +545,7 @@ def _add_addon_path(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_addon_path(args: argparse.Namespace) -> int:
-    from cursor_byok.launch import SCRIPT
+    from cursor_byok.cli.launch import SCRIPT
 
     print(SCRIPT)
     return EXIT_OK
@@ -555,7 +555,7 @@ def _cmd_addon_path(args: argparse.Namespace) -> int:
 
 
 def _add_service(subparsers: argparse._SubParsersAction) -> None:
-    from cursor_byok.service import PLATFORMS
+    from cursor_byok.cli.service import PLATFORMS
 
     parser = subparsers.add_parser(
         "service",
@@ -580,7 +580,7 @@ def _add_service(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_service(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok import service
+    from cursor_byok.cli import service
 
     here = service.current_platform()
     platform = args.platform or here

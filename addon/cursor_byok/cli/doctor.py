@@ -128,7 +128,7 @@ def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
 
 
 def _der_certs(pem_text: str) -> set[bytes]:
-    from cursor_byok.trust import der_certs
+    from cursor_byok.cli.trust import der_certs
 
     return der_certs(pem_text)
 
@@ -149,7 +149,7 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
     cafile = ssl.get_default_verify_paths().cafile
     trusted = False
     if sys.platform == "darwin" or sys.platform.startswith("win"):
-        from cursor_byok import trust
+        from cursor_byok.cli import trust
 
         system = trust.status(confdir)[0]  # keychain / Root store, asked with their own tools
         trusted, cafile = bool(system.trusted), system.detail
@@ -187,7 +187,7 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
 
 def check_nss(ca: Path, nssdb: Path | None = None) -> Check:
     """Linux: Chromium/Electron (Cursor's window) read the user's NSS database, not the bundle."""
-    from cursor_byok import trust
+    from cursor_byok.cli import trust
 
     nssdb = nssdb or trust.invoking_user().home / ".pki" / "nssdb"
     listed, detail = trust.nss_status(nssdb, ca)

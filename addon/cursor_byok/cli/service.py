@@ -48,7 +48,7 @@ def cursor_byok_command() -> list[str]:
     found = shutil.which("cursor-byok")
     if found:
         return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "cursor_byok.cli"]
+    return [sys.executable, "-m", "cursor_byok.cli.main"]
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cursor_byok.cli.transparent import DEFAULT_REDIRECT_HOSTS
 from cursor_byok.config import default_config_path
-from cursor_byok.transparent import DEFAULT_REDIRECT_HOSTS
 
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
-SCRIPT = Path(__file__).with_name("script.py")
-WEB_SCRIPT = Path(__file__).with_name("webview.py")
+SCRIPT = Path(__file__).parents[1] / "script.py"
+WEB_SCRIPT = Path(__file__).parents[1] / "webview.py"
 LOG_BYTES = 5_000_000
 LOG_BACKUPS = 3
 
@@ -114,8 +114,8 @@ def setup_text(opts: RunOptions) -> str:
         f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
     )
     if opts.mode == "transparent":
-        from cursor_byok.trust import node_ca_path
-        from cursor_byok.trust import system_store
+        from cursor_byok.cli.trust import node_ca_path
+        from cursor_byok.cli.trust import system_store
 
         node_ca = node_ca_path(system_store(), ca)
         return (
@@ -149,7 +149,7 @@ def run(opts: RunOptions) -> int:
         console.print("cursor-byok: error: --print-rules goes with --transparent")
         return 2
     if opts.print_rules:
-        from cursor_byok.redirect import rules_text
+        from cursor_byok.cli.redirect import rules_text
 
         sys.stdout.write(rules_text(opts.port, opts.redirect_hosts))
         return 0
@@ -165,15 +165,15 @@ def run(opts: RunOptions) -> int:
     if opts.mode == "transparent" and sys.platform.startswith("linux"):
         return run_transparent(opts, console)
     if opts.mode == "local":
-        from cursor_byok.doctor import WARN
-        from cursor_byok.doctor import check_local_capture
+        from cursor_byok.cli.doctor import WARN
+        from cursor_byok.cli.doctor import check_local_capture
 
         check = check_local_capture()
         if check.status == WARN:  # say it plainly before mitmproxy's traceback
             console.print(f"[yellow]Local capture will likely fail here:[/yellow] {check.detail}")
     if opts.mode == "transparent" and sys.platform == "darwin":
-        from cursor_byok.redirect import mitmdump_gid
-        from cursor_byok.redirect import rules_text
+        from cursor_byok.cli.redirect import mitmdump_gid
+        from cursor_byok.cli.redirect import rules_text
 
         console.print("Load these pf rules (cursor-byok does not change pf on macOS):")
         sys.stderr.write(rules_text(opts.port, opts.redirect_hosts))
@@ -238,8 +238,8 @@ def run_transparent(opts: RunOptions, console) -> int:
     """Linux: install the redirect, run mitmdump as a child, remove the redirect on exit."""
     from rich.text import Text
 
-    from cursor_byok import redirect
-    from cursor_byok.redirect import FirewallError
+    from cursor_byok.cli import redirect
+    from cursor_byok.cli.redirect import FirewallError
 
     def say(message: str) -> None:
         console.print(Text(message))

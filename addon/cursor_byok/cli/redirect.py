@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
 
-from cursor_byok import transparent
+from cursor_byok.cli import transparent
+from cursor_byok.cli.transparent import Redirect
 from cursor_byok.errors import ByokError
-from cursor_byok.transparent import Redirect
 
 log = logging.getLogger(__name__)
 
