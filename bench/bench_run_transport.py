@@ -34,11 +34,11 @@ from cursor_byok.agent.scripted import ScriptedAgent  # noqa: E402
 from cursor_byok.agent.turn import run_turn  # noqa: E402
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 from cursor_byok.protocol import connect  # noqa: E402
-from cursor_byok.sessions import SessionRegistry  # noqa: E402
+from cursor_byok.proxy.loopback.server import STREAM_HEADER  # noqa: E402
+from cursor_byok.proxy.loopback.server import Streamer  # noqa: E402
+from cursor_byok.proxy.loopback.server import StreamSpec  # noqa: E402
+from cursor_byok.proxy.shell import SessionRegistry  # noqa: E402
 from cursor_byok.store.blobs import BlobStore  # noqa: E402
-from cursor_byok.streamer import STREAM_HEADER  # noqa: E402
-from cursor_byok.streamer import Streamer  # noqa: E402
-from cursor_byok.streamer import StreamSpec  # noqa: E402
 
 
 class TimedTurn(CursorTurn):

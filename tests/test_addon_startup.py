@@ -9,9 +9,9 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from cursor_byok.addon import CursorByok
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.proxy.addon import CursorByok
 
 
 def run_sse_flow():
@@ -56,7 +56,7 @@ async def test_a_request_during_start_up_waits_for_the_streamer(tmp_path) -> Non
 
 
 async def test_streamer_failure_is_an_error_every_agent_request_sees(tmp_path, monkeypatch) -> None:
-    from cursor_byok import streamer
+    from cursor_byok.proxy.loopback import server as streamer
 
     async def broken(self):
         raise OSError("no loopback for you")
@@ -102,7 +102,7 @@ async def test_a_proxy_reachable_from_other_hosts_without_proxyauth_is_warned_ab
 def test_large_bodies_trigger_a_full_gc_now_and_then(monkeypatch) -> None:
     """mitmproxy's message constructors leave cycles holding each body; a full GC per
     GC_EVERY bytes of large bodies keeps a flood bounded without paying it per request."""
-    from cursor_byok import addon as addon_module
+    from cursor_byok.proxy import addon as addon_module
 
     calls = []
     monkeypatch.setattr(addon_module.gc, "collect", lambda *a: calls.append(a))

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from cursor_byok import models
 from cursor_byok.config import catalog
+from cursor_byok.proxy import model_picker as models
 
 
 @pytest.mark.parametrize("module", ["cursor_byok.agent.loop", "cursor_byok.config.catalog"])

@@ -11,8 +11,8 @@ def test_the_heap_is_frozen_once_when_running() -> None:
     code = textwrap.dedent(
         """
         import gc
-        from cursor_byok import script  # the addons mitmdump loads
-        from cursor_byok.heap import FreezeStartupHeap
+        from cursor_byok.proxy import script  # the addons mitmdump loads
+        from cursor_byok.proxy.heap import FreezeStartupHeap
 
         [freezer] = [a for a in script.addons if isinstance(a, FreezeStartupHeap)]
         before = gc.get_freeze_count()

@@ -13,7 +13,7 @@ from cursor_byok.cli.launch import mitmdump_args
 from cursor_byok.cli.launch import setup_text
 from cursor_byok.cli.main import build_parser
 from cursor_byok.cli.main import run_options
-from cursor_byok.status import status_table
+from cursor_byok.proxy.status import status_table
 
 
 def options(*argv: str):
@@ -26,7 +26,7 @@ def test_regular_mode_is_lazy_and_only_decrypts_cursor_hosts() -> None:
     assert "connection_strategy=lazy" in args
     assert args[args.index("--allow-hosts") + 1] == ALLOW_HOSTS
     assert "--mode" not in args
-    assert args[args.index("-s") + 1].endswith("cursor_byok/script.py")
+    assert args[args.index("-s") + 1].endswith("cursor_byok/proxy/script.py")
     assert '"http.proxy": "http://127.0.0.1:8080"' in setup_text(options())
 
 
@@ -72,7 +72,7 @@ def test_status_table_shows_model_tokens_and_tool() -> None:
 
 
 def test_status_table_lists_runs_sent_to_cursor() -> None:
-    from cursor_byok.routing import RoutedRun
+    from cursor_byok.proxy.routing import RoutedRun
 
     run = RoutedRun("req-cursor-1", "conv-abcdefgh", "composer-1", at=time.monotonic() - 3)
     console = Console(width=200, record=True)

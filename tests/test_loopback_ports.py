@@ -3,8 +3,8 @@ address and client connection never make an Agent stream wait."""
 
 from __future__ import annotations
 
-from cursor_byok.loopback_ports import PER_ADDRESS
-from cursor_byok.loopback_ports import PortPicker
+from cursor_byok.proxy.loopback.ports import PER_ADDRESS
+from cursor_byok.proxy.loopback.ports import PortPicker
 
 
 def test_few_streams_keep_to_the_first_port() -> None:

@@ -18,12 +18,12 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from cursor_byok import models
 from cursor_byok.config import parse_config
-from cursor_byok.models import ModelPicker
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
+from cursor_byok.proxy import model_picker as models
+from cursor_byok.proxy.model_picker import ModelPicker
 
 HOST = "api2.cursor.sh"
 AVAILABLE = "/aiserver.v1.AiService/AvailableModels"
@@ -427,7 +427,7 @@ def test_non_2xx_passes_through(tctx, status: int) -> None:
 
 
 def test_json_and_garbage_pass_through_with_a_log_line(tctx, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="cursor_byok.models")
+    caplog.set_level(logging.INFO, logger="cursor_byok.proxy.model_picker")
     for body, ctype in ((b'{"models":[]}', "application/json"), (b"\xff\xff", "application/proto")):
         flow = picker_flow(AVAILABLE)
         upstream_reply(flow, body, 200, ctype)
@@ -499,7 +499,7 @@ def test_unknown_mode_is_rejected(tctx) -> None:
 
 
 async def test_broken_config_passes_through_and_logs_once(tctx, config_file, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="cursor_byok.models")
+    caplog.set_level(logging.INFO, logger="cursor_byok.proxy.model_picker")
     config_file.write_text("models = [")
     tctx.configure(tctx.picker, cursor_byok_models_mode="replace")
     for _ in range(3):

@@ -11,10 +11,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
 
 from fakes.certs import self_signed
 
-from cursor_byok.relay import UpstreamProxy
-from cursor_byok.relay import open_upstream
-from cursor_byok.relay import upstream_error
-from cursor_byok.relay import upstream_proxy
+from cursor_byok.proxy.loopback.relay import UpstreamProxy
+from cursor_byok.proxy.loopback.relay import open_upstream
+from cursor_byok.proxy.loopback.relay import upstream_error
+from cursor_byok.proxy.loopback.relay import upstream_proxy
 
 
 def test_upstream_proxy_from_mitmproxy_modes() -> None:

@@ -11,10 +11,10 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import parse_config
 from cursor_byok.config.catalog import model_id
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.routing import CURSOR
-from cursor_byok.routing import LOCAL
-from cursor_byok.routing import Routes
-from cursor_byok.routing import decide
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import LOCAL
+from cursor_byok.proxy.routing import Routes
+from cursor_byok.proxy.routing import decide
 
 
 def config(**top):
@@ -98,7 +98,7 @@ async def test_waiters_wake_on_the_decision_or_time_out() -> None:
 async def test_waiting_counts_held_requests_and_a_timeout_leaves_the_id_undecided() -> None:
     import asyncio
 
-    from cursor_byok.routing import Routes
+    from cursor_byok.proxy.routing import Routes
 
     routes = Routes()
     waits = [asyncio.ensure_future(routes.wait("r", 0.05)) for _ in range(3)]

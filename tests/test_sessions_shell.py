@@ -17,11 +17,11 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.session import SessionConfig
-from cursor_byok.sessions import SessionRegistry
+from cursor_byok.proxy.loopback.server import STREAM_HEADER
+from cursor_byok.proxy.loopback.server import Streamer
+from cursor_byok.proxy.loopback.server import StreamSpec
+from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.store.blobs import BlobStore
-from cursor_byok.streamer import STREAM_HEADER
-from cursor_byok.streamer import Streamer
-from cursor_byok.streamer import StreamSpec
 
 OWNER = b"me"
 

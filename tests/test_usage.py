@@ -92,9 +92,9 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
 
     from rich.console import Console
 
-    from cursor_byok.status import prices_lookup
-    from cursor_byok.status import session_cost_text
-    from cursor_byok.status import status_table
+    from cursor_byok.proxy.status import prices_lookup
+    from cursor_byok.proxy.status import session_cost_text
+    from cursor_byok.proxy.status import status_table
 
     usage = Usage()
     usage.add(input_tokens=1_000_000, output_tokens=100_000)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from cursor_byok.agent.turn import Usage
-from cursor_byok.status import status_table
+from cursor_byok.proxy.status import status_table
 
 
 def test_status_shows_cached_tokens_and_context_use() -> None:

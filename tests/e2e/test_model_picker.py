@@ -16,9 +16,9 @@ from mitm import Mitm
 from mitm import start_mitmdump
 
 from cursor_byok.config import load_config
-from cursor_byok.models import model_id
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.proxy.model_picker import model_id
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -121,7 +121,9 @@ def picker_args(tmp: Path) -> tuple[str, ...]:
     if any(type(addon).__name__ == "ModelPicker" for addon in registered):
         return ()
     script = tmp / "picker_addon.py"
-    script.write_text("from cursor_byok.models import ModelPicker\n\naddons = [ModelPicker()]\n")
+    script.write_text(
+        "from cursor_byok.proxy.model_picker import ModelPicker\n\naddons = [ModelPicker()]\n"
+    )
     return ("-s", str(script))
 
 

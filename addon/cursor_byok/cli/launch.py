@@ -18,8 +18,8 @@ from cursor_byok.config import default_config_path
 
 CURSOR_API = "https://api2.cursor.sh"
 ALLOW_HOSTS = r"^(.+\.)?cursor\.sh:443$"
-SCRIPT = Path(__file__).parents[1] / "script.py"
-WEB_SCRIPT = Path(__file__).parents[1] / "webview.py"
+SCRIPT = Path(__file__).parents[1] / "proxy" / "script.py"
+WEB_SCRIPT = Path(__file__).parents[1] / "proxy" / "webview.py"
 LOG_BYTES = 5_000_000
 LOG_BACKUPS = 3
 

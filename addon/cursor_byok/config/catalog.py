@@ -4,7 +4,7 @@ Cursor only offers, and only sends Agent runs for, models it finds in its catalo
 builds catalog entries for the configured models and either merges them into Cursor's own answers
 (the default: the user stays logged in and keeps Cursor's models) or answers the catalog calls
 locally. Everything here is sans-IO and free of mitmproxy (the agent imports it);
-`cursor_byok.models.ModelPicker` is the mitmproxy addon that uses it.
+`cursor_byok.proxy.model_picker.ModelPicker` is the mitmproxy addon that uses it.
 
 Intercepted, by method name on any service prefix and any Cursor host:
 `AvailableModels` (the IDE picker), `GetUsableModels` (aiserver and agent services) and

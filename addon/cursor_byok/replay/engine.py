@@ -383,7 +383,7 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
         warnings.simplefilter("ignore", DeprecationWarning)
         from mitmproxy.addons import default_addons
 
-    from cursor_byok.addon import CursorByok
+    from cursor_byok.proxy.addon import CursorByok
 
     opts = options.Options()
     master = Master(opts)

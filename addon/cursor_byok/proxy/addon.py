@@ -43,11 +43,6 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config import default_config_path
 from cursor_byok.errors import ByokError
-from cursor_byok.hosts import DEFAULT_HOSTS
-from cursor_byok.hosts import host_matches
-from cursor_byok.loopback_log import LOGGER as MITMPROXY_CONNECTION_LOGGER
-from cursor_byok.loopback_log import LoopbackLogFilter
-from cursor_byok.loopback_ports import PortPicker
 from cursor_byok.protocol import actions
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import BadFraming
@@ -57,23 +52,28 @@ from cursor_byok.protocol.bidi import parse_client_message
 from cursor_byok.protocol.bidi import validate_request_id
 from cursor_byok.protocol.session import SessionConfig
 from cursor_byok.providers.pool import ProviderPool
-from cursor_byok.relay import upstream_proxy
-from cursor_byok.routing import CURSOR
-from cursor_byok.routing import LOCAL
-from cursor_byok.routing import RoutedRun
-from cursor_byok.routing import Routes
-from cursor_byok.routing import decide as decide_route
-from cursor_byok.routing import requested_model
-from cursor_byok.sessions import LiveRun
-from cursor_byok.sessions import SessionRegistry
+from cursor_byok.proxy.hosts import DEFAULT_HOSTS
+from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.loopback.log_filter import LOGGER as MITMPROXY_CONNECTION_LOGGER
+from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
+from cursor_byok.proxy.loopback.ports import PortPicker
+from cursor_byok.proxy.loopback.relay import upstream_proxy
+from cursor_byok.proxy.loopback.server import RELAY_RESET
+from cursor_byok.proxy.loopback.server import STREAM_HEADER
+from cursor_byok.proxy.loopback.server import Forward
+from cursor_byok.proxy.loopback.server import Streamer
+from cursor_byok.proxy.loopback.server import StreamSpec
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import LOCAL
+from cursor_byok.proxy.routing import RoutedRun
+from cursor_byok.proxy.routing import Routes
+from cursor_byok.proxy.routing import decide as decide_route
+from cursor_byok.proxy.routing import requested_model
+from cursor_byok.proxy.shell import LiveRun
+from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.store.activity import Activity
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
-from cursor_byok.streamer import RELAY_RESET
-from cursor_byok.streamer import STREAM_HEADER
-from cursor_byok.streamer import Forward
-from cursor_byok.streamer import Streamer
-from cursor_byok.streamer import StreamSpec
 
 if TYPE_CHECKING:
     from cursor_byok.capture.recorder import Recorder  # imported when recording is switched on

@@ -36,8 +36,8 @@ from cursor_byok.errors import Code
 from cursor_byok.protocol import connect
 
 if TYPE_CHECKING:
-    from cursor_byok.streamer import Forward
-    from cursor_byok.streamer import StreamSpec
+    from cursor_byok.proxy.loopback.server import Forward
+    from cursor_byok.proxy.loopback.server import StreamSpec
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ async def relay_h2(
     upstream_ssl: Callable[[], ssl.SSLContext],
     proxy: UpstreamProxy | None = None,
 ) -> None:
-    from cursor_byok.streamer import RELAY_RESET
+    from cursor_byok.proxy.loopback.server import RELAY_RESET
 
     assert forward.upload is not None
     context = upstream_ssl()

@@ -53,7 +53,7 @@ from cursor_byok.config.catalog import model_details
 from cursor_byok.config.catalog import model_id
 from cursor_byok.config.catalog import usable_models_response
 from cursor_byok.config.catalog import wire_format
-from cursor_byok.hosts import host_matches
+from cursor_byok.proxy.hosts import host_matches
 
 __all__ = [
     "AVAILABLE_MODELS",

@@ -21,18 +21,18 @@ from dataclasses import dataclass
 
 import h11
 
-from cursor_byok.loopback_ports import LISTENERS
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.session import Refused
 from cursor_byok.protocol.session import Subscriber
-from cursor_byok.relay import UpstreamProxy
-from cursor_byok.relay import end_with_error
-from cursor_byok.relay import open_upstream
-from cursor_byok.relay import relay_h2
-from cursor_byok.relay import upstream_error
-from cursor_byok.routing import CURSOR
-from cursor_byok.routing import Routes
-from cursor_byok.sessions import SessionRegistry
+from cursor_byok.proxy.loopback.ports import LISTENERS
+from cursor_byok.proxy.loopback.relay import UpstreamProxy
+from cursor_byok.proxy.loopback.relay import end_with_error
+from cursor_byok.proxy.loopback.relay import open_upstream
+from cursor_byok.proxy.loopback.relay import relay_h2
+from cursor_byok.proxy.loopback.relay import upstream_error
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import Routes
+from cursor_byok.proxy.shell import SessionRegistry
 
 log = logging.getLogger(__name__)
 

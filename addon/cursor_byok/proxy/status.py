@@ -22,7 +22,7 @@ from rich.table import Table
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
-from cursor_byok.sessions import LiveRun
+from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise

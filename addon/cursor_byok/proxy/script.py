@@ -4,10 +4,10 @@
 mitmproxy here, so there is one list of addons.
 """
 
-from cursor_byok.addon import CursorByok
-from cursor_byok.heap import FreezeStartupHeap
-from cursor_byok.models import ModelPicker
-from cursor_byok.status import LiveStatus
+from cursor_byok.proxy.addon import CursorByok
+from cursor_byok.proxy.heap import FreezeStartupHeap
+from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.status import LiveStatus
 
 # CursorByok first: it declares the options the others read.
 addons = [CursorByok(), ModelPicker(), LiveStatus(), FreezeStartupHeap()]
