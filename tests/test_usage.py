@@ -76,12 +76,14 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
         request_id="r1",
         model="Free",
         live=SimpleNamespace(route="regular proxy"),
+        transcript=SimpleNamespace(used_tokens=1200, context_window=200_000),
     )
     record_turn(tmp_path, turn, outcome="ok", duration=1.5)
     store = UsageStore(tmp_path)
     [recorded] = store.rows()
     store.close()
     assert recorded["route"] == "regular proxy" and recorded["input_tokens"] == 7
+    assert (recorded["context_used"], recorded["context_max"]) == (1200, 200_000)
     (tmp_path / "file").write_text("")
     record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
     assert "could not record the usage" in caplog.text
@@ -137,3 +139,38 @@ def test_usage_command_names_unpriced_models_literally(tmp_path, capsys) -> None
     out = capsys.readouterr().out
     assert "1 of 1 turns have no prices" in out and "to their [[models]]" in out
     assert main(["usage", "--data-dir", str(tmp_path), "--since", "soon"]) == 2
+
+
+def test_a_database_of_the_first_schema_keeps_its_rows_and_gains_the_context(tmp_path) -> None:
+    import sqlite3
+
+    from cursor_byok.store.usage import USAGE_FILE
+
+    db = sqlite3.connect(tmp_path / USAGE_FILE)
+    db.executescript(
+        "CREATE TABLE turns (id INTEGER PRIMARY KEY, started REAL NOT NULL, duration REAL NOT "
+        "NULL, conversation TEXT NOT NULL, request TEXT NOT NULL, model TEXT NOT NULL, "
+        "input_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens "
+        "INTEGER NOT NULL, output_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL, "
+        "outcome TEXT NOT NULL, route TEXT NOT NULL);"
+        "INSERT INTO turns VALUES (1, 1.0, 2.0, 'c', 'r', 'm', 10, 0, 0, 5, 0, 'ok', '');"
+        "PRAGMA user_version=1;"
+    )
+    db.commit()
+    db.close()
+    store = UsageStore(tmp_path)
+    store.add(
+        TurnUsage(
+            started=3.0,
+            duration=1.0,
+            conversation="c",
+            request="r2",
+            model="m",
+            context_used=7,
+            context_max=9,
+        )
+    )
+    old, new = store.rows()
+    store.close()
+    assert (old["input_tokens"], old["context_used"], old["context_max"]) == (10, 0, 0)
+    assert (new["context_used"], new["context_max"]) == (7, 9)

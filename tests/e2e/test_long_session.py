@@ -29,7 +29,7 @@ from cursor_byok.agent.compaction import is_summary
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol.checkpoint import decode_message
 from cursor_byok.protocol.checkpoint import read_summary
-from cursor_byok.usage_log import per_conversation
+from cursor_byok.store.usage import UsageStore
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -89,7 +89,9 @@ async def test_forty_turns_compact_and_remember(tmp_path, kind) -> None:
         finally:
             await session.close()
         requests = list(fp.requests)
-        [ledger] = per_conversation(session.proxy.data_dir)
+        store = UsageStore(session.proxy.data_dir)
+        rows = store.rows()
+        store.close()
 
     for text, result in results:
         assert result.end.ok, (text, result.end.error)
@@ -142,14 +144,15 @@ async def test_forty_turns_compact_and_remember(tmp_path, kind) -> None:
     assert word(1) in read_summary(session.client.blobs[state.summary])
     assert after.end.ok and after.text == f"The code for item 1 is {word(1)}."
 
-    # `cursor-byok usage`: the proxy's ledger sums what the provider reported, per conversation
+    # `cursor-byok usage`: one row per turn holds what the provider reported, and the context
     billed = [r.step.usage for r in requests if r.step is not None]
-    assert ledger.conversation == session.conversation and ledger.turns == 42
-    assert ledger.input == sum(u[0] for u in billed)
-    assert ledger.cached == sum(u[2] for u in billed)
-    assert ledger.cached_share > 0.85
-    assert ledger.used == after.checkpoints[-1].token_details.used_tokens
-    assert ledger.max == WINDOW
+    assert {row["conversation"] for row in rows} == {session.conversation} and len(rows) == 42
+    assert sum(row["input_tokens"] for row in rows) == sum(u[0] for u in billed)
+    cached = sum(row["cache_read_tokens"] for row in rows)
+    assert cached == sum(u[2] for u in billed)
+    assert cached / sum(row["input_tokens"] for row in rows) > 0.85
+    assert rows[-1]["context_used"] == after.checkpoints[-1].token_details.used_tokens
+    assert rows[-1]["context_max"] == WINDOW
 
 
 async def test_context_length_exceeded_compacts_and_retries_once(tmp_path) -> None:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from cursor_byok import usage_log
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent import user_shell
@@ -378,10 +377,6 @@ class ProviderAgent:
         finally:
             if turn.run_request.subagent_type_name:
                 subagents.unregister(turn)
-            # the usage ledger lives next to the blob store, in the data dir
-            root = getattr(turn.blobs, "root", None)
-            if root is not None:
-                usage_log.append(root.parent, usage_log.turn_record(turn))
             if self._owns_provider:
                 await provider.aclose()
                 for other in extra:

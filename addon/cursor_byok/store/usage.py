@@ -59,7 +59,7 @@ class Prices:
 
 
 USAGE_FILE = "usage.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
     id INTEGER PRIMARY KEY,
@@ -74,10 +74,19 @@ CREATE TABLE IF NOT EXISTS turns (
     output_tokens INTEGER NOT NULL, -- reasoning tokens included
     reasoning_tokens INTEGER NOT NULL,
     outcome TEXT NOT NULL,
-    route TEXT NOT NULL
+    route TEXT NOT NULL,            -- how the turn's calls reached the proxy (mode, transport)
+    context_used INTEGER NOT NULL DEFAULT 0,  -- the context meter at the end of the turn
+    context_max INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS turns_started ON turns (started);
 """
+# From one schema version to the next (a database of an older cursor-byok keeps its rows).
+_MIGRATIONS = {
+    1: """
+ALTER TABLE turns ADD COLUMN context_used INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
+""",
+}
 BY = ("day", "model", "conversation", "outcome")
 
 
@@ -95,6 +104,8 @@ class TurnUsage:
     reasoning_tokens: int = 0
     outcome: str = "ok"
     route: str = ""
+    context_used: int = 0
+    context_max: int = 0
 
 
 def turn_cost(prices: Prices | None, row: Any) -> float | None:
@@ -125,8 +136,13 @@ class UsageStore:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                self._db.executescript(_SCHEMA)
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                if version in _MIGRATIONS:
+                    for step in range(version, SCHEMA_VERSION):
+                        self._db.executescript(_MIGRATIONS[step])
+                else:
+                    self._db.executescript(_SCHEMA)
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self._db.commit()
 
@@ -139,7 +155,8 @@ class UsageStore:
             self._db.execute(
                 "INSERT INTO turns (started, duration, conversation, request, model, "
                 "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, "
-                "reasoning_tokens, outcome, route) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "reasoning_tokens, outcome, route, context_used, context_max) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     usage.started,
                     usage.duration,
@@ -153,6 +170,8 @@ class UsageStore:
                     usage.reasoning_tokens,
                     usage.outcome[:200],
                     usage.route,
+                    usage.context_used,
+                    usage.context_max,
                 ),
             )
             self._db.commit()
@@ -215,6 +234,8 @@ def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> 
             reasoning_tokens=usage.reasoning_tokens,
             outcome=outcome,
             route=str(getattr(turn.live, "route", "") or ""),
+            context_used=turn.transcript.used_tokens,
+            context_max=turn.transcript.context_window,
         )
         store_for(data_dir).add(row)
     except Exception as exc:
