@@ -17,9 +17,9 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.session import SessionConfig
-from cursor_byok.proxy.loopback.server import STREAM_HEADER
 from cursor_byok.proxy.loopback.server import Streamer
-from cursor_byok.proxy.loopback.server import StreamSpec
+from cursor_byok.proxy.loopback.spec import STREAM_HEADER
+from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.store.blobs import BlobStore
 

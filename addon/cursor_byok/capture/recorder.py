@@ -75,16 +75,6 @@ def append_line(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def _mitmproxy_option(name: str) -> Any:
-    """An option of the running mitmproxy, or None outside one (unit tests, replay)."""
-    try:
-        from mitmproxy import ctx
-
-        return getattr(ctx.options, name)
-    except Exception:
-        return None
-
-
 def config_facts(config_path: Path) -> dict[str, Any]:
     """What replay needs of the config to route and run the turn the same way; no provider
     URLs, headers or key settings."""
@@ -137,9 +127,9 @@ class _File:
 class Recorder:
     """Writes one capture file per request id into `directory` (see the module docstring).
 
-    `agent`, `config_path` and `data_dir` describe the proxy for the run meta line; left None
-    they are read from the running mitmproxy's options when a run request arrives. Every public
-    method swallows its own failures: recording must never break a turn.
+    `agent`, `config_path` and `data_dir` describe the proxy for the run meta line (the addon
+    that records keeps them current). Every public method swallows its own failures: recording
+    must never break a turn.
     """
 
     KEEP_ENDED = 300.0  # forget an ended request's counters after this many seconds
@@ -159,9 +149,9 @@ class Recorder:
         private_dir(self.directory)
         os.chmod(self.directory, DIR_MODE)  # an existing one too: captures hold prompts
         self.native = native  # also record runs passed through to Cursor (`passthrough_*`)
-        self._agent = agent
-        self._config_path = config_path
-        self._data_dir = data_dir
+        self.agent = agent
+        self.config_path = config_path
+        self.data_dir = data_dir
         self._clock = clock
         self._files: dict[str, _File] = {}
         self._closed = False
@@ -335,17 +325,17 @@ class Recorder:
                 "conversation_id": run.conversation_id,
                 "requested_model": run.requested_model.model_id or run.model_details.model_id,
             }
-        agent = self._agent or _mitmproxy_option("cursor_byok_agent")
+        agent = self.agent
         meta: dict[str, Any] = {
             "type": "meta",
             "agent": agent,
             "conversation_id": run.conversation_id,
             "requested_model": run.requested_model.model_id or run.model_details.model_id,
         }
-        config_path = self._config_path or _mitmproxy_option("cursor_byok_config")
+        config_path = self.config_path
         if agent == "provider" and config_path:
             meta["config"] = config_facts(Path(config_path).expanduser())
-        data_dir = self._data_dir or _mitmproxy_option("cursor_byok_data_dir")
+        data_dir = self.data_dir
         if data_dir:
             meta["blobs"] = self._stored_blobs(Path(data_dir).expanduser() / "blobs", run)
         return meta

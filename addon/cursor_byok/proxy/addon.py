@@ -58,11 +58,11 @@ from cursor_byok.proxy.loopback.log_filter import LOGGER as MITMPROXY_CONNECTION
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.loopback.ports import PortPicker
 from cursor_byok.proxy.loopback.relay import upstream_proxy
-from cursor_byok.proxy.loopback.server import RELAY_RESET
-from cursor_byok.proxy.loopback.server import STREAM_HEADER
-from cursor_byok.proxy.loopback.server import Forward
 from cursor_byok.proxy.loopback.server import Streamer
-from cursor_byok.proxy.loopback.server import StreamSpec
+from cursor_byok.proxy.loopback.spec import RELAY_RESET
+from cursor_byok.proxy.loopback.spec import STREAM_HEADER
+from cursor_byok.proxy.loopback.spec import Forward
+from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import LOCAL
 from cursor_byok.proxy.routing import RoutedRun
@@ -311,6 +311,10 @@ class CursorByok:
             self.registry.config = session_config
         if "cursor_byok_record_dir" in updated:
             self._configure_recorder(opts.cursor_byok_record_dir)
+        if self.recorder is not None:  # what the run meta line says of this proxy
+            self.recorder.agent = opts.cursor_byok_agent
+            self.recorder.config_path = Path(opts.cursor_byok_config).expanduser()
+            self.recorder.data_dir = Path(opts.cursor_byok_data_dir).expanduser()
         if "cursor_byok_data_dir" in updated or self.activity is None:
             self.activity = Activity(Path(opts.cursor_byok_data_dir).expanduser())
         if "cursor_byok_data_dir" in updated or self.blobs is None:

@@ -22,7 +22,6 @@ import urllib.parse
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import h2.config
 import h2.connection
@@ -34,10 +33,9 @@ import h11
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.protocol import connect
-
-if TYPE_CHECKING:
-    from cursor_byok.proxy.loopback.server import Forward
-    from cursor_byok.proxy.loopback.server import StreamSpec
+from cursor_byok.proxy.loopback.spec import RELAY_RESET
+from cursor_byok.proxy.loopback.spec import Forward
+from cursor_byok.proxy.loopback.spec import StreamSpec
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +131,6 @@ async def relay_h2(
     upstream_ssl: Callable[[], ssl.SSLContext],
     proxy: UpstreamProxy | None = None,
 ) -> None:
-    from cursor_byok.proxy.loopback.server import RELAY_RESET
 
     assert forward.upload is not None
     context = upstream_ssl()
