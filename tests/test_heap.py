@@ -12,15 +12,15 @@ def test_the_heap_is_frozen_once_when_running() -> None:
         """
         import gc
         from cursor_byok.proxy import script  # the addons mitmdump loads
-        from cursor_byok.proxy.heap import FreezeStartupHeap
+        from cursor_byok.proxy.memory import MemoryGuards
 
-        [freezer] = [a for a in script.addons if isinstance(a, FreezeStartupHeap)]
+        [freezer] = [a for a in script.addons if isinstance(a, MemoryGuards)]
         before = gc.get_freeze_count()
         freezer.running()
         frozen = gc.get_freeze_count()
         assert frozen > before + 1000, (before, frozen)  # the modules, classes, options...
         later = [[n] for n in range(5000)]  # made while serving: stays collectable
-        FreezeStartupHeap().running()  # e.g. a reloaded script's new instance
+        MemoryGuards().running()  # e.g. a reloaded script's new instance
         assert gc.get_freeze_count() == frozen
         print("ok")
         """

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from cursor_byok.proxy.loopback.log_filter import LOGGER
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
+from cursor_byok.proxy.mitmproxy_compat import CONNECTION_LOGGER as LOGGER
 
 CLIENT = ("127.0.0.1", 50000)
 OTHER_CLIENT = ("127.0.0.1", 50001)

@@ -3,8 +3,8 @@ address and client connection never make an Agent stream wait."""
 
 from __future__ import annotations
 
-from cursor_byok.proxy.loopback.ports import PER_ADDRESS
 from cursor_byok.proxy.loopback.ports import PortPicker
+from cursor_byok.proxy.mitmproxy_compat import CONNECTIONS_PER_ADDRESS as PER_ADDRESS
 
 
 def test_few_streams_keep_to_the_first_port() -> None:

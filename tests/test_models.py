@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import tomllib
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,12 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
+from cursor_byok.config import catalog as models
 from cursor_byok.config import parse_config
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
-from cursor_byok.proxy import model_picker as models
+from cursor_byok.proxy import model_picker
 from cursor_byok.proxy.model_picker import ModelPicker
 
 HOST = "api2.cursor.sh"
@@ -305,14 +305,6 @@ def test_encode_answer_formats() -> None:
 # --- the addon ----------------------------------------------------------------------------------
 
 
-class HostOptions:
-    """Stands in for CursorByok, which declares these options in the real proxy."""
-
-    def load(self, loader) -> None:
-        loader.add_option("cursor_byok_hosts", Sequence[str], ["cursor.sh", "*.cursor.sh"], "")
-        loader.add_option("cursor_byok_config", str, "", "")
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -367,7 +359,7 @@ def probe() -> Probe:
 @pytest.fixture
 def tctx(config_file, clock, probe):
     picker = ModelPicker(clock=clock, probe=probe.check)
-    with taddons.context(HostOptions(), picker) as context:
+    with taddons.context(picker) as context:  # it declares every option it reads
         context.configure(picker, cursor_byok_config=str(config_file))
         context.picker = picker
         yield context
@@ -603,10 +595,10 @@ async def test_an_open_connection_skips_the_probe(tctx, probe) -> None:
 async def test_tcp_probe_tells_open_from_closed_ports() -> None:
     server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    assert await models.tcp_probe("127.0.0.1", port)
+    assert await model_picker.tcp_probe("127.0.0.1", port)
     server.close()
     await server.wait_closed()
-    assert not await models.tcp_probe("127.0.0.1", port)
+    assert not await model_picker.tcp_probe("127.0.0.1", port)
 
 
 async def test_unreachable_other_hosts_are_ignored(tctx) -> None:

@@ -226,6 +226,9 @@ class CursorTurn:
         self.on_message: Callable[[pb.AgentServerMessage], None] | None = None
         self.stream: H2Stream | None = None  # the open `Run` stream
         self.unsent: list[pb.AgentClientMessage] = []
+        # A new request id's first append is its run request, as Cursor sends it: answers
+        # computed meanwhile wait for it (else they would reach the proxy before the run).
+        self.awaiting_run_request = False
         self.end_stream_gap: float | None = None
         self.end_seen_at: float | None = None
         self.exec_results: dict[int, list[pb.AgentClientMessage]] = {}  # by exec id, this run
@@ -257,6 +260,20 @@ class CursorTurn:
             self.client.sent_run.append(envelope)
             await self.stream.send(envelope)
             return
+        if self.awaiting_run_request:
+            if message.WhichOneof("message") != "run_request":
+                if message.WhichOneof("message") != "client_heartbeat":
+                    self.unsent.append(message)
+                return
+            self.awaiting_run_request = False
+            await self._append_bidi(message)
+            held, self.unsent = self.unsent, []
+            for answer in held:
+                await self._append_bidi(answer)
+            return
+        await self._append_bidi(message)
+
+    async def _append_bidi(self, message: pb.AgentClientMessage) -> None:
         seqno = self.seqno
         self.seqno += 1
         body = encode_bidi_append(
@@ -308,6 +325,7 @@ class CursorTurn:
                         new_id = True
                         self.request_id = str(uuid.uuid4())
                         self.seqno = 0
+                        self.awaiting_run_request = self.client.transport != "run"
                 if self.client.transport == "run":
                     await self._run_stream(first, limit, new_id)
                 else:

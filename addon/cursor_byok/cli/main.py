@@ -357,7 +357,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     from cursor_byok.cli.doctor import run_doctor
     from cursor_byok.config import default_config_path
-    from cursor_byok.proxy.addon import default_data_dir
+    from cursor_byok.store.files import default_data_dir
 
     return run_doctor(
         config_path=Path(args.config).expanduser() if args.config else default_config_path(),
@@ -413,7 +413,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.config.presets import key_hint
     from cursor_byok.config.presets import render_config
     from cursor_byok.config.presets import write_config
-    from cursor_byok.proxy.addon import default_data_dir
+    from cursor_byok.store.files import default_data_dir
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
     try:
@@ -484,8 +484,8 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
     from cursor_byok.config import load_config
-    from cursor_byok.proxy.addon import default_data_dir
     from cursor_byok.store import usage
+    from cursor_byok.store.files import default_data_dir
 
     try:
         since = usage.parse_since(args.since)

@@ -1,8 +1,7 @@
 """The model-picker addon: put the configured models into Cursor's model pickers.
 
 The catalog itself (entries, merging, wire formats) is pure and lives in
-`cursor_byok.config.catalog`, so the agent can look models up without importing mitmproxy; its
-names are re-exported here for existing callers.
+`cursor_byok.config.catalog`, so the agent can look models up without importing mitmproxy.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable
 from collections.abc import Callable
-from pathlib import Path
 
 from google.protobuf.message import DecodeError
 from mitmproxy import ctx
@@ -26,65 +24,19 @@ from mitmproxy.proxy import server_hooks
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
-from cursor_byok.config.catalog import AVAILABLE_MODELS
 from cursor_byok.config.catalog import CACHE_ENTRIES
-from cursor_byok.config.catalog import DEFAULT_MODEL_FOR_CLI
-from cursor_byok.config.catalog import ID_PREFIX
-from cursor_byok.config.catalog import INT32_MAX
 from cursor_byok.config.catalog import METADATA_KEY
 from cursor_byok.config.catalog import MODES
 from cursor_byok.config.catalog import OFFLINE_RETRY_SECONDS
-from cursor_byok.config.catalog import PICKER_METHODS
-from cursor_byok.config.catalog import USABLE_MODELS
 from cursor_byok.config.catalog import UnsupportedBody
-from cursor_byok.config.catalog import available_model
-from cursor_byok.config.catalog import available_models_response
 from cursor_byok.config.catalog import classify
-from cursor_byok.config.catalog import default_model_for_cli_response
 from cursor_byok.config.catalog import encode_answer
-from cursor_byok.config.catalog import find_model
 from cursor_byok.config.catalog import local_answer
 from cursor_byok.config.catalog import merge
-from cursor_byok.config.catalog import merge_available_models
 from cursor_byok.config.catalog import merge_body
-from cursor_byok.config.catalog import merge_default_model_for_cli
-from cursor_byok.config.catalog import merge_usable_models
-from cursor_byok.config.catalog import model_details
-from cursor_byok.config.catalog import model_id
-from cursor_byok.config.catalog import usable_models_response
 from cursor_byok.config.catalog import wire_format
+from cursor_byok.proxy import options
 from cursor_byok.proxy.hosts import host_matches
-
-__all__ = [
-    "AVAILABLE_MODELS",
-    "CACHE_ENTRIES",
-    "DEFAULT_MODEL_FOR_CLI",
-    "ID_PREFIX",
-    "INT32_MAX",
-    "METADATA_KEY",
-    "MODES",
-    "OFFLINE_RETRY_SECONDS",
-    "PICKER_METHODS",
-    "USABLE_MODELS",
-    "ModelPicker",
-    "UnsupportedBody",
-    "available_model",
-    "available_models_response",
-    "classify",
-    "default_model_for_cli_response",
-    "encode_answer",
-    "find_model",
-    "local_answer",
-    "merge",
-    "merge_available_models",
-    "merge_body",
-    "merge_default_model_for_cli",
-    "merge_usable_models",
-    "model_details",
-    "model_id",
-    "usable_models_response",
-    "wire_format",
-]
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +66,7 @@ class ModelPicker:
     """Merges (or answers) Cursor's model-picker calls with the configured models.
 
     Never breaks the picker: a broken config, a body we cannot parse, a non-2xx answer or a
-    streamed response all pass through unchanged. Needs `CursorByok` loaded first (it declares
-    `cursor_byok_config` and `cursor_byok_hosts`) and `connection_strategy=lazy`.
+    streamed response all pass through unchanged. Needs `connection_strategy=lazy`.
     """
 
     def __init__(
@@ -132,13 +83,8 @@ class ModelPicker:
         self.stats = {"merged": 0, "answered": 0, "passed": 0}
 
     def load(self, loader) -> None:
-        loader.add_option(
-            "cursor_byok_models_mode",
-            str,
-            "merge",
-            "How the configured models reach Cursor's model pickers: 'merge' (add them to "
-            "Cursor's answers; answer locally only while Cursor is unreachable), 'replace' "
-            "(answer locally, never ask Cursor) or 'off'.",
+        options.declare(
+            loader, "cursor_byok_models_mode", "cursor_byok_config", "cursor_byok_hosts"
         )
 
     def configure(self, updated: set[str]) -> None:
@@ -156,7 +102,7 @@ class ModelPicker:
 
     def config(self) -> Config | None:
         """The current config, or None when it is broken (logged once per distinct problem)."""
-        path = Path(ctx.options.cursor_byok_config).expanduser()
+        path = options.config_path(ctx.options)
         if self._source is None or self._source.path != path:
             self._source = ConfigSource(path)
         try:
@@ -182,7 +128,7 @@ class ModelPicker:
         return method
 
     def _cursor_host(self, host: str) -> bool:
-        if any(str(m).startswith("reverse:") for m in ctx.options.mode):
+        if options.reverse_mode(ctx.options):
             return True
         return host_matches(host, ctx.options.cursor_byok_hosts)
 

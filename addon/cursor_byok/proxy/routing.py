@@ -8,15 +8,24 @@ reconnects) follows it. Requests that arrive before the run request can wait for
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mitmproxy import ctx
+
 from cursor_byok.config import Config
 from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.bidi import BidiAppend
+from cursor_byok.proxy import options
+from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.turns import Turns
+
+log = logging.getLogger(__name__)
 
 LOCAL = "local"
 CURSOR = "cursor"
@@ -66,6 +75,7 @@ class Routes:
         self.clock = clock
         self._routes: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._waiters: dict[str, tuple[asyncio.Event, list[int]]] = {}  # event, [waiting]
+        self.patience = 10.0  # seconds a request waits for its run's route (the option)
         self.recent: deque[RoutedRun] = deque(maxlen=RECENT)  # latest runs sent to Cursor
 
     def __len__(self) -> int:
@@ -124,3 +134,78 @@ class Routes:
             if expires > now and len(self._routes) <= self.max_entries:
                 break
             del self._routes[oldest]
+
+
+MAX_ROUTE_WAITERS = 256  # requests held at once while their run's route is undecided
+
+
+class Routing:
+    """An addon: the route of each run, decided by its run request, and how long requests that
+    come before it wait for it (`cursor_byok_route_wait_ms`)."""
+
+    def __init__(self, turns: Turns, registry: SessionRegistry) -> None:
+        self.turns = turns
+        self.registry = registry
+        self.routes = Routes()
+
+    def load(self, loader) -> None:
+        options.declare(loader, "cursor_byok_route_wait_ms")
+
+    def configure(self, updated: set[str]) -> None:
+        options.positive(ctx.options, "cursor_byok_route_wait_ms")
+        self.routes.patience = ctx.options.cursor_byok_route_wait_ms / 1000
+
+    def may_pass(self) -> bool:
+        """Whether any run can go to Cursor: only then do requests wait for their route."""
+        config = self.turns.routing_config()
+        return config is not None and config.route_other_models == "cursor"
+
+    def decide(self, request_id: str, run_request: pb.AgentRunRequest, opened: str = "") -> str:
+        """The route of a run, from its run request; logged with how its stream `opened`
+        (a `Run` stream: one line for both, one log record less per turn)."""
+        known = self.routes.get(request_id)
+        route = self.routes.decide(request_id, decide(self.turns.routing_config(), run_request))
+        if known is None and route == CURSOR:
+            self.routes.recent.append(
+                RoutedRun(
+                    request_id,
+                    run_request.conversation_id,
+                    requested_model(run_request),
+                    time.monotonic(),
+                )
+            )
+        log.info(
+            "%s: model %r → %s",
+            f"Run {request_id} opened ({opened})" if opened else f"run {request_id}",
+            requested_model(run_request),
+            "Cursor's backend" if route == CURSOR else "served here",
+        )
+        return route
+
+    def decide_first(
+        self, request_id: str, message: pb.AgentClientMessage, opened: str = ""
+    ) -> str:
+        """The route of a `Run` stream, from its first client message."""
+        if message.WhichOneof("message") == "run_request":
+            return self.decide(request_id, message.run_request, opened)
+        if opened:
+            log.info("Run %s opened (%s)", request_id, opened)
+        return self.routes.decide(request_id, LOCAL)
+
+    async def append_route(self, append: BidiAppend) -> str:
+        """The route of this append's run; the run request decides it, other appends of a run
+        not yet decided wait for it (bounded; then they go to Cursor as they came)."""
+        message = append.message
+        if message is not None and message.WhichOneof("message") == "run_request":
+            return self.decide(append.request_id, message.run_request)
+        route = self.routes.get(append.request_id)
+        if route is not None:
+            return route
+        if self.registry.run_for(append.request_id) is not None or not self.may_pass():
+            return LOCAL
+        if self.routes.waiting >= MAX_ROUTE_WAITERS:
+            return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
+        route = await self.routes.wait(append.request_id, self.routes.patience)
+        # No run request within the wait: this id goes to Cursor from now on, so its later
+        # appends do not wait again (and a run split across both sides cannot happen).
+        return route or self.routes.decide(append.request_id, CURSOR)

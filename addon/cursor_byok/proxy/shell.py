@@ -56,6 +56,7 @@ class LiveRun:
         self._streams: dict[int, asyncio.Queue[pb.ExecClientMessage]] = {}
         self.task: asyncio.Task | None = None
         self.turn: Turn | None = None  # the running Turn, for the status display
+        self.route = ""  # how the run's calls reached the proxy (mode, transport), for usage
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
         self._readable = 0  # entries readable when the readers were last woken
@@ -158,6 +159,12 @@ class LiveRun:
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
         self.changed()
+
+    @property
+    def transport(self) -> str:
+        """How the attempt that started the run came: "run" (HTTP/2 `Run`) or "bidi"."""
+        attempts = self.core.attempts
+        return attempts[0].transport if attempts else "bidi"
 
     @property
     def finished(self) -> bool:

@@ -22,7 +22,11 @@ from rich.table import Table
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
+from cursor_byok.proxy import options
+from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import LiveRun
+from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise
@@ -130,16 +134,16 @@ def _context(turn) -> str:
 
 
 class LiveStatus:
-    def __init__(self) -> None:
+    """An addon: the live status table of running turns, on a terminal."""
+
+    def __init__(self, registry: SessionRegistry, routes: Routes, turns: Turns) -> None:
+        self.registry = registry
+        self.routes = routes
+        self.turns = turns
         self._task: asyncio.Task | None = None
 
     def load(self, loader) -> None:
-        loader.add_option(
-            "cursor_byok_status",
-            bool,
-            True,
-            "Show a live status table of running turns (only on a terminal).",
-        )
+        options.declare(loader, "cursor_byok_status", "cursor_byok_data_dir")
 
     def running(self) -> None:
         if not ctx.options.cursor_byok_status or not sys.stderr.isatty():
@@ -151,9 +155,6 @@ class LiveStatus:
             self._task.cancel()
 
     async def _show(self) -> None:
-        addon = ctx.master.addons.get("cursorbyok")
-        if addon is None or addon.registry is None:
-            return
         console = Console(stderr=True)
         started = time.time()
         session_cost, refreshes = "", 0
@@ -163,11 +164,11 @@ class LiveStatus:
         ):
             while True:
                 try:
-                    config = addon.config()
+                    config = self.turns.config()
                 except ConfigError:
                     config = None
                 if refreshes % SESSION_COST_EVERY == 0:
-                    data_dir = Path(ctx.options.cursor_byok_data_dir).expanduser()
+                    data_dir = options.data_dir(ctx.options)
                     try:
                         session_cost = session_cost_text(data_dir, started, config)
                     except Exception as exc:  # a display must never take the proxy down
@@ -175,10 +176,10 @@ class LiveStatus:
                 refreshes += 1
                 live.update(
                     status_table(
-                        addon.registry.sessions.values(),
+                        self.registry.sessions.values(),
                         prices_for=prices_lookup(config),
                         session_cost=session_cost,
-                        routed=list(addon.routes.recent),
+                        routed=list(self.routes.recent),
                     )
                 )
                 await asyncio.sleep(REFRESH)

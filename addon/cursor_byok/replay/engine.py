@@ -1,14 +1,14 @@
 """`cursor-byok replay`: run recorded turns through the addon again, offline, and compare.
 
-Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 0, lazy
-connections, nothing upstream) whose `CursorByok` addon runs the recorded agent: the scripted
-agent, or the real provider loop with a provider that answers each model call with the recorded
-normalised events. A small client then plays Cursor's part from the file: it opens RunSSE and
-sends every recorded BidiAppend, byte for byte with its seqno, in recorded order. An answer (exec
-result, KV result, interaction response) is sent once the replayed server has asked for it by id
-(exec and KV ids are counters from 1 in each turn, and the server's frames do not depend on the
-clock, so they line up); everything is also held back until as many frames are in as when the
-original arrived, so the recorded interleaving is kept where the stream allows it (`_due`).
+Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 0, lazy connections,
+nothing upstream) whose addons (`proxy.compose`) run the recorded agent: the scripted agent,
+or the real provider loop with a provider that answers each model call with the recorded normalised
+events. A small client then plays Cursor's part from the file: it opens RunSSE and sends every
+recorded BidiAppend, byte for byte with its seqno, in recorded order. An answer (exec result, KV
+result, interaction response) is sent once the replayed server has asked for it by id (exec and KV
+ids are counters from 1 in each turn, and the server's frames do not depend on the clock, so they
+line up); everything is also held back until as many frames are in as when the original arrived, so
+the recorded interleaving is kept where the stream allows it (`_due`).
 
 Frames are compared after clearing what legitimately differs between runs (`VOLATILE_FIELDS`:
 uuids, wall-clock times, durations) and pairing blob ids by content, since a blob whose bytes
@@ -383,12 +383,12 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
         warnings.simplefilter("ignore", DeprecationWarning)
         from mitmproxy.addons import default_addons
 
-    from cursor_byok.proxy.addon import CursorByok
+    from cursor_byok.proxy.compose import compose
 
     opts = options.Options()
     master = Master(opts)
-    addon = CursorByok(agent=agent)
-    master.addons.add(*default_addons(), addon)
+    proxy = compose(agent=agent)
+    master.addons.add(*default_addons(), *proxy.addons)
     opts.update(
         listen_host="127.0.0.1",
         listen_port=0,
@@ -414,7 +414,7 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
     finally:
         # End any turn still running (a stalled replay) now, while its data directory exists
         # (the addon's `done` hook only schedules this).
-        await addon.stop()
+        await proxy.stop()
         master.shutdown()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10)

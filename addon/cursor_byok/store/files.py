@@ -11,6 +11,12 @@ import tempfile
 from pathlib import Path
 
 
+def default_data_dir() -> Path:
+    """Where cursor-byok keeps blobs, usage and its activity record (XDG_DATA_HOME honoured)."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "cursor-byok"
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) readable by the user only: 0700.
 

@@ -19,10 +19,12 @@ from collections import Counter
 from collections.abc import Hashable
 from collections.abc import Iterable
 
-LOGGER = "mitmproxy.proxy.server"  # mitmproxy's ConnectionHandler logs through this one
+from cursor_byok.proxy.mitmproxy_compat import hop_connect_lines
+from cursor_byok.proxy.mitmproxy_compat import hop_streaming_lines
+
 LOOPBACK = "127.0.0.1"
-_CONNECTS = (f"server connect {LOOPBACK}:", f"server disconnect {LOOPBACK}:")
-_STREAMING = (f"Streaming request to {LOOPBACK}.", f"Streaming response from {LOOPBACK}.")
+_CONNECTS = hop_connect_lines(LOOPBACK)
+_STREAMING = hop_streaming_lines(LOOPBACK)
 
 
 class LoopbackLogFilter(logging.Filter):

@@ -1,6 +1,6 @@
 """Which loopback port a stream goes to, so no client connection waits for a free one.
 
-mitmproxy opens at most `PER_ADDRESS` upstream connections per address for one client
+mitmproxy opens at most `CONNECTIONS_PER_ADDRESS` upstream connections per address for one client
 connection (a semaphore per (host, port) in its connection handler) and holds each for the whole
 life of the upstream connection. Every Agent stream we serve is one loopback HTTP/1.1 connection,
 and Cursor multiplexes all its Agent runs on one HTTP/2 connection: with a single loopback port,
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-PER_ADDRESS = 5  # mitmproxy's upstream connections per address and client connection
-LISTENERS = 16  # loopback ports: 16 x 5 = 80 concurrent Agent streams per client connection
+from cursor_byok.proxy.mitmproxy_compat import CONNECTIONS_PER_ADDRESS
+
+# loopback ports: 16 x CONNECTIONS_PER_ADDRESS = 80 concurrent Agent streams per client connection
+LISTENERS = 16
 
 
 class PortPicker:
@@ -55,4 +57,4 @@ class PortPicker:
     def saturated(self, client: str) -> bool:
         """Whether a new stream of `client` would have to wait for mitmproxy."""
         open_ = self._open.get(client)
-        return open_ is not None and all(open_[p] >= PER_ADDRESS for p in self.ports)
+        return open_ is not None and all(open_[p] >= CONNECTIONS_PER_ADDRESS for p in self.ports)

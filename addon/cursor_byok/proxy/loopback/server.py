@@ -75,10 +75,14 @@ class Streamer:
         self._servers: list[asyncio.Server] = []
         self._connections: set[asyncio.Task] = set()
         self.routes = routes
-        self.route_wait = 10.0  # seconds a held stream waits for its run request's route
         self.upstream_ssl = upstream_ssl or ssl.create_default_context
         self.upstream_proxy = upstream_proxy or (lambda: None)
         self._forwards: OrderedDict[str, Forward] = OrderedDict()
+
+    @property
+    def route_wait(self) -> float:
+        """Seconds a held stream waits for its run request's route (`Routes.patience`)."""
+        return self.routes.patience if self.routes is not None else 10.0
 
     def hold_forward(self, forward: Forward) -> str:
         """Keep `forward` for the loopback request that names the returned token."""

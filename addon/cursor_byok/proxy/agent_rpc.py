@@ -1,0 +1,399 @@
+"""An addon that recognises Cursor's Agent RPCs on both transports and serves them.
+
+Everything that is not one of our paths passes through untouched. The Agent paths never go
+upstream: BidiAppend is answered in the `request` hook; RunSSE and the HTTP/2 `Run` stream are
+pointed at the in-process loopback server and streamed back (mitmproxy.md §3), and a `Run`
+upload is fed, chunk by chunk, into its attempt (§3.3, `run_upload.py`). A run on one of
+Cursor's own models goes to Cursor as it came (`routing.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import secrets
+import uuid
+
+from mitmproxy import ctx
+from mitmproxy import http
+
+from cursor_byok.errors import ByokError
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import BadFraming
+from cursor_byok.protocol.bidi import decode_bidi_append
+from cursor_byok.protocol.bidi import decode_run_sse_request
+from cursor_byok.protocol.bidi import validate_request_id
+from cursor_byok.proxy import options
+from cursor_byok.proxy.activity_record import ActivityRecord
+from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
+from cursor_byok.proxy.loopback.addon import Loopback
+from cursor_byok.proxy.loopback.spec import Forward
+from cursor_byok.proxy.loopback.spec import StreamSpec
+from cursor_byok.proxy.mitmproxy_compat import forget_traceback
+from cursor_byok.proxy.mitmproxy_compat import give_end_stream_trailers
+from cursor_byok.proxy.recording import Recording
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import Routing
+from cursor_byok.proxy.run_upload import RunUpload
+from cursor_byok.proxy.shell import SessionRegistry
+
+log = logging.getLogger(__name__)
+
+BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
+RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
+RUN_PATH = "/agent.v1.AgentService/Run"
+AGENT_PATHS = (BIDI_APPEND_PATH, RUN_SSE_PATH, RUN_PATH)
+METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
+PATH_KEY = "cursor_byok_path"
+UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
+PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
+MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
+
+
+def connect_error_response(code: str, message: str) -> http.Response:
+    status, body = connect.unary_error(code, message)
+    return http.Response.make(status, body, {"content-type": "application/json"})
+
+
+class AgentRpc:
+    """Flow classification and the hooks of the three Agent RPCs; the work happens in the run
+    core (`shell.py`), the loopback server and the turns."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        loopback: Loopback,
+        routing: Routing,
+        recording: Recording,
+        activity: ActivityRecord,
+    ) -> None:
+        self.registry = registry
+        self.loopback = loopback
+        self.routing = routing
+        self.recording = recording
+        self.activity = activity
+        self._owner_key = secrets.token_bytes(32)  # keys the credential hashes runs are bound to
+
+    def load(self, loader) -> None:
+        options.declare(loader, "cursor_byok_hosts")
+
+    def _ours(self, flow: http.HTTPFlow) -> str | None:
+        """Which of our RPCs this flow is, if any."""
+        request = flow.request
+        path = request.path.split("?")[0]
+        if request.method != "POST" or path not in AGENT_PATHS:
+            return None
+        if not options.reverse_mode(ctx.options) and not host_matches(
+            request.pretty_host, ctx.options.cursor_byok_hosts
+        ):
+            return None
+        return path
+
+    def _owner(self, request: http.Request) -> bytes:
+        """A keyed hash of the client's credential: runs are bound to it, it is never stored."""
+        token = request.headers.get("authorization", "")
+        if not token:
+            return b""
+        return hmac.new(self._owner_key, token.encode(), hashlib.sha256).digest()[:16]
+
+    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error or not flow.live:
+            return
+        path = self._ours(flow)
+        if path is None:
+            return
+        flow.metadata[PATH_KEY] = path
+        request = flow.request
+        if path == RUN_PATH:
+            self.activity.agent_call(flow, path)
+        unsupported = _unsupported_content_type(path, request)
+        if unsupported and path != RUN_PATH:
+            log.warning("%s: %s", path.rsplit("/", 1)[-1], unsupported)
+            flow.response = connect_error_response("invalid_argument", unsupported)
+            return
+        too_large = _declared_size(request) > MAX_BODY
+        if path != RUN_PATH and not too_large:
+            return  # unary-ish bodies stay buffered; handled in `request`
+        problem = await self.loopback.wait_ready()
+        if problem is not None:
+            flow.response = self._error(flow, "unavailable", problem)
+            return
+        if unsupported:
+            log.warning("Run: %s", unsupported)
+            self.loopback.answer_error(flow, "invalid_argument", unsupported, stream=True)
+            return
+        if too_large:
+            log.warning("%s: request body of %d bytes refused", path, _declared_size(request))
+            self.loopback.answer_error(
+                flow, "resource_exhausted", "request body too large", stream=path == RUN_PATH
+            )
+            return
+        try:
+            self._open_run_stream(flow)
+        except ByokError as exc:
+            log.warning("Run rejected: %s", exc)
+            code, message = exc.code, str(exc)
+            forget_traceback(exc)
+            self.loopback.answer_error(flow, code, message, stream=True)
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        path = flow.metadata.get(PATH_KEY)
+        upload = flow.metadata.get(UPLOAD_KEY)
+        if upload is not None:
+            upload.close()  # with request streaming this hook fires when the upload ends
+            return
+        if flow.response or flow.error or not flow.live:
+            return
+        if path is None:
+            path = self._ours(flow)
+        if path == RUN_PATH or flow.metadata.get(LOOPBACK_KEY):
+            return
+        if path is None:
+            self.activity.other_call(flow)
+            return
+        self.activity.agent_call(flow, path)
+        problem = await self.loopback.wait_ready()
+        if problem is not None:
+            flow.response = self._error(flow, "unavailable", problem)
+            return
+        try:
+            if path == BIDI_APPEND_PATH:
+                request = flow.request
+                append = decode_bidi_append(
+                    self._body(request), request.headers.get("content-type")
+                )
+                if await self.routing.append_route(append) == CURSOR:
+                    self._pass_through(flow, path, append.request_id)
+                    return
+                self._bidi_append(flow, append)
+            else:
+                self._run_sse(flow)
+        except ByokError as exc:
+            log.warning("%s rejected: %s", path.rsplit("/", 1)[-1], exc)
+            code, message = exc.code, str(exc)
+            forget_traceback(exc)  # before Response.make: see _forget
+            flow.response = self._error(flow, code, message)
+        except Exception:
+            # Never let an Agent RPC fall through to Cursor's servers because we failed.
+            log.exception("cursor-byok failed on %s", path)
+            flow.response = self._error(flow, "internal", "cursor-byok internal error")
+
+    def _error(self, flow: http.HTTPFlow, code: str, message: str) -> http.Response:
+        """A unary error answer in the client's protocol."""
+        if _is_grpc_web(flow.request):
+            headers = {"content-type": "application/grpc-web+proto"}
+            headers.update(connect.grpc_web_trailers(connect.EndStreamError(code, message)))
+            return http.Response.make(200, b"", headers)
+        return connect_error_response(code, message)
+
+    def _body(self, request: http.Request) -> bytes:
+        """The request body, its HTTP compression undone by our bounded decoder (never
+        mitmproxy's, which inflates without limit and caches the result)."""
+        raw = request.raw_content or b""
+        encoding = request.headers.get("content-encoding")
+        try:
+            return connect.decompress(raw, encoding, limit=MAX_BODY)
+        except connect.ConnectError as exc:
+            raise BadFraming(f"request body: {exc}") from None
+
+    def _pass_through(self, flow: http.HTTPFlow, path: str, request_id: str) -> None:
+        """Leave the flow as the client sent it: it goes to Cursor's backend."""
+        flow.metadata[METADATA_KEY] = request_id
+        flow.metadata[PASS_KEY] = True
+        log.debug("%s %s → Cursor's backend", path.rsplit("/", 1)[-1], request_id)
+
+    def _bidi_append(self, flow: http.HTTPFlow, append) -> None:
+        request = flow.request
+        flow.metadata[METADATA_KEY] = append.request_id
+        kind = append.message.WhichOneof("message") if append.message else None
+        log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
+        # before the turn it may start emits anything
+        self.recording.client(append.request_id, append.seqno, append.raw, dict(request.headers))
+        self.registry.receive(
+            append.request_id,
+            append.seqno,
+            append.message,
+            raw=append.raw,
+            owner=self._owner(request),
+        )
+        del append  # see _forget: Response.make must not find the body on this frame
+        if _is_grpc_web(request):
+            body = connect.encode_frame(b"") + connect.encode_grpc_web_trailer(None)
+            flow.response = http.Response.make(
+                200, body, {"content-type": "application/grpc-web+proto"}
+            )
+        else:
+            flow.response = http.Response.make(200, b"", {"content-type": "application/proto"})
+
+    def _run_sse(self, flow: http.HTTPFlow) -> None:
+        request = flow.request
+        grpc_web = _is_grpc_web(request)
+        request_id = decode_run_sse_request(
+            self._body(request), request.headers.get("content-type") or "application/connect+proto"
+        )
+        route = self.routing.routes.get(request_id)
+        if route == CURSOR:
+            self._pass_through(flow, RUN_SSE_PATH, request_id)
+            log.info("RunSSE %s → Cursor's backend", request_id)
+            return
+        forward = ""
+        if route is None and self.registry.run_for(request_id) is None and self.routing.may_pass():
+            # Its run request has not come yet (Cursor opens RunSSE first, and may wait for
+            # its response head before it sends it): serve the head from the loopback now;
+            # the streamer relays it to Cursor if the run turns out to be on a Cursor model.
+            forward = self.loopback.hold_forward(
+                _forward_of(request, body=request.raw_content or b"")
+            )
+        owner = self._owner(request)
+        self.registry.core.attempt(request_id, owner=owner, now=self.registry.clock())
+        flow.metadata[METADATA_KEY] = request_id
+        accept = request.headers.get(
+            "grpc-accept-encoding" if grpc_web else "connect-accept-encoding"
+        )
+        spec = StreamSpec(
+            request_id,
+            owner=owner,
+            encoding=connect.pick_encoding(accept),
+            content_type="application/grpc-web+proto" if grpc_web else "text/event-stream",
+            grpc_web=grpc_web,
+            forward=forward,
+        )
+        self.loopback.point(flow, spec)
+        request.headers["content-length"] = str(len(request.raw_content or b""))
+        log.info("RunSSE %s opened", request_id)
+
+    def _open_run_stream(self, flow: http.HTTPFlow) -> None:
+        """`Run`: stream the upload into the attempt, serve the response from the loopback."""
+        request = flow.request
+        headers = request.headers
+        request_id = headers.get("x-request-id") or headers.get("x-original-request-id")
+        request_id = validate_request_id(request_id) if request_id else f"run-{uuid.uuid4()}"
+        grpc_web = _is_grpc_web(request)
+        encoding_header = "grpc-encoding" if grpc_web else "connect-content-encoding"
+        try:
+            upload_encoding = connect.normalise_encoding(headers.get(encoding_header))
+        except connect.ConnectError as exc:
+            raise BadFraming(str(exc)) from None
+        owner = self._owner(request)
+        self.registry.core.attempt(
+            request_id, owner=owner, now=self.registry.clock(), transport="run"
+        )
+        forward = ""
+        pipe: asyncio.Queue | None = None
+        known = self.routing.routes.get(request_id)
+        if known == CURSOR or (known is None and self.routing.may_pass()):
+            # The first envelope says which model; the upstream is fixed by now (before any
+            # body), so if it is Cursor's the streamer itself relays the stream to Cursor.
+            pipe = asyncio.Queue()
+            forward = self.loopback.hold_forward(
+                _forward_of(
+                    request,
+                    body=b"",
+                    upload=pipe,
+                    authority=request.authority or request.host_header or "",
+                )
+            )
+        opened = "HTTP/{}{}".format(
+            "2" if request.is_http2 else "1.1",
+            ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
+        )
+        upload = RunUpload(
+            self.registry,
+            request_id,
+            owner,
+            upload_encoding,
+            self.recording,
+            pipe=pipe,
+            decide=self.routing.decide_first if pipe is not None else None,
+            opened=opened,
+        )
+        flow.metadata[METADATA_KEY] = request_id
+        flow.metadata[UPLOAD_KEY] = upload
+        accept = headers.get("grpc-accept-encoding" if grpc_web else "connect-accept-encoding")
+        content_type = "application/grpc-web+proto" if grpc_web else "application/connect+proto"
+        spec = StreamSpec(
+            request_id,
+            owner=owner,
+            encoding=connect.pick_encoding(accept),
+            content_type=content_type,
+            grpc_web=grpc_web,
+            transport="run",
+            forward=forward,
+        )
+        request.stream = upload
+        self.loopback.point(flow, spec)
+        request.headers["content-length"] = "0"  # the loopback hop carries no body
+        if pipe is None:
+            log.info("Run %s opened (%s)", request_id, opened)
+        else:  # the route line says it (or the upload, if it ends before its first message)
+            log.debug("Run %s opened (%s)", request_id, opened)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.metadata.get(PASS_KEY) and flow.response is not None:
+            flow.response.stream = True  # Cursor's own stream: relayed as it comes, never held
+            return
+        if not flow.metadata.get(LOOPBACK_KEY) or flow.response is None:
+            return
+        flow.response.stream = True
+        for name in ("server", "date"):
+            flow.response.headers.pop(name, None)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        # Cursor keeps its `Run` upload open for the whole turn: without trailers mitmproxy
+        # would withhold our END_STREAM (mitmproxy_compat.py).
+        if flow.metadata.get(LOOPBACK_KEY):
+            give_end_stream_trailers(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        request_id = flow.metadata.get(METADATA_KEY)
+        if request_id and flow.metadata.get(LOOPBACK_KEY):
+            path = flow.metadata.get(PATH_KEY, "")
+            log.info(
+                "%s %s: client went away (%s)", path.rsplit("/", 1)[-1], request_id, flow.error
+            )
+        upload = flow.metadata.get(UPLOAD_KEY)
+        if upload is not None:
+            upload.abandon()
+
+
+_CONTENT_TYPES = {
+    BIDI_APPEND_PATH: ("application/proto", "application/connect+proto", "application/grpc-web"),
+    RUN_SSE_PATH: ("application/connect+proto", "application/grpc-web"),
+    RUN_PATH: ("application/connect+proto", "application/grpc-web"),
+}
+
+
+def _unsupported_content_type(path: str, request: http.Request) -> str | None:
+    """Why we cannot answer this content type (Connect or gRPC-Web protobuf), or None."""
+    ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if not ctype or ctype.startswith(_CONTENT_TYPES[path]):
+        return None
+    return f"unsupported content type {ctype!r}: cursor-byok speaks Connect and gRPC-Web protobuf"
+
+
+def _forward_of(request: http.Request, **extra) -> Forward:
+    """What the streamer needs to send this request on to Cursor itself, should its run be on
+    a Cursor model (the original target and headers, `authorization` included)."""
+    return Forward(
+        scheme=request.scheme,
+        host=request.host,
+        port=request.port,
+        sni=request.pretty_host,
+        path=request.path,
+        headers=tuple(request.headers.fields),
+        **extra,
+    )
+
+
+def _declared_size(request: http.Request) -> int:
+    try:
+        return int(request.headers.get("content-length", "0"))
+    except ValueError:
+        return 0
+
+
+def _is_grpc_web(request: http.Request) -> bool:
+    return (request.headers.get("content-type") or "").lower().startswith("application/grpc-web")

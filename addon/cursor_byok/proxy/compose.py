@@ -1,0 +1,77 @@
+"""The composition root: every cursor-byok addon, wired together.
+
+Every addon gets what it shares with others in its constructor, so none finds another at run
+time or depends on the order it is loaded in, and each declares the options it reads
+(`options.py`). `script.py` (what mitmproxy loads), the in-process replay and the tests all
+build the proxy here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cursor_byok.agent.turn import Agent
+from cursor_byok.protocol import actions
+from cursor_byok.proxy.activity_record import ActivityRecord
+from cursor_byok.proxy.agent_rpc import AgentRpc
+from cursor_byok.proxy.console import Console
+from cursor_byok.proxy.loopback.addon import Loopback
+from cursor_byok.proxy.memory import MemoryGuards
+from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.recording import Recording
+from cursor_byok.proxy.routing import Routing
+from cursor_byok.proxy.run_settings import RunSettings
+from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.status import LiveStatus
+from cursor_byok.proxy.turns import Turns
+
+
+@dataclass(eq=False)
+class Composition:
+    """The addons of one proxy, and the parts embedders and tests reach for by name."""
+
+    registry: SessionRegistry
+    turns: Turns
+    routing: Routing
+    recording: Recording
+    loopback: Loopback
+    activity: ActivityRecord
+    rpc: AgentRpc
+    addons: list[Any]
+
+    async def stop(self) -> None:
+        """End running turns and close what they used (an embedder's shutdown; mitmdump's is
+        the addons' `done` hooks)."""
+        await self.loopback.stop()
+        self.recording.close()
+        self.activity.done()
+        await self.turns.providers.aclose()
+
+
+def compose(agent: Agent | None = None) -> Composition:
+    """Every cursor-byok addon, wired; `agent` replaces the configured agent (tests, replay)."""
+    recording = Recording()
+    turns = Turns(recording, agent)
+    registry = SessionRegistry(
+        turns.run_turn, supersedes=actions.supersedes, live_action=turns.live_action
+    )
+    registry.observers.append(recording.frame)
+    routing = Routing(turns, registry)
+    loopback = Loopback(registry, routing.routes)
+    activity = ActivityRecord()
+    rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    addons: list[Any] = [
+        rpc,
+        RunSettings(registry),
+        turns,
+        routing,
+        loopback,
+        recording,
+        activity,
+        Console(loopback.log_filter),
+        MemoryGuards(),
+        ModelPicker(),
+        LiveStatus(registry, routing.routes, turns),
+    ]
+    return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

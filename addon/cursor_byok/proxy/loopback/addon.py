@@ -1,0 +1,190 @@
+"""An addon that runs the loopback server for the proxy's life and points flows at it.
+
+mitmproxy streams a response only from an upstream (mitmproxy.md §2), so every Agent stream we
+serve goes to our in-process server on 127.0.0.1 (several ports: ports.py says why). This addon
+starts it once the proxy runs, says whether it could, sends flows there with their stream spec,
+and gives each port back when its flow ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from typing import Any
+
+from mitmproxy import connection
+from mitmproxy import ctx
+from mitmproxy import http
+
+from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
+from cursor_byok.proxy.loopback.ports import PortPicker
+from cursor_byok.proxy.loopback.relay import upstream_proxy
+from cursor_byok.proxy.loopback.server import Streamer
+from cursor_byok.proxy.loopback.spec import STREAM_HEADER
+from cursor_byok.proxy.loopback.spec import Forward
+from cursor_byok.proxy.loopback.spec import StreamSpec
+from cursor_byok.proxy.routing import Routes
+from cursor_byok.proxy.shell import SessionRegistry
+
+log = logging.getLogger(__name__)
+
+STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
+PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
+LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
+_INTERNAL_HEADERS = ("transfer-encoding", "authorization", "cookie", "x-blob-encryption-key")
+
+
+def _discard(chunk: bytes) -> list[bytes]:
+    return []
+
+
+class Loopback:
+    def __init__(self, registry: SessionRegistry, routes: Routes) -> None:
+        self.registry = registry
+        self.routes = routes
+        self.streamer: Streamer | None = None
+        self.ports: PortPicker | None = None
+        self.log_filter = LoopbackLogFilter()  # mitmproxy's console lines about the hop
+        self.startup_wait = STARTUP_WAIT
+        self._ready = asyncio.Event()  # set once the server runs (or failed to start)
+        self._started = False
+        self._start_error: str | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # --- life -----------------------------------------------------------------------------
+
+    def running(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._spawn(self._start())
+
+    def done(self) -> None:
+        self._spawn(self.stop())
+
+    async def _start(self) -> None:
+        try:
+            self.streamer = Streamer(
+                self.registry,
+                routes=self.routes,
+                upstream_ssl=upstream_ssl,
+                upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
+            )
+            await self.streamer.start()
+        except Exception as exc:
+            # Not log.exception: mitmdump exits on errors logged at start-up. Every Agent
+            # request answers this instead, at once.
+            self._start_error = f"cursor-byok could not start its loopback streamer: {exc}"
+            log.warning("%s", self._start_error)
+        else:
+            self.ports = PortPicker(self.streamer.ports)
+            self.log_filter.set_ports(self.streamer.ports)
+            self.registry.start()
+            log.info(
+                "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d)",
+                min(self.streamer.ports),
+                max(self.streamer.ports),
+            )
+        finally:
+            self._ready.set()
+
+    async def stop(self) -> None:
+        """Close the streams, then end running turns (embedders await this).
+
+        Streams close first: a turn cancelled with no stream open ends at once instead of
+        waiting for blob acknowledgements nobody will send."""
+        if self.streamer is not None:
+            await self.streamer.stop()
+        await self.registry.stop()
+
+    async def wait_ready(self) -> str | None:
+        """Wait (bounded) until the server runs; the reason it cannot serve, or None."""
+        if not self._ready.is_set():
+            try:
+                async with asyncio.timeout(self.startup_wait):
+                    await self._ready.wait()
+            except TimeoutError:
+                return "cursor-byok is still starting; try again"
+        return self._start_error
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- flows ----------------------------------------------------------------------------
+
+    def hold_forward(self, forward: Forward) -> str:
+        """Keep the original of a flow whose run may turn out to be Cursor's (its token)."""
+        assert self.streamer is not None
+        return self.streamer.hold_forward(forward)
+
+    def point(self, flow: http.HTTPFlow, spec: StreamSpec) -> None:
+        """Send `flow` to the loopback server, which serves the stream `spec` names."""
+        assert self.streamer is not None and self.ports is not None
+        request = flow.request
+        for name in _INTERNAL_HEADERS:
+            request.headers.pop(name, None)
+        request.headers[STREAM_HEADER] = self.streamer.header_value(spec)
+        request.scheme = "http"
+        request.host = "127.0.0.1"
+        client = flow.client_conn.id
+        if self.ports.saturated(client):
+            log.warning(
+                "%d Agent streams open on one client connection: the next one waits for "
+                "mitmproxy to free a loopback connection",
+                self.ports.open_streams(client),
+            )
+        request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
+        self.log_filter.opened(flow.client_conn.peername)
+        flow.metadata[LOOPBACK_KEY] = True
+
+    def answer_error(self, flow: http.HTTPFlow, code: str, message: str, *, stream: bool) -> None:
+        """An error answer for a flow whose body we must not buffer: the loopback sends it."""
+        spec = StreamSpec("", error=(code, message), error_stream=stream)
+        flow.request.stream = _discard
+        self.point(flow, spec)
+        flow.request.headers["content-length"] = "0"
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._give_back(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._give_back(flow)
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        if self.ports is not None:
+            self.ports.forget(client.id)
+        self.log_filter.forget(client.peername)
+
+    def _give_back(self, flow: http.HTTPFlow) -> None:
+        port = flow.metadata.pop(PORT_KEY, None)
+        if port is not None and self.ports is not None:
+            self.ports.give(flow.client_conn.id, port)
+            self.log_filter.closed(flow.client_conn.peername)
+
+
+def upstream_ssl() -> ssl.SSLContext:
+    """TLS to Cursor's backend for a relayed run, verified as mitmproxy verifies upstreams."""
+    opts = ctx.options
+    if opts.ssl_insecure:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif opts.ssl_verify_upstream_trusted_ca or opts.ssl_verify_upstream_trusted_confdir:
+        context = ssl.create_default_context(
+            cafile=opts.ssl_verify_upstream_trusted_ca or None,
+            capath=opts.ssl_verify_upstream_trusted_confdir or None,
+        )
+    else:
+        # The system trust store, plus certifi's (mitmproxy's default for upstreams):
+        # some Python builds (python.org on macOS) come with an empty system store.
+        context = ssl.create_default_context()
+        with contextlib.suppress(ImportError, OSError):
+            import certifi
+
+            context.load_verify_locations(cafile=certifi.where())
+    context.set_alpn_protocols(["http/1.1"])
+    return context

@@ -1,0 +1,151 @@
+"""Every mitmproxy option of cursor-byok, declared once: name, type, default, help.
+
+Each addon declares the options it reads (`declare(loader, ...)`), so none depends on another
+being loaded first: mitmproxy accepts a second declaration with the same signature, and this
+table makes every declaration the same. Validation of a value lives here too, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import exceptions
+
+from cursor_byok.config import default_config_path
+from cursor_byok.proxy.hosts import DEFAULT_HOSTS
+from cursor_byok.store.files import default_data_dir
+
+AGENTS = ("provider", "scripted")
+MODELS_MODES = ("merge", "replace", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    typespec: Any
+    default: Any
+    help: str
+
+
+OPTIONS: dict[str, Option] = {
+    "cursor_byok_hosts": Option(
+        Sequence[str],
+        list(DEFAULT_HOSTS),
+        "Host patterns (fnmatch) of Cursor's API; in reverse mode every host is served.",
+    ),
+    "cursor_byok_data_dir": Option(
+        str,
+        str(default_data_dir()),
+        "Where cursor-byok keeps conversation blobs (content-addressed files).",
+    ),
+    "cursor_byok_heartbeat_ms": Option(int, 5000, "Server heartbeat after this much silence."),
+    "cursor_byok_grace_ms": Option(
+        int, 180_000, "Cancel a running turn when its RunSSE stream has been gone this long."
+    ),
+    "cursor_byok_run_request_timeout_ms": Option(
+        int,
+        60_000,
+        "End a RunSSE stream with not_found when no run request arrives in this time.",
+    ),
+    "cursor_byok_route_wait_ms": Option(
+        int,
+        10_000,
+        "How long a request of a run whose model is not known yet (its run request has not "
+        "arrived) waits for it; after the wait it goes to Cursor as it came.",
+    ),
+    "cursor_byok_linger_ms": Option(
+        int,
+        600_000,
+        "Keep a finished run this long, so a reconnect or retry of it is answered from "
+        "what was sent instead of running it again.",
+    ),
+    "cursor_byok_exec_timeout_ms": Option(
+        int,
+        600_000,
+        "Fail a run when the client leaves a tool request (other than a shell command) "
+        "unanswered this long.",
+    ),
+    "cursor_byok_ack_timeout_ms": Option(
+        int,
+        300_000,
+        "Longest wait for the client to acknowledge stored blobs at the end of a turn, as "
+        "long as it keeps sending heartbeats.",
+    ),
+    "cursor_byok_gap_timeout_ms": Option(
+        int,
+        30_000,
+        "Fail a run when an append_seqno gap stays open this long (a lost upload).",
+    ),
+    "cursor_byok_coalesce_ms": Option(
+        int,
+        15,
+        "Text/thinking/token deltas that come within this long of the last ones sent are "
+        "held until it has passed and go out as one frame; the first delta after a quiet "
+        "spell goes at once (0: no holding, lowest latency, one frame per delta).",
+    ),
+    "cursor_byok_config": Option(
+        str,
+        str(default_config_path()),
+        "The cursor-byok TOML config (providers and models); reloaded when it changes.",
+    ),
+    "cursor_byok_record_dir": Option(
+        str,
+        "",
+        "Record every Agent turn (client messages, server frames, provider events; secrets "
+        "redacted) as capture files in this directory. Empty: off.",
+    ),
+    "cursor_byok_agent": Option(
+        str,
+        "provider",
+        "Which agent runs turns: 'provider' (your configured models) or 'scripted' "
+        "(no model: reads a file and answers; for checking a setup).",
+    ),
+    "cursor_byok_models_mode": Option(
+        str,
+        "merge",
+        "How the configured models reach Cursor's model pickers: 'merge' (add them to "
+        "Cursor's answers; answer locally only while Cursor is unreachable), 'replace' "
+        "(answer locally, never ask Cursor) or 'off'.",
+    ),
+    "cursor_byok_status": Option(
+        bool,
+        True,
+        "Show a live status table of running turns (only on a terminal).",
+    ),
+}
+
+
+def declare(loader: Any, *names: str) -> None:
+    """Declare `names` (from `OPTIONS`) on mitmproxy's loader, always with the same signature."""
+    for name in names:
+        option = OPTIONS[name]
+        loader.add_option(name, option.typespec, option.default, option.help)
+
+
+def positive(options: Any, *names: str) -> None:
+    for name in names:
+        if getattr(options, name) <= 0:
+            raise exceptions.OptionsError(f"{name} must be positive")
+
+
+def one_of(options: Any, name: str, known: Sequence[str], what: str) -> None:
+    value = getattr(options, name)
+    if value not in known:
+        raise exceptions.OptionsError(
+            f"{name}: unknown {what} {value!r} (known: {', '.join(known)})"
+        )
+
+
+def data_dir(options: Any) -> Path:
+    return Path(options.cursor_byok_data_dir).expanduser()
+
+
+def config_path(options: Any) -> Path:
+    return Path(options.cursor_byok_config).expanduser()
+
+
+def reverse_mode(options: Any) -> bool:
+    """Whether mitmproxy runs as a reverse proxy (then every host is Cursor's)."""
+    return any(str(mode).startswith("reverse:") for mode in options.mode)

@@ -1,0 +1,66 @@
+"""An addon that records every Agent turn as a capture file while `cursor_byok_record_dir` is set
+(client messages as they arrive, every server frame, each model call; secrets redacted).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from mitmproxy import ctx
+from mitmproxy import exceptions
+
+from cursor_byok.capture.recorder import Recorder
+from cursor_byok.proxy import options
+
+log = logging.getLogger(__name__)
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.recorder: Recorder | None = None  # while recording
+
+    def load(self, loader) -> None:
+        options.declare(
+            loader,
+            "cursor_byok_record_dir",
+            "cursor_byok_agent",
+            "cursor_byok_config",
+            "cursor_byok_data_dir",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        opts = ctx.options
+        if "cursor_byok_record_dir" in updated:
+            self._switch(opts.cursor_byok_record_dir)
+        if self.recorder is not None:  # what the run meta line says of this proxy
+            self.recorder.agent = opts.cursor_byok_agent
+            self.recorder.config_path = options.config_path(opts)
+            self.recorder.data_dir = options.data_dir(opts)
+
+    def done(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+
+    def _switch(self, directory: str) -> None:
+        self.close()
+        if directory:
+            try:
+                self.recorder = Recorder(Path(directory).expanduser())
+            except OSError as exc:
+                raise exceptions.OptionsError(f"cursor_byok_record_dir: {exc}") from None
+            log.info("recording Agent turns into %s", directory)
+
+    def client(self, request_id: str, seqno: int, raw: bytes, headers: dict[str, str]) -> None:
+        """One client message, before the turn it may start emits anything."""
+        if self.recorder is not None:
+            self.recorder.client(request_id, seqno, raw, headers)
+
+    def frame(self, run_id: str, payload: bytes, end: bool) -> None:
+        """One server frame a run queued (the run core's frame observer)."""
+        if self.recorder is not None:
+            self.recorder.server(run_id, payload, end)

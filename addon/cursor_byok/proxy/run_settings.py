@@ -1,0 +1,47 @@
+"""An addon: the timings of runs and attempts (heartbeats, grace, linger, watchdogs, coalescing),
+validated and handed to the run core.
+"""
+
+from __future__ import annotations
+
+from mitmproxy import ctx
+from mitmproxy import exceptions
+
+from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.proxy import options
+from cursor_byok.proxy.shell import SessionRegistry
+
+_TIMINGS = (
+    "cursor_byok_heartbeat_ms",
+    "cursor_byok_grace_ms",
+    "cursor_byok_run_request_timeout_ms",
+    "cursor_byok_linger_ms",
+    "cursor_byok_exec_timeout_ms",
+    "cursor_byok_gap_timeout_ms",
+)
+
+
+class RunSettings:
+    def __init__(self, registry: SessionRegistry) -> None:
+        self.registry = registry
+
+    def load(self, loader) -> None:
+        options.declare(loader, *_TIMINGS, "cursor_byok_coalesce_ms", "cursor_byok_record_dir")
+
+    def configure(self, updated: set[str]) -> None:
+        opts = ctx.options
+        options.positive(opts, *_TIMINGS)
+        if opts.cursor_byok_coalesce_ms < 0:
+            raise exceptions.OptionsError("cursor_byok_coalesce_ms must not be negative")
+        self.registry.config = SessionConfig(
+            heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
+            grace_period=opts.cursor_byok_grace_ms / 1000,
+            run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,
+            linger=opts.cursor_byok_linger_ms / 1000,
+            gap_timeout=opts.cursor_byok_gap_timeout_ms / 1000,
+            exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
+            # Recordings must replay frame for frame, and coalescing depends on timing.
+            coalesce_window=0
+            if opts.cursor_byok_record_dir
+            else opts.cursor_byok_coalesce_ms / 1000,
+        )

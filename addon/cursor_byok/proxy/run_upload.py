@@ -1,0 +1,130 @@
+"""The request body of one HTTP/2 `Run` stream, fed chunk by chunk into its attempt.
+
+Cursor keeps its upload open for the whole turn and sends a Connect envelope per client message
+(tool results, KV answers, heartbeats); mitmproxy hands us each chunk as it comes
+(`request.stream`), nothing goes upstream. The first message decides the route: served here,
+or relayed unparsed to Cursor by the loopback server (`pipe`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from cursor_byok.errors import ByokError
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import parse_client_message
+from cursor_byok.proxy.loopback.spec import RELAY_RESET
+from cursor_byok.proxy.mitmproxy_compat import forget_traceback
+from cursor_byok.proxy.recording import Recording
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import LOCAL
+from cursor_byok.proxy.shell import SessionRegistry
+
+log = logging.getLogger(__name__)
+
+
+class RunUpload:
+    """The request body of one `Run` stream, chunk by chunk: envelopes → client messages.
+
+    mitmproxy calls it with every chunk the client sends (`request.stream`); nothing goes
+    upstream. Bad input ends this attempt's stream with a Connect error; the proxy goes on.
+    With `decide`, the first client message picks the route: served here (as above), or
+    Cursor's backend, when every byte (those already read, then each chunk as it comes) goes
+    unparsed into `pipe` for the streamer to relay (None marks the end of the upload).
+    """
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        request_id: str,
+        owner: bytes,
+        encoding: str | None,
+        recording: Recording,
+        *,
+        pipe: asyncio.Queue | None = None,
+        decide: Callable[[str, pb.AgentClientMessage, str], str] | None = None,
+        opened: str = "",
+    ) -> None:
+        self.registry = registry
+        self.request_id = request_id
+        self.owner = owner
+        self.recording = recording
+        self.decoder = connect.EnvelopeDecoder(encoding=encoding)
+        self.failed = False
+        self.messages = 0
+        self.pipe = pipe
+        self.decide = decide
+        self.route: str | None = None if decide is not None else LOCAL
+        self.read = bytearray()  # raw upload bytes until the route is known
+        self.opened = opened  # how the stream came (HTTP version...), for the route line
+
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        if not chunk or self.failed:
+            return []
+        if self.route == CURSOR:
+            assert self.pipe is not None
+            self.pipe.put_nowait(bytes(chunk))
+            return []
+        if self.route is None:
+            self.read += chunk
+        try:
+            for frame in self.decoder.feed(chunk):
+                if frame.is_end_stream:
+                    continue  # a client end-stream closes its side; nothing to do
+                message = parse_client_message(frame.payload)
+                if self.route is None:
+                    assert self.decide is not None
+                    self.route = self.decide(self.request_id, message, self.opened)
+                    if self.route == CURSOR:
+                        assert self.pipe is not None
+                        self.pipe.put_nowait(bytes(self.read))
+                        self.read = bytearray()
+                        return []
+                    self.read = bytearray()
+                self.recording.client(self.request_id, self.messages, frame.payload, {})
+                self.messages += 1
+                self.registry.receive(
+                    self.request_id,
+                    None,
+                    message,
+                    raw=frame.payload,
+                    owner=self.owner,
+                    transport="run",
+                )
+        except ByokError as exc:
+            self._fail(exc.code, f"Run request stream: {exc}")
+            forget_traceback(exc)
+        except Exception:
+            log.exception("Run %s: upload failed", self.request_id)
+            self._fail("internal", "cursor-byok internal error")
+        return []
+
+    def _fail(self, code: str, message: str) -> None:
+        self.failed = True
+        log.warning("Run %s: %s", self.request_id, message)
+        self.registry.close_attempt(self.request_id, connect.EndStreamError(code, message))
+
+    def _unrouted(self) -> None:
+        """The upload ends before its first message: say the stream opened (the route line,
+        which would have said it, never comes)."""
+        if self.route is None and self.opened:
+            log.info("Run %s opened (%s), no run request", self.request_id, self.opened)
+            self.opened = ""
+
+    def close(self) -> None:
+        """The client closed its upload: fine between envelopes, an error inside one."""
+        self._unrouted()
+        if self.pipe is not None and self.route != LOCAL:
+            self.pipe.put_nowait(None)  # relayed (or not decided yet): end Cursor's upload too
+            return
+        if not self.failed and self.decoder.buffered:
+            self._fail("invalid_argument", "Run request stream ended inside an envelope")
+
+    def abandon(self) -> None:
+        self._unrouted()
+        self.failed = True
+        if self.pipe is not None and self.route == CURSOR:
+            self.pipe.put_nowait(RELAY_RESET)

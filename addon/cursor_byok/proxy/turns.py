@@ -1,0 +1,162 @@
+"""An addon: which agent runs the turns we serve, and starting each turn a run asks for.
+
+The provider agent runs on the user's config (re-read when it changes; a running turn keeps the
+snapshot it started with), the scripted one needs no provider (for checking a setup). A broken
+config is not an error of the proxy: every turn ends with that error in Cursor until it is fixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from mitmproxy import ctx
+from mitmproxy import exceptions
+
+from cursor_byok.agent import live_actions
+from cursor_byok.agent.loop import CUSTOM_MESSAGE
+from cursor_byok.agent.loop import ProviderAgent
+from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.agent.turn import ACK_TIMEOUT
+from cursor_byok.agent.turn import Agent
+from cursor_byok.agent.turn import Turn
+from cursor_byok.agent.turn import TurnError
+from cursor_byok.agent.turn import run_turn
+from cursor_byok.config import Config
+from cursor_byok.config import ConfigError
+from cursor_byok.config import ConfigSource
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.providers.pool import ProviderPool
+from cursor_byok.proxy import options
+from cursor_byok.proxy.recording import Recording
+from cursor_byok.proxy.shell import LiveRun
+from cursor_byok.store.activity import route_label
+from cursor_byok.store.blobs import BlobStore
+
+log = logging.getLogger(__name__)
+
+
+class FailingAgent:
+    """Ends every turn with one error Cursor shows (e.g. a broken config)."""
+
+    def __init__(self, error: TurnError) -> None:
+        self.error = error
+
+    async def run(self, turn: Turn) -> None:
+        raise self.error
+
+
+class Turns:
+    def __init__(self, recording: Recording, agent: Agent | None = None) -> None:
+        self.recording = recording
+        self.fixed_agent = agent  # embedders and tests: this agent, whatever the options say
+        self.providers = ProviderPool()  # provider clients shared across turns
+        self.blobs: BlobStore | None = None
+        self.ack_timeout = ACK_TIMEOUT
+        self._source: ConfigSource | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def load(self, loader) -> None:
+        options.declare(
+            loader,
+            "cursor_byok_agent",
+            "cursor_byok_config",
+            "cursor_byok_data_dir",
+            "cursor_byok_ack_timeout_ms",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        opts = ctx.options
+        options.positive(opts, "cursor_byok_ack_timeout_ms")
+        options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
+        self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
+            try:
+                config = self.config()
+                log.info("config %s: models %s", config.path, ", ".join(config.model_names()))
+            except ConfigError as exc:
+                # Not an error: mitmdump exits on errors logged at startup, and the file is
+                # re-read on every turn, so the user can fix it while the proxy runs.
+                log.warning("%s (Agent turns will show this error until it is fixed)", exc)
+        if "cursor_byok_data_dir" in updated or self.blobs is None:
+            try:
+                self.blobs = BlobStore(options.data_dir(opts) / "blobs")
+            except OSError as exc:
+                raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
+
+    def done(self) -> None:
+        self._spawn(self.providers.aclose())
+
+    # --- the agent ------------------------------------------------------------------------
+
+    def serves_config(self) -> bool:
+        """Whether turns run on the user's config (the provider agent)."""
+        return self.fixed_agent is None and ctx.options.cursor_byok_agent == "provider"
+
+    def config(self) -> Config:
+        """The current config snapshot; running turns keep the one they started with."""
+        path = options.config_path(ctx.options)
+        if self._source is None or self._source.path != path:
+            self._source = ConfigSource(path)
+        return self._source.get()
+
+    def routing_config(self) -> Config | None:
+        """The config routing decides by; None when every run is served here (another agent,
+        or a broken config whose error the turn shows)."""
+        if not self.serves_config():
+            return None
+        try:
+            return self.config()
+        except ConfigError:
+            return None
+
+    def agent(self) -> Agent:
+        if self.fixed_agent is not None:
+            return self.fixed_agent
+        if ctx.options.cursor_byok_agent == "scripted":
+            return ScriptedAgent()
+        try:
+            recorder = self.recording.recorder
+            wrap = recorder.wrap_provider if recorder is not None else None
+            return ProviderAgent(self.config(), wrap_provider=wrap, pool=self.providers)
+        except ConfigError as exc:
+            return FailingAgent(
+                TurnError(
+                    "failed_precondition",
+                    str(exc),
+                    title="cursor-byok configuration",
+                    error=CUSTOM_MESSAGE,
+                )
+            )
+
+    async def run_turn(self, live: LiveRun, run_request: pb.AgentRunRequest) -> None:
+        if self.blobs is None:  # configure() has run before any flow can start a turn
+            raise RuntimeError("the blob store is not configured")
+        live.route = route_of(live)
+        await run_turn(
+            live, run_request, blobs=self.blobs, agent=self.agent(), ack_timeout=self.ack_timeout
+        )
+
+    def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
+        """A conversation action sent mid-run (stop one subagent, send work to the background)."""
+        if not live_actions.handles(action):
+            log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
+            return
+        self._spawn(live_actions.handle(live.turn, action))
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def route_of(live: LiveRun) -> str:
+    """How a turn's calls reached the proxy, for its usage row: the proxy mode and the
+    transport (`regular proxy, Run (HTTP/2)`)."""
+    try:
+        modes = ctx.options.mode
+    except AttributeError:  # outside a running mitmproxy (unit tests)
+        modes = []
+    transport = "Run (HTTP/2)" if live.transport == "run" else "RunSSE + BidiAppend"
+    return f"{route_label(modes)}, {transport}"

@@ -1,0 +1,118 @@
+"""Each assumption of proxy/mitmproxy_compat.py, checked against the mitmproxy installed.
+
+When one of these fails after a mitmproxy upgrade, the assumption changed: adjust
+mitmproxy_compat.py (and what relies on it), not this test. The END_STREAM trailers trick is
+pinned end to end: tests/e2e/test_run_transport.py::test_turn_over_run_with_exec_kv_and_checkpoints
+measures the client's wait for END_STREAM after the end-stream envelope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import inspect
+import weakref
+
+import pytest
+from mitmproxy import http
+from mitmproxy.proxy import context
+from mitmproxy.proxy import server
+from mitmproxy.proxy.layers import http as http_layer
+from mitmproxy.test import taddons
+from mitmproxy.test import tflow
+from mitmproxy.utils import human
+
+from cursor_byok.proxy import mitmproxy_compat as compat
+
+
+async def test_upstream_connections_per_address_are_capped_as_assumed() -> None:
+    class Handler(server.ConnectionHandler):
+        async def handle_hook(self, hook) -> None:
+            return None
+
+    with taddons.context() as tctx:
+        handler = Handler(context.Context(tflow.tclient_conn(), tctx.options))
+        semaphore = handler.max_conns[("127.0.0.1", 1)]
+        assert isinstance(semaphore, asyncio.Semaphore)
+        assert semaphore._value == compat.CONNECTIONS_PER_ADDRESS
+
+
+def test_the_hop_lines_are_logged_by_the_logger_and_with_the_words_assumed() -> None:
+    assert server.logger.name == compat.CONNECTION_LOGGER
+    source = inspect.getsource(server.ConnectionHandler)
+    assert 'self.log(f"server connect {addr}")' in source
+    assert 'self.log(f"server disconnect {addr}")' in source
+    assert human.format_address(("127.0.0.1", 8443)) == "127.0.0.1:8443"
+    connect, disconnect = compat.hop_connect_lines("127.0.0.1")
+    assert f"server connect {human.format_address(('127.0.0.1', 8443))}".startswith(connect)
+    assert disconnect == "server disconnect 127.0.0.1:"
+    layer = inspect.getsource(http_layer)
+    assert 'Log(f"Streaming request to {self.flow.request.host}.")' in layer
+    assert 'Log(f"Streaming response from {self.flow.request.host}.")' in layer
+    assert compat.hop_streaming_lines("127.0.0.1") == (
+        "Streaming request to 127.0.0.1.",
+        "Streaming response from 127.0.0.1.",
+    )
+
+
+class _Big:
+    pass
+
+
+@pytest.fixture
+def no_automatic_gc():
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_messages_keep_their_callers_frames_alive_until_a_full_collection(no_automatic_gc) -> None:
+    """Why LargeBodies exists: building a Request or Response leaves a reference cycle (a
+    TypeError caught in mitmproxy's type check) that holds every calling frame's locals."""
+
+    def handle() -> weakref.ref:
+        body = _Big()
+        http.Response.make(200, b"", {"content-type": "application/proto"})
+        return weakref.ref(body)
+
+    held = handle()
+    assert held() is not None  # garbage, but alive: nothing but a full collection frees it
+    gc.collect()
+    assert held() is None
+
+
+def test_a_refused_requests_body_dies_with_its_traceback_cleared(no_automatic_gc) -> None:
+    """Why forget_traceback exists: the error answer for a refused request, made while the
+    exception is being handled, keeps the frames its traceback holds (the parsed body)."""
+
+    def parse(body: _Big) -> None:
+        raise ValueError("bad body")
+
+    def refuse(clear: bool) -> weakref.ref:
+        body = _Big()
+        held = weakref.ref(body)
+        try:
+            parse(body)
+        except ValueError as exc:
+            del body
+            if clear:
+                compat.forget_traceback(exc)
+            http.Response.make(400, b"", {"content-type": "application/json"})
+        return held
+
+    assert refuse(clear=False)() is not None
+    assert refuse(clear=True)() is None
+
+
+def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
+    flow = tflow.tflow(resp=True)
+    flow.request.http_version = "HTTP/2.0"
+    compat.give_end_stream_trailers(flow)
+    assert flow.response.trailers is not None
+    assert flow.response.trailers.fields == (compat.END_STREAM_TRAILER,)
+    plain = tflow.tflow(resp=True)
+    compat.give_end_stream_trailers(plain)
+    assert not plain.response.trailers
