@@ -44,6 +44,8 @@ from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import make_provider
 from cursor_byok.providers.pool import ProviderPool
@@ -148,7 +150,7 @@ class ProviderAgent:
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window
         summarize = kind == actions.SUMMARIZE
-        resumed: dict | None = None
+        resumed: AssistantHistoryMessage | None = None
         if summarize:
             turn.transcript.user_message = None  # /summarize adds no user turn
         elif kind == actions.RESUME:
@@ -244,9 +246,8 @@ def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> 
                 turn.run_request.conversation_state, instruction.completions
             )
         )
-    turn.transcript.append(
-        {
-            "role": "user",
-            "content": prompts.user_content(instruction.user_message, images=model.supports_images),
-        }
-    )
+    message: UserHistoryMessage = {
+        "role": "user",
+        "content": prompts.user_content(instruction.user_message, images=model.supports_images),
+    }
+    turn.transcript.append(message)

@@ -17,6 +17,7 @@ import logging
 import time
 from dataclasses import dataclass
 from dataclasses import field
+from typing import cast
 
 from cursor_byok.agent.errors import ContextOverflow
 from cursor_byok.agent.errors import provider_turn_error
@@ -25,6 +26,7 @@ from cursor_byok.agent.tool_batch import PendingCall
 from cursor_byok.agent.tool_batch import tool_card
 from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
@@ -60,7 +62,7 @@ class Answer:
     """What one model call produced: the assistant message for the history, the tool calls to
     run (in the model's order), why it stopped and the usage it reported last."""
 
-    message: dict
+    message: AssistantHistoryMessage
     calls: list[PendingCall] = field(default_factory=list)
     reason: str = "stop"
     usage: Usage | None = None
@@ -160,7 +162,9 @@ async def stream_answer(
                     end_thinking()
                     if reason == "context_length" and not order and not shown:
                         raise ContextOverflow(None, "the model stopped: context window exceeded")
-                    return Answer(message, [calls[c] for c in order], reason, last_usage)
+                    # the adapters build it (`MessageBuilder`); `Finish` types it as a dict
+                    answer = cast(AssistantHistoryMessage, message)
+                    return Answer(answer, [calls[c] for c in order], reason, last_usage)
     except ProviderError as exc:
         if exc.kind == "context_length" and not shown:
             raise ContextOverflow(exc, str(exc)) from None

@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
+from typing import cast
 
 from cursor_byok.agent.compaction import KEEP_SHARE
 from cursor_byok.agent.compaction import CompactionFailed
@@ -40,6 +42,7 @@ from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import ModelRequest
 
 log = logging.getLogger(__name__)
@@ -78,7 +81,8 @@ class StepLoop:
         return ModelRequest(
             model=model.model,
             system=self.toolset.system,
-            messages=self.turn.transcript.messages(),
+            # history_format messages; `ModelRequest` (providers/base.py) types them as dicts
+            messages=cast("list[dict[str, Any]]", self.turn.transcript.messages()),
             tools=self.toolset.specs,
             max_output_tokens=model.max_output_tokens,
             params=dict(model.params),
@@ -110,7 +114,7 @@ class StepLoop:
             turn.step_completed()
         turn.text(max_steps_note(max_steps))
 
-    async def resume(self, message: dict) -> None:
+    async def resume(self, message: AssistantHistoryMessage) -> None:
         """Resume (protocol.md §10.4): the checkpoint's unsettled batch runs again, with new
         exec ids, before the next model call."""
         calls, model_call_id = await restart_batch(self.turn, message, self.toolset.by_name)
@@ -187,7 +191,12 @@ class StepLoop:
         return request, size
 
     async def _settle(
-        self, message: dict, calls: list[PendingCall], model_call_id: str, *, account: bool
+        self,
+        message: AssistantHistoryMessage,
+        calls: list[PendingCall],
+        model_call_id: str,
+        *,
+        account: bool,
     ) -> None:
         """Run one tool batch, append its results, switch mode if approved, update the
         context meter (`account`), publish the settled checkpoint."""

@@ -19,11 +19,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from typing import cast
 
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import HistoryMessage
+from cursor_byok.protocol.history_format import ToolHistoryMessage
+from cursor_byok.protocol.history_format import ToolResultPart
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 
@@ -110,7 +115,7 @@ class CallContext:
 
 async def settle_batch(
     turn: Turn,
-    message: dict,
+    message: AssistantHistoryMessage,
     calls: list[PendingCall],
     model_call_id: str,
     mode: int,
@@ -123,7 +128,8 @@ async def settle_batch(
         results, switched = await run_batch(turn, calls, model_call_id, mode, request_context)
     finally:
         turn.transcript.pending_message = None
-    turn.transcript.append({"role": "tool", "content": results})
+    results_message: ToolHistoryMessage = {"role": "tool", "content": results}
+    turn.transcript.append(results_message)
     return switched
 
 
@@ -133,7 +139,7 @@ async def run_batch(
     model_call_id: str,
     mode: int,
     request_context: pb.RequestContext,
-) -> tuple[list[dict], int | None]:
+) -> tuple[list[ToolResultPart], int | None]:
     """Execute one batch: read-only calls concurrently, mutating calls one at a time in
     call order (each waits for everything the model asked for before it). Returns the
     `tool-result` parts in call order and the approved mode switch, if any."""
@@ -160,7 +166,7 @@ async def run_batch(
     finally:
         for task in running:
             task.cancel()
-    results = []
+    results: list[ToolResultPart] = []
     switched: int | None = None
     for call in calls:
         outcome = outcomes[call.call_id]
@@ -214,8 +220,10 @@ async def _run_call(
 # --- resume ------------------------------------------------------------------------------
 
 
-def pending_batch(state: pb.ConversationStateStructure) -> dict | None:
-    """The unsettled assistant message of a checkpoint (§10.4), if it has tool calls."""
+def pending_batch(state: pb.ConversationStateStructure) -> AssistantHistoryMessage | None:
+    """The unsettled assistant message of a checkpoint (§10.4), if it has tool calls.
+
+    Checked only for that: `restart_batch` reads its parts defensively."""
     for raw in state.pending_tool_calls:
         try:
             message = json.loads(raw)
@@ -229,17 +237,17 @@ def pending_batch(state: pb.ConversationStateStructure) -> dict | None:
             isinstance(p, dict) and p.get("type") == "tool-call" for p in content
         ):
             message.setdefault("role", "assistant")
-            return message
+            return cast(AssistantHistoryMessage, message)
     return None
 
 
-def awaits_answer(messages: list[dict]) -> bool:
+def awaits_answer(messages: list[HistoryMessage]) -> bool:
     """The history ends with a user message or tool results the model has not answered."""
     return bool(messages) and messages[-1].get("role") in ("user", "tool")
 
 
 async def restart_batch(
-    turn: Turn, message: dict, tools: dict[str, Tool]
+    turn: Turn, message: AssistantHistoryMessage, tools: dict[str, Tool]
 ) -> tuple[list[PendingCall], str]:
     """Resume (protocol.md §10.4): put the checkpoint's unsettled batch back in the transcript,
     staged, and show its calls started again, with a new model call id (so new exec ids).
