@@ -21,8 +21,8 @@ must be built with their keys in the same order.
 Free of protobuf and of I/O: the provider adapters import it, and they know no Cursor protobuf.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: evaluated annotations let TypedDict see NotRequired,
+# so `__required_keys__` is right at run time (tests/test_history_format.py relies on it).
 from typing import Any
 from typing import Final
 from typing import Literal
