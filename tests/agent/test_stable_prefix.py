@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from cursor_byok.agent.context import AGENT
 from cursor_byok.agent.context import system_prompt
-from cursor_byok.agent.loop import ProviderAgent
+from cursor_byok.agent.toolset import toolset_for
 from cursor_byok.config import parse_config
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
@@ -31,9 +31,10 @@ def test_tools_are_sorted_and_the_prefix_is_byte_stable() -> None:
             "models": [{"name": "m", "provider": "p", "model": "m"}],
         }
     )
-    agent = ProviderAgent(config)
-    _, specs_a, system_a = agent._toolset(turn, AGENT, _context())
-    _, specs_b, system_b = agent._toolset(turn, AGENT, _context())
+    first_set = toolset_for(config, turn, AGENT, _context())
+    later_set = toolset_for(config, turn, AGENT, _context())
+    specs_a, system_a = first_set.specs, first_set.system
+    specs_b, system_b = later_set.specs, later_set.system
     names = [s.name for s in specs_a]
     assert names == sorted(names)
     assert system_a == system_b == system_prompt(AGENT, _context(), names)

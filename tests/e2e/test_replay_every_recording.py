@@ -30,7 +30,7 @@ from test_record_replay import captures_in
 from test_record_replay import make_workspace
 from test_record_replay import run_cli
 
-from cursor_byok.agent import loop
+from cursor_byok.agent import model_call
 from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.replay import engine as replay
@@ -81,9 +81,9 @@ def script_reasoning_with_a_tool(fp: FakeProvider, workspace: Path) -> None:
 
 @pytest.fixture
 def frozen_clock(monkeypatch) -> None:
-    """The agent loop's monotonic clock stands still during replays (durations: 1 ms)."""
+    """The model call's monotonic clock stands still during replays (thinking: 1 ms)."""
     frozen = types.SimpleNamespace(monotonic=lambda: 1000.0, time=time.time)
-    monkeypatch.setattr(loop, "time", frozen)
+    monkeypatch.setattr(model_call, "time", frozen)
 
 
 async def replay_all(paths: list[Path]) -> list[replay.Result]:

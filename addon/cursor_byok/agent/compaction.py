@@ -22,20 +22,27 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import messages_bytes
+from cursor_byok.agent.turn import Turn
+from cursor_byok.agent.turn import Usage as TurnUsage
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import REPLAY_KEY
+from cursor_byok.protocol.history_format import HistoryMessage
+from cursor_byok.protocol.history_format import ToolResultPart
+from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import Usage
 from cursor_byok.providers.base import stream_with_retries
-from cursor_byok.providers.history import REPLAY_KEY
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +67,14 @@ SUMMARY_SYSTEM = (
 )
 
 
-def is_summary(message: dict) -> bool:
+def is_summary(message: Mapping[str, Any]) -> bool:
+    """The message stands for a compacted past (`summary_message`); any message, as stored."""
     opts = message.get("providerOptions")
     replay = opts.get(REPLAY_KEY) if isinstance(opts, dict) else None
     return isinstance(replay, dict) and replay.get("summary") is True
 
 
-def summary_message(summary: str) -> dict:
+def summary_message(summary: str) -> UserHistoryMessage:
     """The history message that stands for everything summarised (a user message: every
     provider accepts it first, before the kept turns)."""
     text = (
@@ -80,7 +88,7 @@ def summary_message(summary: str) -> dict:
     }
 
 
-def summary_text(message: dict) -> str:
+def summary_text(message: Mapping[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
@@ -90,11 +98,13 @@ def summary_text(message: dict) -> str:
 # --------------------------------------------------------------------------- planning
 
 
-def _is_real_user(message: dict) -> bool:
+def _is_real_user(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "user" and not is_summary(message)
 
 
-def split(messages: list[dict], keep_bytes: int) -> tuple[list[dict], list[dict]]:
+def split(
+    messages: list[HistoryMessage], keep_bytes: int
+) -> tuple[list[HistoryMessage], list[HistoryMessage]]:
     """(older, recent): `recent` is the longest tail that fits `keep_bytes` and starts at a
     user or assistant message (a tool message is never separated from its call). The latest
     user message always stays verbatim, even if the tail that follows it is cut."""
@@ -118,21 +128,24 @@ def split(messages: list[dict], keep_bytes: int) -> tuple[list[dict], list[dict]
 
 
 def truncate_tool_results(
-    messages: list[dict], *, limit: int = OLD_RESULT_CHARS, protect: int = PROTECTED_TAIL
-) -> list[dict]:
+    messages: list[HistoryMessage],
+    *,
+    limit: int = OLD_RESULT_CHARS,
+    protect: int = PROTECTED_TAIL,
+) -> list[HistoryMessage]:
     """Copies of `messages` whose tool results (outside the last `protect` messages) are cut
     to `limit` characters with a marker saying so."""
-    out = []
+    out: list[HistoryMessage] = []
     edge = len(messages) - protect
     for index, message in enumerate(messages):
-        if index >= edge or message.get("role") != "tool":
+        if index >= edge or message["role"] != "tool":
             out.append(message)
             continue
         content = message.get("content")
-        if not isinstance(content, list):
+        if not isinstance(content, list):  # a tool message written elsewhere
             out.append(message)
             continue
-        parts = []
+        parts: list[ToolResultPart] = []
         for part in content:
             result = part.get("result") if isinstance(part, dict) else None
             if isinstance(result, str) and len(result) > limit:
@@ -143,7 +156,7 @@ def truncate_tool_results(
     return out
 
 
-def render_transcript(messages: list[dict], max_chars: int) -> str:
+def render_transcript(messages: Sequence[Mapping[str, Any]], max_chars: int) -> str:
     """The older messages as plain text for the summariser (any provider can read it, and
     no tool-call pairing rules apply). Over `max_chars`, the oldest lines go first, but a
     previous summary is always kept."""
@@ -236,7 +249,7 @@ class Compactor:
 
     async def compact(
         self,
-        turn,
+        turn: Turn,
         *,
         reason: str,
         bytes_per_token: float = 4.0,
@@ -271,7 +284,9 @@ class Compactor:
         self.count += 1
         return summary
 
-    async def _summarise(self, older: list[dict], bytes_per_token: float, usage) -> str:
+    async def _summarise(
+        self, older: list[HistoryMessage], bytes_per_token: float, usage: TurnUsage
+    ) -> str:
         """The summary text; the call's token usage is added to the turn's (it is billed)."""
         s = self.summariser
         max_chars = int(s.context_window * SUMMARY_INPUT_SHARE * bytes_per_token)
@@ -317,7 +332,7 @@ class Compactor:
         return summary
 
 
-async def summarize_conversation(turn, compactor: Compactor, meter: TokenMeter) -> None:
+async def summarize_conversation(turn: Turn, compactor: Compactor, meter: TokenMeter) -> None:
     """`summarize_action` (/summarize): compact now, keeping only the last exchange verbatim,
     and tell the user when there is nothing to summarise yet."""
     try:

@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
+from cursor_byok.protocol.history_format import UserPart
 
 log = logging.getLogger(__name__)
 
@@ -205,9 +206,9 @@ def prompt_parts(
     return sections
 
 
-def user_content(message: pb.UserMessage, *, images: bool) -> list[dict]:
+def user_content(message: pb.UserMessage, *, images: bool) -> list[UserPart]:
     """The user's message as neutral content parts: text, selected context, images."""
-    parts: list[dict] = [{"type": "text", "text": message.text}]
+    parts: list[UserPart] = [{"type": "text", "text": message.text}]
     if not message.HasField("selected_context"):
         return parts
     selected = message.selected_context

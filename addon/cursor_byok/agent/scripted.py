@@ -13,6 +13,7 @@ import re
 
 from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import ToolCallPart
 
 _PATH = re.compile(r"[\w./\\-]*[./\\][\w./\\-]+")
 
@@ -63,7 +64,7 @@ class ScriptedAgent:
             )
         )
         turn.step_completed()
-        call = {
+        call: ToolCallPart = {
             "type": "tool-call",
             "toolCallId": call_id,
             "toolName": "Read",

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ def json_bytes(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def messages_bytes(messages: list[dict]) -> int:
+def messages_bytes(messages: Sequence[Mapping[str, Any]]) -> int:
     return sum(json_bytes(m) for m in messages)
 
 

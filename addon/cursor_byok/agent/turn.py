@@ -35,6 +35,8 @@ from cursor_byok.protocol.checkpoint import referenced_blobs
 from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.connect import ErrorDetail
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import HistoryMessage
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import record_turn
 
@@ -278,7 +280,7 @@ class Turn:
         self.transcript.add_step(step)
 
     def checkpoint(
-        self, *, pending: dict | None = None
+        self, *, pending: AssistantHistoryMessage | None = None
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The checkpoint as of now, with the steps shown so far."""
         self.flush_steps()
@@ -400,7 +402,7 @@ class Turn:
             for task in tasks:
                 task.cancel()
 
-    async def publish_checkpoint(self, *, pending: dict | None = None) -> None:
+    async def publish_checkpoint(self, *, pending: AssistantHistoryMessage | None = None) -> None:
         state, blobs = self.checkpoint(pending=pending)
         await self.store_on_client(blobs)
         self.emit(pb.AgentServerMessage(conversation_checkpoint_update=state))
@@ -426,7 +428,7 @@ async def load_transcript(
 ) -> Transcript:
     """The conversation so far, from the checkpoint the client sent back."""
     state = run_request.conversation_state
-    history = []
+    history: list[HistoryMessage] = []
     roots = state.root_prompt_messages_json
     for index, ident in enumerate(roots):
         try:
@@ -486,7 +488,7 @@ async def run_turn(
         await turn.store_on_client(turn.checkpoint()[1])
         turn.update(turn_ended=turn.usage.turn_ended())
         last = turn.transcript.new_messages[-1] if turn.transcript.new_messages else None
-        if last is not None and last.get("role") == "assistant":
+        if last is not None and last["role"] == "assistant":
             await turn.publish_checkpoint(pending=last)
         await turn.publish_checkpoint()
         await turn.publish_checkpoint()

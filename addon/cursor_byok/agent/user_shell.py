@@ -13,7 +13,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.tools.base import truncate_text
 from cursor_byok.tools.shell import ShellTool
 
@@ -34,7 +36,7 @@ def history_text(command: str, output: str, *, failed: bool) -> str:
     )
 
 
-async def run(turn, command: str, make_ctx: Callable[[str, str], Any]) -> None:
+async def run(turn: Turn, command: str, make_ctx: Callable[[str, str], Any]) -> None:
     """Run `command` with the Shell tool's machinery and record it. `make_ctx(call_id,
     model_call_id)` builds the tool context of the agent loop."""
     call_id = f"user-shell-{uuid.uuid4()}"
@@ -61,7 +63,9 @@ async def run(turn, command: str, make_ctx: Callable[[str, str], Any]) -> None:
     )
     turn.step_completed()
     turn.transcript.shell_turn = (command, outcome.text)
-    turn.transcript.append(
-        {"role": "user", "content": history_text(command, outcome.text, failed=outcome.is_error)}
-    )
+    message: UserHistoryMessage = {
+        "role": "user",
+        "content": history_text(command, outcome.text, failed=outcome.is_error),
+    }
+    turn.transcript.append(message)
     log.info("turn %s: user shell command recorded (%d chars)", turn.request_id, len(outcome.text))

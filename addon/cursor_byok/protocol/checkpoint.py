@@ -3,8 +3,9 @@
 The client stores our conversation state for us and hands it back on the next turn as
 `run_request.conversation_state`. The history lives in blobs: each `root_prompt_messages_json`
 entry is the SHA-256 id of one JSON message (AI-SDK style, the same neutral format the provider
-adapters read), each `turns` entry the id of a `ConversationTurnStructure`. Everything here is pure:
-it computes structures and the blobs they need; sending and acknowledging is the turn runner's job.
+adapters read; typed in `history_format.py`), each `turns` entry the id of a
+`ConversationTurnStructure`. Everything here is pure: it computes structures and the blobs they
+need; sending and acknowledging is the turn runner's job.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 from typing import cast
 
 from google.protobuf.message import Message
@@ -20,6 +22,9 @@ from google.protobuf.message import Message
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.blob_ids import blob_id
 from cursor_byok.protocol.context_meter import breakdown
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import HistoryMessage
+from cursor_byok.protocol.history_format import UserHistoryMessage
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -61,16 +66,17 @@ def timeless(message: Message) -> bytes:
     return copy.SerializeToString(deterministic=True)
 
 
-def encode_message(message: dict) -> bytes:
+def encode_message(message: HistoryMessage) -> bytes:
     """Canonical bytes of one history message: stable, so equal messages share a blob id."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def decode_message(data: bytes) -> dict:
+def decode_message(data: bytes) -> HistoryMessage:
+    """One history blob. Only the role is checked: readers check the rest (`history_format`)."""
     message = json.loads(data.decode("utf-8"))
     if not isinstance(message, dict) or "role" not in message:
         raise ValueError("a history blob must be a JSON object with a role")
-    return message
+    return cast(HistoryMessage, message)
 
 
 @dataclass
@@ -83,13 +89,13 @@ class Transcript:
     """
 
     base: pb.ConversationStateStructure
-    history: list[dict]
+    history: list[HistoryMessage]
     request_id: str
     user_message: pb.UserMessage | None = None
-    new_messages: list[dict] = field(default_factory=list)
+    new_messages: list[HistoryMessage] = field(default_factory=list)
     steps: list[pb.ConversationStep] = field(default_factory=list)
     read_paths: list[str] = field(default_factory=list)
-    todos: list[dict] = field(default_factory=list)  # TodoWrite state, one blob per item
+    todos: list[dict[str, Any]] = field(default_factory=list)  # TodoWrite state, one blob each
     context_window: int = DEFAULT_CONTEXT_WINDOW
     used_tokens: int = 0
     # Task cards: parent tool call id → run state (subagent_runs_by_parent_tool_call_id).
@@ -97,27 +103,31 @@ class Transcript:
     # A shell command the user ran from the chat: (command, output) as a shell turn.
     shell_turn: tuple[str, str] | None = None
     # The assistant message whose tool batch is running (for checkpoints taken by tools).
-    pending_message: dict | None = None
+    pending_message: AssistantHistoryMessage | None = None
     # bytes per context-meter category (tokens.CATEGORIES), set by the agent before each call
     category_bytes: dict[str, int] = field(default_factory=dict)
     # compaction: the roots were replaced by [summary, recent messages] during this turn
     rewritten: bool = False
     summary: str | None = None
-    summarized: list[dict] = field(default_factory=list)  # messages folded into the summary
+    summarized: list[HistoryMessage] = field(default_factory=list)  # folded into the summary
 
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[HistoryMessage]:
         """The whole model-facing history: inherited then new."""
         return self.history + self.new_messages
 
-    def append(self, message: dict) -> None:
+    def append(self, message: HistoryMessage) -> None:
         self.new_messages.append(message)
 
     def add_step(self, step: pb.ConversationStep) -> None:
         self.steps.append(step)
 
     def compact(
-        self, summary: str, summary_message: dict, summarized: list[dict], recent: list[dict]
-    ):
+        self,
+        summary: str,
+        summary_message: UserHistoryMessage,
+        summarized: list[HistoryMessage],
+        recent: list[HistoryMessage],
+    ) -> None:
         """Replace the history by the summary message and the recent messages kept verbatim.
 
         The next checkpoint rewrites `root_prompt_messages_json` (once; later checkpoints
@@ -130,7 +140,7 @@ class Transcript:
         self.summary = summary
 
     def checkpoint(
-        self, *, pending: dict | None = None, mode: int | None = None
+        self, *, pending: AssistantHistoryMessage | None = None, mode: int | None = None
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The state to publish and every blob it references that this turn created.
 
@@ -272,7 +282,7 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
             return value, pos
 
 
-def encode_todo(todo: dict) -> bytes:
+def encode_todo(todo: dict[str, Any]) -> bytes:
     return json.dumps(todo, ensure_ascii=False, separators=(",", ":")).encode()
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from cursor_byok.protocol.history_format import UserPart
+
 from .adapter import SseProvider
 from .adapter import as_int
 from .adapter import as_object
@@ -193,7 +195,7 @@ def project_messages(request: ModelRequest, settings: ProviderSettings) -> list[
     return out
 
 
-def _user_block(part: dict[str, Any]) -> dict[str, Any]:
+def _user_block(part: UserPart) -> dict[str, Any]:
     if part["type"] == "text":
         return {"type": "text", "text": part["text"]}
     data = part["data"]

@@ -1,33 +1,42 @@
-"""The neutral history format and the rules every projection shares (providers.md §6).
+"""The rules every projection of the neutral history shares (providers.md §6).
 
-Neutral messages (AI-SDK style, what Cursor's checkpoint roots hold):
-
-- user:      {"role": "user", "content": "text" | [{"type": "text", "text"},
-              {"type": "image", "mediaType", "data": <base64>}]}
-- assistant: {"role": "assistant", "content": [{"type": "reasoning", "text", "signature"?},
-              {"type": "text", "text"}, {"type": "tool-call", "toolCallId", "toolName", "args"}],
-              "providerOptions": {"cursorByok": {"kind", "provider", "model", ...replay data}}}
-- tool:      {"role": "tool", "content": [{"type": "tool-result", "toolCallId", "toolName",
-              "result": "text", "isError": bool}, ...]}
+The history format itself (AI-SDK style messages, what Cursor's checkpoint roots hold) is typed
+in `protocol/history_format.py`, the lowest layer that owns it: user messages with text and image
+parts, assistant messages with reasoning, text and tool-call parts and the provider's replay data
+under `providerOptions.cursorByok`, tool messages with one tool-result part per call.
 
 `normalise()` turns a message list into turns in which every assistant tool call has exactly
 one result, in call order: results arrive in any order or grouping, orphan results are
 dropped, missing ones become "Interrupted by user" errors, empty ids get stable generated ids.
-The adapters then only have to render turns in their wire format.
+It reads messages as they were stored (any mapping: a checkpoint may come from elsewhere) and
+builds every part afresh, so the turns it returns are typed. The adapters then only have to
+render turns in their wire format.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import Literal
+from typing import cast
+
+from cursor_byok.protocol.history_format import REPLAY_KEY
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import AssistantPart
+from cursor_byok.protocol.history_format import ImagePart
+from cursor_byok.protocol.history_format import ProviderState
+from cursor_byok.protocol.history_format import ReasoningPart
+from cursor_byok.protocol.history_format import ToolCallPart
+from cursor_byok.protocol.history_format import UserPart
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "Interrupted by user"
-REPLAY_KEY = "cursorByok"
 
 
 @dataclass(slots=True)
@@ -42,26 +51,26 @@ class ToolResult:
 class UserTurn:
     """A user message; `parts` are neutral text/image parts."""
 
-    parts: list[dict[str, Any]]
+    parts: list[UserPart]
 
 
 @dataclass(slots=True)
 class AssistantTurn:
     """One model call's message and, when it made tool calls, one result per call in order."""
 
-    parts: list[dict[str, Any]]  # reasoning / text / tool-call parts, ids filled in
-    replay: dict[str, Any]  # providerOptions.cursorByok (may be empty)
+    parts: list[AssistantPart]  # reasoning / text / tool-call parts, ids filled in
+    replay: ProviderState  # providerOptions.cursorByok (may be empty)
     results: list[ToolResult] = field(default_factory=list)
 
     @property
-    def calls(self) -> list[dict[str, Any]]:
+    def calls(self) -> list[ToolCallPart]:
         return [p for p in self.parts if p["type"] == "tool-call"]
 
 
 Turn = UserTurn | AssistantTurn
 
 
-def normalise(messages: list[dict[str, Any]]) -> list[Turn]:
+def normalise(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
     """Neutral messages → turns with a complete, ordered result for every tool call."""
     turns: list[Turn] = []
     open_turn: AssistantTurn | None = None
@@ -94,23 +103,24 @@ def normalise(messages: list[dict[str, Any]]) -> list[Turn]:
                 continue
             opts = message.get("providerOptions")
             replay = opts.get(REPLAY_KEY) if isinstance(opts, dict) else None
-            turn = AssistantTurn(parts, replay if isinstance(replay, dict) else {})
+            state = cast(ProviderState, replay) if isinstance(replay, dict) else ProviderState()
+            turn = AssistantTurn(parts, state)
             turns.append(turn)
             if turn.calls:
                 open_turn = turn
         elif role in ("user", "system", "developer"):
             if role != "user":
                 log.warning("%s message inside history treated as user text", role)
-            parts = user_parts(message.get("content"))
-            if parts:
-                turns.append(UserTurn(parts))
+            content = user_parts(message.get("content"))
+            if content:
+                turns.append(UserTurn(content))
         else:
             log.warning("skipping history message with role %r", role)
     close()
     return turns
 
 
-def replay_data(turn: AssistantTurn, kind: str, provider: str, model: str) -> dict[str, Any] | None:
+def replay_data(turn: AssistantTurn, kind: str, provider: str, model: str) -> ProviderState | None:
     """The turn's replay data if it was produced by the same provider kind, endpoint and
     model; replaying signatures or encrypted reasoning anywhere else is rejected upstream."""
     r = turn.replay
@@ -124,7 +134,7 @@ def replay_data(turn: AssistantTurn, kind: str, provider: str, model: str) -> di
 
 
 def native_reasoning(
-    turn: AssistantTurn, replay: dict[str, Any] | None
+    turn: AssistantTurn, replay: ProviderState | None
 ) -> tuple[list[Any], list[Any]]:
     """(native items to send first, native item per neutral reasoning part).
 
@@ -149,11 +159,11 @@ def same_model_family(a: object, b: object) -> bool:
     return isinstance(a, str) and isinstance(b, str) and a.strip().lower() == b.strip().lower()
 
 
-def user_parts(content: Any) -> list[dict[str, Any]]:
+def user_parts(content: Any) -> list[UserPart]:
     """User content → list of {"type":"text"} / {"type":"image","mediaType","data"} parts."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    parts: list[dict[str, Any]] = []
+    parts: list[UserPart] = []
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, dict):
             continue
@@ -174,7 +184,7 @@ def user_parts(content: Any) -> list[dict[str, Any]]:
     return parts
 
 
-def image_data_url(part: dict[str, Any]) -> str:
+def image_data_url(part: ImagePart) -> str:
     data = part["data"]
     if data.startswith(("data:", "http://", "https://")):
         return data
@@ -186,10 +196,10 @@ def args_json(args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
 
-def _assistant_parts(content: Any, index: int) -> list[dict[str, Any]]:
+def _assistant_parts(content: Any, index: int) -> list[AssistantPart]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    parts: list[dict[str, Any]] = []
+    parts: list[AssistantPart] = []
     for j, part in enumerate(content if isinstance(content, list) else []):
         if not isinstance(part, dict):
             continue
@@ -198,7 +208,7 @@ def _assistant_parts(content: Any, index: int) -> list[dict[str, Any]]:
             if part["text"]:
                 parts.append({"type": "text", "text": part["text"]})
         elif kind == "reasoning":
-            out = {"type": "reasoning", "text": part.get("text") or ""}
+            out: ReasoningPart = {"type": "reasoning", "text": part.get("text") or ""}
             if isinstance(part.get("signature"), str):
                 out["signature"] = part["signature"]
             parts.append(out)
@@ -229,7 +239,7 @@ def _coerce_args(args: Any) -> dict[str, Any]:
     return {}
 
 
-def _tool_results(message: dict[str, Any]) -> list[ToolResult]:
+def _tool_results(message: Mapping[str, Any]) -> list[ToolResult]:
     content = message.get("content")
     if isinstance(content, str) or content is None:  # OpenAI-style {"tool_call_id", "content"}
         call_id = message.get("toolCallId") or message.get("tool_call_id") or ""
@@ -285,9 +295,10 @@ class MessageBuilder:
     at the end, so long answers stay linear); `add_*` append a complete part."""
 
     def __init__(self, kind: str, provider: str, model: str) -> None:
-        self.parts: list[dict[str, Any]] = []
-        self.replay: dict[str, Any] = {"kind": kind, "provider": provider, "model": model}
-        self._open: str | None = None  # type of the part that deltas currently extend
+        self.parts: list[AssistantPart] = []
+        self.replay: ProviderState = {"kind": kind, "provider": provider, "model": model}
+        # type of the part that deltas currently extend
+        self._open: Literal["text", "reasoning"] | None = None
         self._chunks: list[str] = []
 
     def append_text(self, text: str) -> None:
@@ -298,7 +309,7 @@ class MessageBuilder:
 
     def add_reasoning(self, text: str, signature: str | None = None) -> None:
         self._flush()
-        part: dict[str, Any] = {"type": "reasoning", "text": text}
+        part: ReasoningPart = {"type": "reasoning", "text": text}
         if signature is not None:
             part["signature"] = signature
         self.parts.append(part)
@@ -318,14 +329,17 @@ class MessageBuilder:
         return any(p["type"] == "tool-call" for p in self.parts)
 
     def build(self) -> dict[str, Any]:
+        """The `AssistantHistoryMessage` for `Finish.message`, which (in providers/base.py)
+        is typed as a plain dict."""
         self._flush()
-        return {
+        message: AssistantHistoryMessage = {
             "role": "assistant",
             "content": self.parts,
             "providerOptions": {REPLAY_KEY: self.replay},
         }
+        return cast(dict[str, Any], message)
 
-    def _append(self, kind: str, text: str) -> None:
+    def _append(self, kind: Literal["text", "reasoning"], text: str) -> None:
         if not text:
             return
         if self._open != kind:
@@ -335,6 +349,10 @@ class MessageBuilder:
 
     def _flush(self) -> None:
         if self._open is not None and self._chunks:
-            self.parts.append({"type": self._open, "text": "".join(self._chunks)})
+            text = "".join(self._chunks)
+            if self._open == "text":
+                self.parts.append({"type": "text", "text": text})
+            else:
+                self.parts.append({"type": "reasoning", "text": text})
         self._open = None
         self._chunks = []

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from cursor_byok.protocol.history_format import UserPart
+
 from .adapter import SseProvider
 from .adapter import as_int
 from .adapter import as_object
@@ -121,7 +123,7 @@ def project_input(request: ModelRequest, settings: ProviderSettings) -> list[dic
     return items
 
 
-def _user_part(part: dict[str, Any]) -> dict[str, Any]:
+def _user_part(part: UserPart) -> dict[str, Any]:
     if part["type"] == "text":
         return {"type": "input_text", "text": part["text"]}
     return {"type": "input_image", "image_url": image_data_url(part)}

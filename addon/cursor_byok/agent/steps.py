@@ -1,0 +1,223 @@
+"""The step loop of one model turn, and the limits that end it.
+
+A step is one model call and, when the answer has tool calls, their batch. Steps repeat until the
+model answers without tools, or `max_steps` ends the turn with a note saying so (a note, not an
+error: the conversation is intact and a message continues it). Around every call the context is
+kept inside the window: compaction first when the prompt nears `compact_at` of it, and once more,
+with a smaller verbatim tail, when the provider reports an overflow anyway (then the call is
+retried once; a second overflow is Cursor's "Context Too Large After Compaction").
+
+Checkpoints go out around each batch (staged while it runs, settled once every result is in) and
+after each compaction, each with the context meter measured for it, so the conversation survives a
+cancel or a crash at any point.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from typing import cast
+
+from cursor_byok.agent.compaction import KEEP_SHARE
+from cursor_byok.agent.compaction import CompactionFailed
+from cursor_byok.agent.compaction import Compactor
+from cursor_byok.agent.compaction import summarize_conversation
+from cursor_byok.agent.errors import ContextOverflow
+from cursor_byok.agent.errors import too_large
+from cursor_byok.agent.model_call import Answer
+from cursor_byok.agent.model_call import Caller
+from cursor_byok.agent.model_call import stream_answer
+from cursor_byok.agent.prompt_size import category_bytes
+from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.tokens import TokenMeter
+from cursor_byok.agent.tokens import json_bytes
+from cursor_byok.agent.tool_batch import PendingCall
+from cursor_byok.agent.tool_batch import restart_batch
+from cursor_byok.agent.tool_batch import settle_batch
+from cursor_byok.agent.toolset import Toolset
+from cursor_byok.agent.toolset import toolset_for
+from cursor_byok.agent.turn import Turn
+from cursor_byok.config import Config
+from cursor_byok.config import ModelConfig
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.providers.base import ModelRequest
+
+log = logging.getLogger(__name__)
+
+LENGTH_NOTE = "\n\n_(The model stopped at its output token limit.)_"
+
+
+def max_steps_note(max_steps: int) -> str:
+    """What the user reads when the turn used up its steps."""
+    return (
+        f"\n\n_Stopped after {max_steps} steps (the max_steps limit in the "
+        "cursor-byok config). Send a message to continue._"
+    )
+
+
+@dataclass
+class StepLoop:
+    """One model turn's steps: what every call of the turn sends, and the loop that sends them.
+
+    `toolset` changes when the user approves a mode switch; everything else is fixed for the
+    turn."""
+
+    turn: Turn
+    config: Config
+    model: ModelConfig
+    caller: Caller
+    context: pb.RequestContext
+    toolset: Toolset
+    native_search: bool
+    compactor: Compactor
+    meter: TokenMeter
+
+    def request(self) -> ModelRequest:
+        """The next call's request: the transcript as of now, behind a byte-stable prefix."""
+        model = self.model
+        return ModelRequest(
+            model=model.model,
+            system=self.toolset.system,
+            # history_format messages; `ModelRequest` (providers/base.py) types them as dicts
+            messages=cast("list[dict[str, Any]]", self.turn.transcript.messages()),
+            tools=self.toolset.specs,
+            max_output_tokens=model.max_output_tokens,
+            params=dict(model.params),
+            cache_key=self.turn.run_request.conversation_id or None,
+            reasoning=model.thinking,
+            web_search=self.native_search,
+        )
+
+    def seed_meter(self) -> None:
+        """Start the token meter from the meter of the checkpoint the turn continues."""
+        used = self.turn.run_request.conversation_state.token_details.used_tokens
+        self.meter.seed(used, request_bytes(self.request()))
+
+    async def run(self, max_steps: int) -> None:
+        """Steps until the model answers without tools, or `max_steps` were used."""
+        turn = self.turn
+        for _ in range(max_steps):
+            turn.step_started()
+            answer, model_call_id = await self._call()
+            if not answer.calls:
+                turn.step_completed()
+                if answer.reason == "pause_turn":  # a long server-side search: go on
+                    continue
+                if answer.reason == "length":
+                    turn.text(LENGTH_NOTE)
+                return
+            await turn.publish_checkpoint(pending=answer.message)
+            await self._settle(answer.message, answer.calls, model_call_id, account=True)
+            turn.step_completed()
+        turn.text(max_steps_note(max_steps))
+
+    async def resume(self, message: AssistantHistoryMessage) -> None:
+        """Resume (protocol.md §10.4): the checkpoint's unsettled batch runs again, with new
+        exec ids, before the next model call."""
+        calls, model_call_id = await restart_batch(self.turn, message, self.toolset.by_name)
+        await self._settle(message, calls, model_call_id, account=False)
+        self.turn.step_completed()
+
+    async def summarize(self) -> None:
+        """`/summarize`: compact now, then measure the meter for the closing checkpoints."""
+        await summarize_conversation(self.turn, self.compactor, self.meter)
+        self._account(self.request())
+
+    # --- one step's parts -------------------------------------------------------------------
+
+    async def _call(self) -> tuple[Answer, str]:
+        """One model call, compacting first when the prompt nears the window and once more
+        (then retrying once) when the provider reports a context overflow."""
+        turn, meter, compactor = self.turn, self.meter, self.compactor
+        request = self.request()
+        size = request_bytes(request)
+        if compactor.needed(meter.estimate(size)):
+            try:
+                await compactor.compact(turn, reason="threshold", bytes_per_token=1 / meter.ratio)
+            except CompactionFailed as exc:
+                log.warning("turn %s: compaction skipped: %s", turn.request_id, exc)
+            else:
+                request, size = await self._compacted()
+        overflowed = False
+        while True:
+            self._account(request)
+            model_call_id = str(uuid.uuid4())
+            try:
+                answer = await stream_answer(
+                    turn, self.caller, request, self.toolset.by_name, model_call_id
+                )
+            except ContextOverflow as exc:
+                if overflowed:
+                    raise too_large(
+                        f"The conversation still exceeds the model's context window after "
+                        f"compaction: {exc}"
+                    ) from None
+                overflowed = True
+                log.info("turn %s: context overflow, compacting: %s", turn.request_id, exc)
+                try:
+                    await compactor.compact(
+                        turn,
+                        reason="context_length_exceeded",
+                        bytes_per_token=1 / meter.ratio,
+                        keep_share=KEEP_SHARE / 2,  # the real window is smaller than configured
+                    )
+                except CompactionFailed as failed:
+                    raise too_large(f"{exc}; compaction was not possible: {failed}") from None
+                request, size = await self._compacted()
+                continue
+            turn.transcript.append(answer.message)
+            if answer.usage is not None:
+                meter.observe(
+                    size,
+                    answer.usage.input_tokens,
+                    answer.usage.output_tokens,
+                    answer_bytes=json_bytes(answer.message),
+                )
+            self._account(self.request())
+            return answer, model_call_id
+
+    async def _compacted(self) -> tuple[ModelRequest, int]:
+        """After a compaction: the last usage report no longer describes the prompt; publish
+        the rewritten checkpoint; the request to send now and its size."""
+        self.meter.reset_report()
+        self._account(self.request())
+        await self.turn.publish_checkpoint()
+        request = self.request()
+        size = request_bytes(request)
+        self.compactor.compacted(self.meter.estimate(size))
+        return request, size
+
+    async def _settle(
+        self,
+        message: AssistantHistoryMessage,
+        calls: list[PendingCall],
+        model_call_id: str,
+        *,
+        account: bool,
+    ) -> None:
+        """Run one tool batch, append its results, switch mode if approved, update the
+        context meter (`account`), publish the settled checkpoint."""
+        turn = self.turn
+        mode = self.toolset.mode
+        switched = await settle_batch(turn, message, calls, model_call_id, mode, self.context)
+        # Measured with the tools and prompt the batch ran with (the next call measures the
+        # new mode's): built before the switch, as it always was.
+        request = self.request() if account else None
+        if switched is not None and switched != mode:
+            log.info("turn %s: mode %s → %s", turn.request_id, mode, switched)
+            mode = turn.switch_mode(switched)
+            self.toolset = toolset_for(self.config, turn, mode, self.context)
+        if request is not None:
+            self._account(request)
+        await turn.publish_checkpoint()
+
+    def _account(self, request: ModelRequest) -> None:
+        """Context meter for the next checkpoint: tokens in use and their categories."""
+        transcript = self.turn.transcript
+        transcript.used_tokens = self.meter.used(request_bytes(request))
+        transcript.category_bytes = category_bytes(
+            request, self.toolset.mode, self.context, self.toolset.by_name
+        )
