@@ -12,6 +12,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from cursor_byok.capture import render as capture_render
 from cursor_byok.capture import view as capture_view
 from cursor_byok.cli import main as cli
 from cursor_byok.pb import agent_v1_pb2
@@ -214,12 +215,12 @@ def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
         assert str(exc) and "\n" not in str(exc)
         return
     console = Console(file=open("/dev/null", "w"), width=200)  # noqa: SIM115
-    capture_view.render_human(capture, console)
-    capture_view.render_json(capture, lambda _s: None)
+    capture_render.render_human(capture, console)
+    capture_render.render_json(capture, lambda _s: None)
 
 
 def test_summary_lists_attached_images() -> None:
-    from cursor_byok.capture.view import run_request_summary
+    from cursor_byok.capture.render import run_request_summary
     from cursor_byok.pb import agent_v1_pb2 as pb
 
     run = pb.AgentRunRequest()

@@ -12,7 +12,7 @@ from cursor_byok.cli.launch import ALLOW_HOSTS
 from cursor_byok.cli.launch import mitmdump_args
 from cursor_byok.cli.launch import setup_text
 from cursor_byok.cli.main import build_parser
-from cursor_byok.cli.main import run_options
+from cursor_byok.cli.proxy_commands import run_options
 from cursor_byok.proxy.status import status_table
 
 

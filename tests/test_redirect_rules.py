@@ -16,7 +16,7 @@ from cursor_byok.cli import transparent
 from cursor_byok.cli.launch import mitmdump_args
 from cursor_byok.cli.main import build_parser
 from cursor_byok.cli.main import main
-from cursor_byok.cli.main import run_options
+from cursor_byok.cli.proxy_commands import run_options
 from cursor_byok.cli.transparent import Redirect
 
 R = Redirect(port=8080, gid=4242, v4=("192.0.2.1", "192.0.2.2"), v6=("2001:db8::1",), owner_pid=77)

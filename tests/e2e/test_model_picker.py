@@ -4,21 +4,19 @@ Cursor's API that answers the catalog calls with real protobuf bodies."""
 from __future__ import annotations
 
 import asyncio
-import runpy
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
 import httpx
 import pytest
-from mitm import REPO
 from mitm import Mitm
 from mitm import start_mitmdump
 
 from cursor_byok.config import load_config
+from cursor_byok.config.catalog import model_id
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.proxy.model_picker import model_id
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -112,28 +110,12 @@ class CursorStub:
             writer.close()
 
 
-def picker_args(tmp: Path) -> tuple[str, ...]:
-    """Until addon/main.py registers ModelPicker, load it from a one-line script after it.
-
-    (Loading it twice would declare its option twice, so this checks main.py first.)
-    """
-    registered = runpy.run_path(str(REPO / "addon" / "main.py"))["addons"]
-    if any(type(addon).__name__ == "ModelPicker" for addon in registered):
-        return ()
-    script = tmp / "picker_addon.py"
-    script.write_text(
-        "from cursor_byok.proxy.model_picker import ModelPicker\n\naddons = [ModelPicker()]\n"
-    )
-    return ("-s", str(script))
-
-
 def start(tmp: Path, target_port: int, *extra: str) -> Mitm:
     tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "config.toml"
     config.write_text(CONFIG)
     return start_mitmdump(
         tmp,
-        *picker_args(tmp),
         *extra,
         mode=f"reverse:http://127.0.0.1:{target_port}",
         agent="provider",

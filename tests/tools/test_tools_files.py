@@ -10,11 +10,11 @@ from fake_context import thrown
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.tools.base import MAX_RESULT_LINES
+from cursor_byok.tools.edits import StrReplaceTool
+from cursor_byok.tools.edits import WriteTool
 from cursor_byok.tools.files import DeleteTool
 from cursor_byok.tools.files import LsTool
 from cursor_byok.tools.files import ReadTool
-from cursor_byok.tools.files import StrReplaceTool
-from cursor_byok.tools.files import WriteTool
 
 # --------------------------------------------------------------------------- Read
 

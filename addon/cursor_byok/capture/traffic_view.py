@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from rich.console import Console
 from rich.tree import Tree
 
+from cursor_byok.capture import render as capture_render
 from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
@@ -62,7 +63,7 @@ class _Null(io.StringIO):
 def _tree_text(message: Message) -> str:
     console = _console()
     tree = Tree(message.DESCRIPTOR.full_name)
-    capture_view.add_message(tree, message, capture_view.Style(max_string=2000, max_items=200))
+    capture_render.add_message(tree, message, capture_render.Style(max_string=2000, max_items=200))
     console.print(tree)
     return console.export_text()
 
@@ -83,8 +84,8 @@ def render(
         except capture_view.CaptureError as exc:
             raise ValueError(str(exc)) from None
         console = _console()
-        capture_view.render_human(
-            capture, console, capture_view.Style(max_string=2000, max_items=200)
+        capture_render.render_human(
+            capture, console, capture_render.Style(max_string=2000, max_items=200)
         )
         return console.export_text()
     method = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]

@@ -31,7 +31,7 @@ from .base import path_lock
 from .base import resolve_path
 from .base import result_of
 from .base import truncate_text
-from .files import _EditBase
+from .edits import EditBase
 
 MAX_STDIN_CHARS = 10_000
 MAX_LISTED_RESOURCES = 200
@@ -172,7 +172,7 @@ class ListMcpResourcesTool(Tool):
 # =========================================================================== EditNotebook
 
 
-class EditNotebookTool(_EditBase):
+class EditNotebookTool(EditBase):
     name = "EditNotebook"
     identifier = "EDIT_NOTEBOOK"
     description = (

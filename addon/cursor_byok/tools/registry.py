@@ -20,14 +20,14 @@ from cursor_byok.protocol.actions import resolve
 from cursor_byok.providers.base import ToolSpec
 
 from .base import Tool
+from .edits import StrReplaceTool
+from .edits import WriteTool
 from .extra import EditNotebookTool
 from .extra import ListMcpResourcesTool
 from .extra import WriteShellStdinTool
 from .files import DeleteTool
 from .files import LsTool
 from .files import ReadTool
-from .files import StrReplaceTool
-from .files import WriteTool
 from .image import GenerateImageTool
 from .interactions import AskQuestionTool
 from .interactions import CreatePlanTool

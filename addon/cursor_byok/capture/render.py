@@ -1,0 +1,406 @@
+"""Showing a decoded capture: a run request's summary, protobuf trees for people (rich), one JSON
+object per item for machines. `view.py` decodes; this module only renders what it decoded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
+from rich.console import Console
+from rich.text import Text
+from rich.tree import Tree
+
+from cursor_byok.capture.view import BLOB_ID_SIZE
+from cursor_byok.capture.view import WIRE_TYPES
+from cursor_byok.capture.view import Capture
+from cursor_byok.capture.view import Item
+from cursor_byok.capture.view import _is_map
+from cursor_byok.capture.view import _unknown_value
+from cursor_byok.capture.view import iter_unknown
+from cursor_byok.pb import agent_v1_pb2
+
+
+def run_request_summary(
+    run: agent_v1_pb2.AgentRunRequest, meta: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """The few facts a person looks for first in a run request, as (label, value) rows."""
+    action = run.action
+    which = action.WhichOneof("action") or "none"
+    user = _action_user_message(action)
+    rows: list[tuple[str, str]] = [("action", which)]
+    rows.append(("mode", _mode_summary(run, action, user)))
+    rows.append(("model", _model_summary(run)))
+    rows.append(("conversation id", run.conversation_id or "-"))
+    rows.append(("request id", str(meta.get("request_id") or "-")))
+    rows.append(("run id", run.run_id or "-"))
+    if user is not None:
+        rows.append(("user text", _elide(user.text, 200) if user.text else "-"))
+        if user.message_id:
+            rows.append(("message id", user.message_id))
+        images = _images_summary(user, run)
+        if images:
+            rows.append(("images", images))
+    state = run.conversation_state
+    state_text = (
+        f"{len(state.root_prompt_messages_json)} root prompt blobs, {len(state.turns)} turns, "
+        f"{len(state.pending_tool_calls)} pending tool batches"
+    )
+    if state.HasField("token_details"):
+        tokens = state.token_details
+        state_text += f", {tokens.used_tokens:,}/{tokens.max_tokens:,} tokens"
+    rows.append(("conversation state", state_text))
+    rows.append(("request context", _context_summary(run)))
+    if run.mcp_tools.mcp_tools:
+        rows.append(("mcp tools", str(len(run.mcp_tools.mcp_tools))))
+    if run.selected_subagent_models:
+        models = ", ".join(m.model_id for m in run.selected_subagent_models)
+        rows.append(("subagent models", models))
+    return rows
+
+
+def _images_summary(user: agent_v1_pb2.UserMessage, run: agent_v1_pb2.AgentRunRequest) -> str:
+    """`2 (image/png 1.2 KB 640x480, image/jpeg in a pre-fetched blob)`, or "" without any."""
+    images = list(user.selected_context.selected_images)
+    if not images:
+        return ""
+    fetched = {blob.id: len(blob.value) for blob in run.pre_fetched_blobs}
+    parts = []
+    for image in images:
+        kind = image.mime_type or "image/?"
+        data = image.data or image.blob_id_with_data.data
+        blob_id = image.blob_id or image.blob_id_with_data.blob_id
+        if data:
+            size = _size(len(data))
+        elif blob_id in fetched:
+            size = _size(fetched[blob_id]) + " (pre-fetched blob)"
+        elif blob_id:
+            size = "blob " + blob_id.hex()[:12] + "…"
+        else:
+            size = "no data"
+        if image.dimension.width and image.dimension.height:
+            size += f" {image.dimension.width}x{image.dimension.height}"
+        parts.append(f"{kind} {size}")
+    return f"{len(images)} ({', '.join(parts)})"
+
+
+def _size(n: int) -> str:
+    return (
+        f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
+    )
+
+
+def _action_user_message(
+    action: agent_v1_pb2.ConversationAction,
+) -> agent_v1_pb2.UserMessage | None:
+    which = action.WhichOneof("action")
+    if which == "user_message_action":
+        return action.user_message_action.user_message
+    if which == "start_plan_action":
+        return action.start_plan_action.user_message
+    return None
+
+
+def _mode_name(value: int) -> str:
+    return (
+        agent_v1_pb2.AgentMode.Name(value)
+        if value in agent_v1_pb2.AgentMode.values()
+        else str(value)
+    )
+
+
+def _mode_summary(
+    run: agent_v1_pb2.AgentRunRequest,
+    action: agent_v1_pb2.ConversationAction,
+    user: agent_v1_pb2.UserMessage | None,
+) -> str:
+    # Precedence used by peers: explicit plan actions, then the message, then the checkpoint.
+    parts = []
+    if action.HasField("start_plan_action"):
+        parts.append("AGENT_MODE_PLAN (start_plan_action)")
+    elif action.HasField("execute_plan_action"):
+        parts.append(
+            f"{_mode_name(action.execute_plan_action.execution_mode)} (execute_plan_action)"
+        )
+    if user is not None and user.mode:
+        parts.append(f"{_mode_name(user.mode)} (message)")
+    if run.conversation_state.HasField("mode"):
+        parts.append(f"{_mode_name(run.conversation_state.mode)} (conversation state)")
+    return "; ".join(parts) or "-"
+
+
+def _model_summary(run: agent_v1_pb2.AgentRunRequest) -> str:
+    parts = []
+    if run.HasField("requested_model"):
+        model = run.requested_model
+        params = ", ".join(f"{p.id}={p.value}" for p in model.parameters)
+        text = model.model_id or "?"
+        if params:
+            text += f" ({params})"
+        if model.max_mode:
+            text += " max"
+        parts.append(text + " [requested_model]")
+    if run.HasField("model_details") and run.model_details.model_id:
+        parts.append(f"{run.model_details.model_id} [model_details]")
+    return "; ".join(parts) or "-"
+
+
+def _context_summary(run: agent_v1_pb2.AgentRunRequest) -> str:
+    action = run.action
+    contexts = []
+    for name in ("user_message_action", "resume_action", "start_plan_action"):
+        if action.HasField(name) and getattr(action, name).HasField("request_context"):
+            contexts.append(("inline", getattr(action, name).request_context))
+    if action.HasField("execute_plan_action") and action.execute_plan_action.HasField(
+        "request_context"
+    ):
+        contexts.append(("inline", action.execute_plan_action.request_context))
+    parts = []
+    if action.HasField("request_context_parts"):
+        refs = action.request_context_parts
+        for label in ("rules", "skills", "subagents", "mcps"):
+            blob = getattr(refs, f"{label}_blob_id")
+            if blob:
+                parts.append(
+                    f"{label} blob {blob.hex()[:12]}… ({getattr(refs, f'{label}_byte_length'):,} B)"
+                )
+        if refs.HasField("dynamic_context"):
+            contexts.append(("dynamic", refs.dynamic_context))
+    for where, ctx in contexts:
+        counts = {
+            "rules": len(ctx.rules) + len(ctx.non_file_rules),
+            "skills": len(ctx.agent_skills),
+            "tools": len(ctx.tools),
+            "mcp instructions": len(ctx.mcp_instructions),
+            "subagents": len(ctx.custom_subagents),
+            "git repos": len(ctx.git_repos),
+        }
+        shown = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+        parts.append(f"{where} context {ctx.ByteSize():,} B" + (f" ({shown})" if shown else ""))
+    return "; ".join(parts) or "-"
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """Rendering limits; 0 means unlimited."""
+
+    max_string: int = 100
+    max_items: int = 20
+
+
+def _elide(text: str, limit: int) -> str:
+    shown = json.dumps(text[:limit] if limit else text, ensure_ascii=False)
+    if limit and len(text) > limit:
+        return f'{shown[:-1]}…" (+{len(text) - limit} chars)'
+    return shown
+
+
+def _bytes_text(value: bytes, max_string: int = 100) -> str:
+    """32-byte values are blob ids (hex); text blobs (JSON etc.) preview as text, others as hex."""
+    if len(value) == BLOB_ID_SIZE:
+        return f"blob {value.hex()}"
+    if not value:
+        return "<0 bytes>"
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and text.replace("\n", "").replace("\t", "").isprintable():
+        return f"<{len(value)} bytes> text {_elide(text, max_string)}"
+    head = value[:16].hex()
+    return f"<{len(value)} bytes> {head}{'…' if len(value) > 16 else ''}"
+
+
+def _scalar_text(fd: FieldDescriptor, value: Any, style: Style) -> str:
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        enum_value = fd.enum_type.values_by_number.get(value)
+        return enum_value.name if enum_value is not None else str(value)
+    if fd.type == FieldDescriptor.TYPE_STRING:
+        return _elide(value, style.max_string)
+    if fd.type == FieldDescriptor.TYPE_BYTES:
+        return _bytes_text(value, style.max_string)
+    if fd.type == FieldDescriptor.TYPE_BOOL:
+        return "true" if value else "false"
+    return str(value)
+
+
+def _label(name: str, value: str, *, dim: bool = False) -> Text:
+    text = Text(name, style="cyan")
+    text.append(" = ")
+    text.append(value, style="dim" if dim else "")
+    return text
+
+
+def _type_label(name: str, message: Message) -> Text:
+    text = Text(name, style="cyan")
+    text.append(": ")
+    text.append(message.DESCRIPTOR.name, style="bold")
+    size = message.ByteSize()
+    if size:
+        text.append(f" ({size:,} B)", style="dim")
+    return text
+
+
+def add_message(tree: Tree, message: Message, style: Style) -> None:
+    """Add one node per set field (and per unknown field) of `message` under `tree`."""
+    for fd, value in message.ListFields():
+        if _is_map(fd):
+            _add_map(tree, fd, value, style)
+        elif fd.is_repeated:
+            _add_repeated(tree, fd, value, style)
+        elif fd.message_type is not None:
+            add_message(tree.add(_type_label(fd.name, value)), value, style)
+        else:
+            tree.add(_label(fd.name, _scalar_text(fd, value, style)))
+    for unknown in UnknownFieldSet(message):
+        kind = WIRE_TYPES.get(unknown.wire_type, str(unknown.wire_type))
+        value = unknown.data
+        if isinstance(value, bytes):
+            shown = _bytes_text(value, style.max_string)
+        elif unknown.wire_type == 3:
+            shown = f"group of {len(value)} fields"
+        else:
+            shown = str(value)
+        tree.add(Text(f"#{unknown.field_number} {kind} = {shown}", style="yellow"))
+
+
+def _add_repeated(tree: Tree, fd: FieldDescriptor, values: Any, style: Style) -> None:
+    type_name = fd.message_type.name if fd.message_type else _scalar_type_name(fd)
+    node = tree.add(Text.assemble((fd.name, "cyan"), f": {type_name}[{len(values)}]"))
+    limit = style.max_items or len(values)
+    for i, value in enumerate(values):
+        if i >= limit:
+            node.add(Text(f"… {len(values) - limit} more", style="dim"))
+            break
+        if fd.message_type is not None:
+            add_message(node.add(_type_label(f"[{i}]", value)), value, style)
+        else:
+            node.add(_label(f"[{i}]", _scalar_text(fd, value, style)))
+
+
+def _add_map(tree: Tree, fd: FieldDescriptor, mapping: Any, style: Style) -> None:
+    value_fd = fd.message_type.fields_by_name["value"]
+    node = tree.add(Text.assemble((fd.name, "cyan"), f": map[{len(mapping)}]"))
+    keys = sorted(mapping)
+    limit = style.max_items or len(keys)
+    for i, key in enumerate(keys):
+        if i >= limit:
+            node.add(Text(f"… {len(keys) - limit} more", style="dim"))
+            break
+        name = f"[{json.dumps(key, ensure_ascii=False) if isinstance(key, str) else key}]"
+        if value_fd.message_type is not None:
+            add_message(node.add(_type_label(name, mapping[key])), mapping[key], style)
+        else:
+            node.add(_label(name, _scalar_text(value_fd, mapping[key], style)))
+
+
+def _scalar_type_name(fd: FieldDescriptor) -> str:
+    if fd.enum_type is not None:
+        return fd.enum_type.name
+    names = {v: k[5:].lower() for k, v in vars(FieldDescriptor).items() if k.startswith("TYPE_")}
+    return names.get(fd.type, "?")
+
+
+def _item_header(item: Item) -> Text:
+    meta = item.meta
+    if item.kind == "bidi_append":
+        text = Text("BidiAppend", style="bold magenta")
+        details = [f"request_id={meta.get('request_id') or '-'}"]
+        if "seqno" in meta:
+            details.append(f"seqno={meta['seqno']}")
+        details.append(f"message={meta.get('size', 0):,} B")
+        if "json_kind" in meta:
+            details.append(f"json kind={meta['json_kind']}")
+        text.append(" " + " ".join(details))
+        return text
+    if item.kind == "run_sse_request":
+        return Text("RunSSE request", style="bold magenta")
+    if item.kind in ("server_message", "end_stream") and "frame" in meta:
+        text = Text(f"frame {meta['frame']}", style="bold magenta")
+        text.append(f" flags=0x{meta['flags']:02x} {meta['size']:,} B")
+        if item.kind == "end_stream":
+            end = meta["end_stream"]
+            text.append(" end-stream ")
+            text.append(json.dumps(end, ensure_ascii=False), style="green" if not end else "red")
+        return text
+    if item.kind == "error_detail":
+        return Text(f"  error detail {meta['type']}", style="bold red")
+    return Text(item.kind.replace("_", " "), style="bold magenta")
+
+
+def render_human(capture: Capture, console: Console, style: Style | None = None) -> None:
+    """Print a capture as summary lines plus one tree per message."""
+    style = style or Style()
+    console.print(
+        Text(f"{capture.source}: {capture.kind}, {len(capture.items)} message(s)", style="bold")
+    )
+    if capture.kind == "runsse-response":
+        _print_stream_summary(capture, console)
+    for item in capture.items:
+        console.print(_item_header(item))
+        message = item.message
+        if message is None:
+            if item.kind == "bidi_append":
+                console.print(Text("  (no data: a no-op append)", style="dim"))
+            elif item.kind == "error_detail":
+                console.print(Text("  (not an aiserver.v1.ErrorDetails)", style="dim"))
+            continue
+        if isinstance(message, agent_v1_pb2.AgentClientMessage) and message.HasField("run_request"):
+            for label, value in run_request_summary(message.run_request, item.meta):
+                console.print(Text.assemble(("  " + label + ": ", "bold"), value))
+        tree = Tree(Text(message.DESCRIPTOR.full_name, style="bold"))
+        add_message(tree, message, style)
+        console.print(tree)
+
+
+def _print_stream_summary(capture: Capture, console: Console) -> None:
+    counts: dict[str, int] = {}
+    for item in capture.items:
+        if item.kind != "server_message" or item.message is None:
+            continue
+        which = item.message.WhichOneof("message") or "empty"
+        if which == "interaction_update":
+            which = f"interaction_update.{item.message.interaction_update.WhichOneof('message')}"
+        counts[which] = counts.get(which, 0) + 1
+    if counts:
+        shown = ", ".join(f"{k} ×{n}" for k, n in counts.items())
+        console.print(Text.assemble(("  messages: ", "bold"), shown))
+    text = "".join(
+        item.message.interaction_update.text_delta.text
+        for item in capture.items
+        if item.kind == "server_message"
+        and item.message is not None
+        and item.message.interaction_update.HasField("text_delta")
+    )
+    if text:
+        console.print(Text.assemble(("  text: ", "bold"), _elide(text, 400)))
+
+
+def item_json(item: Item) -> dict[str, Any]:
+    """One JSON object per message: metadata, the message as protobuf JSON, its unknown fields."""
+    out: dict[str, Any] = {"_kind": item.kind}
+    out.update({k: v for k, v in item.meta.items()})
+    if item.message is not None:
+        out["_type"] = item.message.DESCRIPTOR.full_name
+        out["message"] = json_format.MessageToDict(item.message, preserving_proto_field_name=True)
+        out["_unknown"] = [
+            {
+                "path": u.path,
+                "field": u.number,
+                "wire_type": WIRE_TYPES.get(u.wire_type, u.wire_type),
+                "value": _unknown_value(u),
+            }
+            for u in iter_unknown(item.message)
+        ]
+    return out
+
+
+def render_json(capture: Capture, write: Callable[[str], Any]) -> None:
+    for item in capture.items:
+        write(json.dumps(item_json(item), ensure_ascii=False, separators=(",", ":")) + "\n")
