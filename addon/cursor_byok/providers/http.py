@@ -145,10 +145,11 @@ class AiohttpTransport:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.proxy = proxy or None
-        self._proxy_auth: aiohttp.BasicAuth | None = None
+        self._proxy_headers: dict[str, str] | None = None
         if proxy_auth:
             login, _, password = proxy_auth.partition(":")
-            self._proxy_auth = aiohttp.BasicAuth(login, password)
+            value = aiohttp.encode_basic_auth(login, password)
+            self._proxy_headers = {"proxy-authorization": value}
         self.proxy_from_env = proxy_from_env
         self.ca_file = ca_file
         self._session: aiohttp.ClientSession | None = None
@@ -183,7 +184,7 @@ class AiohttpTransport:
                 headers=headers,
                 allow_redirects=False,
                 proxy=self.proxy,
-                proxy_auth=self._proxy_auth,
+                proxy_headers=self._proxy_headers,
             )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise self.error(exc, url) from exc
