@@ -34,6 +34,7 @@ from cursor_byok.errors import ByokError
 
 USER_AGENT = "cursor-byok"
 KEEPALIVE_SECONDS = 15.0  # an idle kept-alive connection older than this is closed, not reused
+MAX_HEADER_LINE = 32 * 1024
 
 
 class CaFileError(ByokError):
@@ -110,6 +111,11 @@ def new_session(
         trust_env=trust_env,
         cookie_jar=aiohttp.DummyCookieJar(),
         headers={"user-agent": USER_AGENT},
+        # One header line may be 32 KiB (aiohttp's default, 8 KiB, is below what some gateways
+        # send in a Content-Security-Policy or Set-Cookie), at most 128 of them: a head stays
+        # bounded either way.
+        max_line_size=MAX_HEADER_LINE,
+        max_field_size=MAX_HEADER_LINE,
     )
 
 

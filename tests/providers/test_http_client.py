@@ -544,3 +544,28 @@ def test_streams_on_uvloop_too() -> None:
     """Not a dependency; run with `uv run --with uvloop pytest` to check the client there."""
     uvloop = pytest.importorskip("uvloop")
     uvloop.run(test_streams_chunks_and_reuses_the_connection())
+
+
+async def test_long_header_lines_are_read_and_an_endless_one_refused() -> None:
+    """A 20 KiB Content-Security-Policy (some gateways send such) is fine; a 1 MiB line is a
+    network error, not memory."""
+
+    def answering(size: int) -> Handler:
+        async def handler(reader, writer) -> None:
+            await read_request(reader)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-security-policy: %s\r\ncontent-length: 9\r\n\r\n"
+                b"data: a\n\n" % (b"x" * size)
+            )
+            await writer.drain()
+
+        return handler
+
+    async with Server(answering(20 * 1024)) as server:
+        http = client()
+        try:
+            assert await body_of(http, server.url + "/") == b"data: a\n\n"
+        finally:
+            await http.aclose()
+    error = await error_from(answering(1 << 20))
+    assert error.kind == "network" and "\n" not in error.message
