@@ -227,6 +227,7 @@ def test_the_doctor_checks_the_provider_through_the_same_proxy(tmp_path, corp, m
         asyncio.run_coroutine_threadsafe(fp.stop(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         runner.join(10)
+        loop.close()
     assert ok.status == "ok", ok
     assert ok.detail == f"answered a one-word request through the proxy {corp.url}"
     assert corp.seen()[before] == f"CONNECT 127.0.0.1:{fp.port} ok"
