@@ -9,7 +9,9 @@ compressed with `content-encoding: <encoding>` that expands to `--expanded-mib` 
 - zeros: NUL bytes, no line end at all (the SSE line bound has to stop it): ~1 MB of gzip for
   1 GiB, as concatenated gzip members of 64 MiB each;
 - comments: `: k` keep-alive comments, which never grow a line or an event: the stream is read
-  to its end (1 GiB of SSE), then fails as a stream without a terminator.
+  to its end (1 GiB of SSE), then fails as a stream without a terminator;
+- datalines: empty `data:` lines and no blank line, one event that only grows (the SSE event
+  bound has to stop it, counting what each held line costs).
 
 Each call runs in a fresh consumer process (so its peak is its own), through the adapter as the
 agent loop runs it (`stream_with_retries`, no retries). Its peak RSS (`VmHWM`) is reset through
@@ -33,7 +35,11 @@ MiB = 1 << 20
 
 
 def body(encoding: str, shape: str, expanded: int) -> bytes:
-    unit = b"\0" * (64 * MiB) if shape == "zeros" else b": k\n\n" * (64 * MiB // 5)
+    unit = {
+        "zeros": lambda: b"\0" * (64 * MiB),
+        "comments": lambda: b": k\n\n" * (64 * MiB // 5),
+        "datalines": lambda: b"data:\n" * (64 * MiB // 6),
+    }[shape]()
     members = max(1, expanded // (64 * MiB))
     if encoding == "gzip":
         return gzip.compress(unit, compresslevel=9) * members
@@ -162,7 +168,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--expanded-mib", type=int, default=1024)
     parser.add_argument("--encodings", default="gzip,zstd")
-    parser.add_argument("--shapes", default="zeros,comments")
+    parser.add_argument("--shapes", default="zeros,comments,datalines")
     args = parser.parse_args()
     print(f"provider compression bombs, load {os.getloadavg()[0]:.2f}")
     for encoding in args.encodings.split(","):
