@@ -156,7 +156,9 @@ async def test_request_bytes_error_bodies_and_gzip() -> None:
         http = client()
         try:
             url = server.url + "/v1/chat/completions?x=1"
-            async with http.post_stream(url, {"Authorization": "Bearer k"}, {"a": "é"}) as r:
+            own = {"Content-Length": "999", "Host": "evil", "transfer-encoding": "chunked"}
+            headers = {"Authorization": "Bearer k", **own}
+            async with http.post_stream(url, headers, {"a": "é"}) as r:
                 assert r.status == 429 and r.headers["retry-after"] == "2, 3"
                 assert json.loads(await r.read_capped()) == {"error": {"message": "slow down"}}
         finally:
@@ -165,6 +167,7 @@ async def test_request_bytes_error_bodies_and_gzip() -> None:
     lines = head.decode().lower().split("\r\n")
     assert lines[0] == "post /v1/chat/completions?x=1 http/1.1"
     assert f"host: 127.0.0.1:{server.port}" in lines
+    assert sum(x.startswith(("host:", "content-length:")) for x in lines) == 2
     assert "authorization: bearer k" in lines and "accept: text/event-stream" in lines
     assert "accept-encoding: identity" in lines and "user-agent: cursor-byok" in lines
     assert "content-type: application/json" in lines
@@ -569,3 +572,28 @@ async def test_long_header_lines_are_read_and_an_endless_one_refused() -> None:
             await http.aclose()
     error = await error_from(answering(1 << 20))
     assert error.kind == "network" and "\n" not in error.message
+
+
+@pytest.mark.parametrize(
+    ("head", "connections"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", 1),
+        (b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 9\r\n\r\n", 2),
+        (b"HTTP/1.0 200 OK\r\ncontent-length: 9\r\n\r\n", 2),
+    ],
+    ids=["http/1.1", "connection-close", "http/1.0"],
+)
+async def test_keep_alive_follows_the_version_and_the_connection_header(head, connections) -> None:
+    async def handler(reader, writer) -> None:
+        while await read_request(reader) is not None:
+            writer.write(head + b"data: a\n\n")
+            await writer.drain()
+
+    async with Server(handler) as server:
+        http = client()
+        try:
+            for _ in range(2):
+                assert await body_of(http, server.url + "/") == b"data: a\n\n"
+        finally:
+            await http.aclose()
+    assert server.connections == connections

@@ -60,6 +60,10 @@ DEFAULT_HEADERS = {
 }
 
 
+# Framing is the client's to write: a configured header of these names is dropped, never sent.
+_OWN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
 class HttpResponse(Protocol):
     """A streaming response: status, lower-cased headers, body as byte chunks."""
 
@@ -119,7 +123,8 @@ class HttpClient:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         request_headers = dict(DEFAULT_HEADERS)
         for name, value in headers.items():
-            request_headers[name.lower()] = value
+            if name.lower() not in _OWN_HEADERS:
+                request_headers[name.lower()] = value
         async with self._transport.post(url, request_headers, content) as response:
             yield response
 
