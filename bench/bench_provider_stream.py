@@ -14,16 +14,18 @@ provider by tests/fakes/wire.py), as `transfer-encoding: chunked`:
 The consumer is this process; each stage adds one layer of the path the agent loop runs:
 
     raw       asyncio StreamReader.read() of the socket until the end of the chunked body
-    http-anyio  + HTTP/1.1 decoding by httpx on its default socket layer (HttpClient with
-              native_io=False: what a configured proxy or CURSOR_BYOK_NATIVE_IO=0 gets)
-    http      + HTTP/1.1 decoding: our HttpClient as the addon runs it (providers/h1.py on
-              netstream.py since issue 15; httpx on netstream before)
+              (the floor: the event loop's wake-up and one socket read per delta)
+    httpx     bench only, not in the package: httpx.AsyncClient (on anyio) streaming the same
+              POST, for comparison (httpx is a dev dependency; skipped without it)
+    http      + HTTP/1.1 decoding: our HttpClient as the addon runs it (providers/http.py on
+              aiohttp since issue 23; our own providers/h1.py on netstream.py before, from
+              issue 15; httpx before that)
     sse       + SseParser.feed on every chunk
     json      + JSON decode of every event's data (the adapters' `loads`; stdlib json)
     adapter   the provider adapter as the loop uses it: stream_with_retries(provider) with the
               loop's `match` on the events (SSE parse, JSON, state machine, event objects)
     lean      `adapter` with HttpClient replaced by a bench-only minimal HTTP/1.1 reader on
-              asyncio streams (no TLS, pool or timeouts): a floor for a hand-written reader
+              asyncio streams (no TLS, pool or timeouts): a floor for any HTTP client
 
 The figure is time.process_time() of this process per delta (µs), median over the repeats
 with [min–max]; the difference between two rows is what that layer costs. The machine is
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import statistics
@@ -263,12 +266,7 @@ class Bench:
         )
         self.url, self.headers, self.body = self.provider.build(self.request)  # type: ignore[attr-defined]
         self.http = HttpClient(provider="bench", connect_timeout=10, read_timeout=60)
-        try:
-            self.http_anyio = HttpClient(
-                provider="bench", connect_timeout=10, read_timeout=60, native_io=False
-            )
-        except TypeError:  # a version before netstream.py: httpx's default (anyio) anyway
-            self.http_anyio = HttpClient(provider="bench", connect_timeout=10, read_timeout=60)
+        self.httpx: Any = None  # made in the loop, on first use
         self.reads = 0  # socket reads (raw) or body chunks (http) of the last run
         self.lean_provider = make_provider(self.settings)
         self.lean_provider._http = LeanHttp(self.port)  # type: ignore[attr-defined]
@@ -276,7 +274,8 @@ class Bench:
     async def aclose(self) -> None:
         await self.provider.aclose()
         await self.http.aclose()
-        await self.http_anyio.aclose()
+        if self.httpx is not None:
+            await self.httpx.aclose()
         await self.lean_provider.aclose()
 
     async def raw(self) -> int:
@@ -311,8 +310,22 @@ class Bench:
                 size += len(chunk)
         return size
 
-    async def http_anyio_(self) -> int:
-        return await self.http_(self.http_anyio)
+    async def httpx_(self) -> int:
+        import httpx  # dev dependency: bench and tests only
+
+        if self.httpx is None:
+            self.httpx = httpx.AsyncClient(trust_env=False, timeout=60)
+        size = 0
+        async with self.httpx.stream(
+            "POST",
+            self.url,
+            json=self.body,
+            headers={"accept": "text/event-stream", **self.headers},
+        ) as response:
+            async for chunk in response.aiter_raw():
+                self.reads += 1
+                size += len(chunk)
+        return size
 
     async def sse(self) -> int:
         parser = SseParser()
@@ -354,7 +367,7 @@ class Bench:
     def stage(self, name: str) -> Callable[[], Awaitable[int]]:
         return {
             "raw": self.raw,
-            "http-anyio": self.http_anyio_,
+            "httpx": self.httpx_,
             "http": self.http_,
             "sse": self.sse,
             "json": self.json_,
@@ -386,15 +399,21 @@ def fmt_row(values: list[float]) -> str:
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    feeder = Feeder()
     stages = args.stages.split(",")
+    if "httpx" in stages and importlib.util.find_spec("httpx") is None:
+        stages.remove("httpx")
+        print("httpx is not installed (a dev dependency): its stage is skipped")
+    feeder = Feeder()
     try:
         print(
             f"provider stream: {args.deltas} deltas, {args.repeats} repeats, "
             f"loop {type(asyncio.get_running_loop()).__module__}, "
             f"load {os.getloadavg()[0]:.2f}"
         )
-        print("CPU µs per delta of this process, median [min–max]; Δ = this stage − previous")
+        print(
+            "CPU µs per delta of this process, median [min–max]; Δ = this stage − previous "
+            "(for httpx and http: − raw)"
+        )
         for mode in args.modes.split(","):
             for fmt in args.formats.split(","):
                 bench = Bench(feeder, fmt, mode, args.deltas)
@@ -403,11 +422,14 @@ async def main_async(args: argparse.Namespace) -> None:
                 for stage in stages:
                     values, reads = results[stage]
                     med = statistics.median(values)
+                    if stage in ("httpx", "http") and "raw" in results:
+                        previous = statistics.median(results["raw"][0])  # both add HTTP to raw
                     delta = "" if previous is None else f"  Δ {med - previous:+7.2f}"
                     per = f"  reads/delta {statistics.median(reads) / args.deltas:.2f}"
                     per = per if any(reads) else ""
                     print(f"  {mode:<6} {fmt:<10} {stage:<10} {fmt_row(values)}{delta}{per}")
-                    previous = med
+                    if stage != "httpx":  # http's Δ is against raw, sse's against http
+                        previous = med
                 await bench.aclose()
     finally:
         feeder.close()
@@ -419,7 +441,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--formats", default="chat,anthropic,responses")
     parser.add_argument("--modes", default="burst,paced")
-    parser.add_argument("--stages", default="raw,http-anyio,http,sse,json,adapter,lean")
+    parser.add_argument("--stages", default="raw,httpx,http,sse,json,adapter,lean")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop (if installed)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -40,6 +40,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -107,8 +108,10 @@ class FakeProvider:
         context_window: int | None = None,
         usage_from_prompt: bool = False,
         responder: Callable[[RecordedRequest], Step] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.script = Script()
+        self.ssl_context = ssl_context  # serve HTTPS (a certificate the test made)
         self.requests: list[RecordedRequest] = []
         self.api_key = api_key
         self.chunk_delay = chunk_delay
@@ -140,7 +143,7 @@ class FakeProvider:
             )
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.ssl_context)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -159,7 +162,8 @@ class FakeProvider:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     @property
     def violations(self) -> list[str]:
@@ -199,7 +203,7 @@ class FakeProvider:
         try:
             while await self._one(reader, writer):
                 pass
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         finally:
             self._connections.discard(task)

@@ -1,25 +1,37 @@
-"""An `httpx.MockTransport` upstream for adapter tests: scripted chunked bodies, recorded
-requests, optional per-request assertions. No sockets involved."""
+"""A scripted upstream for adapter tests: the HTTP client's `Transport` seam, scripted chunked
+bodies, recorded requests, optional per-request assertions. No sockets involved (the network
+side, aiohttp, is tested over real sockets in tests/providers/test_http_client.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import re
 from collections import deque
+from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-import httpx
-
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderError
 from cursor_byok.providers import ProviderSettings
 from cursor_byok.providers import make_provider
+from cursor_byok.providers.http import MAX_ERROR_BODY
+from cursor_byok.providers.http import HttpResponse
+
+
+@dataclass
+class Request:
+    """What the client sent: the URL, lower-cased headers, the body bytes."""
+
+    url: str
+    headers: dict[str, str]
+    content: bytes
 
 
 @dataclass
@@ -27,7 +39,7 @@ class Scripted:
     chunks: list[bytes]
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
-    check: Callable[[dict[str, Any], httpx.Request], None] | None = None
+    check: Callable[[dict[str, Any], Request], None] | None = None
 
 
 @dataclass
@@ -35,6 +47,59 @@ class Recorded:
     url: str
     headers: dict[str, str]
     json: dict[str, Any]
+
+
+class ScriptedResponse:
+    """An `HttpResponse` whose body is a list of chunks (or any async iterator of them)."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: AsyncIterator[bytes]) -> None:
+        self.status = status
+        self.headers = {k.lower(): v for k, v in headers.items()}
+        self._body = body
+        self.closed = False
+
+    async def iter_bytes(self) -> AsyncGenerator[bytes]:
+        async for chunk in self._body:
+            yield chunk
+
+    async def read_capped(self, limit: int = MAX_ERROR_BODY) -> bytes:
+        parts = [chunk async for chunk in self._body]
+        return b"".join(parts)[:limit]
+
+
+Handler = Callable[[Request], "ScriptedResponse | Exception"]
+
+
+class HandlerTransport:
+    """A `Transport` answering each POST with `handler(request)`: a response, or an exception
+    to raise as the network would (a ProviderError, or an aiohttp error that is mapped by the
+    real client's `transport_error`)."""
+
+    def __init__(self, handler: Callable[[Request], Any]) -> None:
+        self.handler = handler
+        self.responses: list[ScriptedResponse] = []
+
+    @contextlib.asynccontextmanager
+    async def post(
+        self, url: str, headers: dict[str, str], content: bytes
+    ) -> AsyncIterator[HttpResponse]:
+        from cursor_byok.providers.http import transport_error
+
+        result = self.handler(Request(url, dict(headers), content))
+        if asyncio.iscoroutine(result):
+            result = await result
+        if isinstance(result, ProviderError):
+            raise result
+        if isinstance(result, Exception):
+            raise transport_error(result, "mock", host="mock") from result
+        self.responses.append(result)
+        try:
+            yield result
+        finally:
+            result.closed = True
+
+    async def aclose(self) -> None:
+        pass
 
 
 class MockUpstream:
@@ -48,7 +113,7 @@ class MockUpstream:
         *,
         status: int = 200,
         headers: dict[str, str] | None = None,
-        check: Callable[[dict[str, Any], httpx.Request], None] | None = None,
+        check: Callable[[dict[str, Any], Request], None] | None = None,
     ) -> None:
         if isinstance(chunks, bytes):
             chunks = [chunks]
@@ -57,9 +122,9 @@ class MockUpstream:
             item.headers = headers
         self.queue.append(item)
 
-    async def _handle(self, request: httpx.Request) -> httpx.Response:
+    def _handle(self, request: Request) -> ScriptedResponse:
         body = json.loads(request.content)
-        self.requests.append(Recorded(str(request.url), dict(request.headers), body))
+        self.requests.append(Recorded(request.url, request.headers, body))
         item = self.queue.popleft()
         if item.check is not None:
             item.check(body, request)
@@ -69,10 +134,10 @@ class MockUpstream:
                 await asyncio.sleep(0)
                 yield chunk
 
-        return httpx.Response(item.status, headers=item.headers, content=stream())
+        return ScriptedResponse(item.status, item.headers, stream())
 
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self._handle)
+    def transport(self) -> HandlerTransport:
+        return HandlerTransport(self._handle)
 
     def provider(self, settings: ProviderSettings):
         return make_provider(settings, transport=self.transport())

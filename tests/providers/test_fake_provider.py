@@ -112,6 +112,7 @@ async def test_missing_reasoning_replay_is_rejected_like_a_real_provider(kind: s
         if kind == "anthropic":
             # thinking stays enabled only if the open tool turn has a thinking block;
             # without replay the adapter turns thinking off, which is valid, so force it
+            await provider.aclose()
             provider = make_provider(
                 fp.settings(
                     kind, extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}}

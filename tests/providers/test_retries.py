@@ -8,9 +8,12 @@ import email.utils
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 import pytest
+from fakes.mock_upstream import HandlerTransport
 from fakes.mock_upstream import MockUpstream
+from fakes.mock_upstream import Request
+from fakes.mock_upstream import ScriptedResponse
 from fakes.sse_wire import sse
 
 from cursor_byok.providers import Finish
@@ -142,26 +145,35 @@ async def test_long_retry_after_is_not_waited_for() -> None:
 
 
 async def test_connection_errors_are_retried_and_key_never_leaks() -> None:
+    """Transport failures as the network gives them (aiohttp's exceptions, mapped by the real
+    client's transport_error), retried by the loop's policy; the key never shows."""
     attempts = 0
 
-    async def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Request) -> ScriptedResponse | Exception:
         nonlocal attempts
         attempts += 1
         if attempts == 1:
-            raise httpx.ConnectError(f"refused while using key {SETTINGS.api_key}xxxxxxxxxxxxxx")
+            return aiohttp.ClientOSError(
+                f"refused while using key {SETTINGS.api_key}xxxxxxxxxxxxxx"
+            )
         if attempts == 2:
-            raise httpx.ReadTimeout("no data")
-        return httpx.Response(200, content=b"".join(OK))
+            return aiohttp.SocketTimeoutError("Timeout on reading data from socket")
+        return ScriptedResponse(200, {"content-type": "text/event-stream"}, chunks(OK))
 
     sleeps = Sleeps()
     errors: list[ProviderError] = []
-    provider = make_provider(SETTINGS, transport=httpx.MockTransport(handler))
+    provider = make_provider(SETTINGS, transport=HandlerTransport(handler))
     events = await run(
         provider, max_retries=2, sleep=sleeps, on_retry=lambda a, e, d: errors.append(e)
     )
     assert isinstance(events[-1], Finish)
     assert [e.kind for e in errors] == ["network", "timeout"]
     assert all("sk-k" not in e.message for e in errors)
+
+
+async def chunks(items: list[bytes]) -> AsyncIterator[bytes]:
+    for item in items:
+        yield item
 
 
 def test_retry_after_http_date() -> None:
@@ -172,11 +184,10 @@ def test_retry_after_http_date() -> None:
     assert parse_retry_after({}) is None
 
 
-class EndlessBody(httpx.AsyncByteStream):
-    """A body that sends one event and then waits forever; records `aclose()`."""
+class EndlessBody:
+    """A body that sends one event and then waits forever."""
 
     def __init__(self) -> None:
-        self.closed = False
         self.started = asyncio.Event()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -184,19 +195,25 @@ class EndlessBody(httpx.AsyncByteStream):
         self.started.set()
         await asyncio.Event().wait()
 
-    async def aclose(self) -> None:
-        self.closed = True
+
+class Endless:
+    def __init__(self) -> None:
+        self.body = EndlessBody()
+        self.transport = HandlerTransport(
+            lambda request: ScriptedResponse(200, {}, aiter(self.body))  # type: ignore[arg-type]
+        )
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.transport.responses) and self.transport.responses[0].closed
 
 
-def endless_provider(body: EndlessBody):
-    async def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, stream=body)
-
-    return make_provider(SETTINGS, transport=httpx.MockTransport(handler))
+def endless_provider(body: Endless):
+    return make_provider(SETTINGS, transport=body.transport)
 
 
 async def test_closing_the_stream_early_closes_the_response() -> None:
-    body = EndlessBody()
+    body = Endless()
     provider = endless_provider(body)
     async with contextlib.aclosing(stream_with_retries(provider, REQ, max_retries=0)) as events:
         async for event in events:
@@ -206,7 +223,7 @@ async def test_closing_the_stream_early_closes_the_response() -> None:
 
 
 async def test_cancelling_the_consumer_closes_the_response() -> None:
-    body = EndlessBody()
+    body = Endless()
     provider = endless_provider(body)
 
     async def consume() -> None:
@@ -214,7 +231,7 @@ async def test_cancelling_the_consumer_closes_the_response() -> None:
             pass
 
     task = asyncio.create_task(consume())
-    await body.started.wait()
+    await body.body.started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -44,6 +44,19 @@ def test_parser_refuses_an_event_of_many_lines_over_the_event_limit() -> None:
             parser.feed(b"data: " + b"y" * 1000 + b"\n")
 
 
+def test_an_event_of_empty_data_lines_is_bounded_by_what_it_holds() -> None:
+    """6 bytes a line on the wire (a few hundred KB as gzip), yet each held line costs a list
+    slot: the bound counts that, so such an event stops at about `max_event` of memory."""
+    parser = SseParser(max_event=4 * MiB)
+    piece = b"data:\n" * 10_000
+    lines = 0
+    with pytest.raises(SseTooLarge, match="SSE event"):
+        for _ in range(1000):
+            parser.feed(piece)
+            lines += 10_000
+    assert lines <= 4 * MiB // 40
+
+
 def test_lines_and_events_under_the_limits_still_parse() -> None:
     parser = SseParser(max_line=1024, max_event=4096)
     events = parser.feed(b"data: " + b"z" * 1000 + b"\n\n")

@@ -11,6 +11,8 @@ import pytest
 
 # The e2e client's local executor (workspace_exec) runs our execs against a tmp workspace.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+# The shared fakes (tests/fakes: a JSON endpoint on 127.0.0.1 for web search and images).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fake_context import FakeToolContext
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import json
 
-import httpx
 import pytest
+from aiohttp import web
+from fakes.web_endpoint import endpoint
 
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ImageGenerationConfig
@@ -25,34 +26,47 @@ def approved(query: pb.InteractionQuery) -> pb.InteractionResponse:
     return response
 
 
-def tool(handler) -> GenerateImageTool:
-    config = ImageGenerationConfig(base_url="http://img.test/v1", model="img-1")
-    return GenerateImageTool(config, transport=httpx.MockTransport(handler))
+def tool(url: str) -> GenerateImageTool:
+    return GenerateImageTool(ImageGenerationConfig(base_url=url + "/v1", model="img-1"))
 
 
 async def test_generates_after_approval_and_saves_in_the_workspace(make_ctx, workspace) -> None:
-    seen: list[dict] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        assert request.url.path == "/v1/images/generations"
-        seen.append(json.loads(request.content))
-        return httpx.Response(200, json={"data": [{"b64_json": base64.b64encode(PNG).decode()}]})
+    async def handler(request: web.Request) -> web.Response:
+        assert request.path == "/v1/images/generations"
+        return web.json_response({"data": [{"b64_json": base64.b64encode(PNG).decode()}]})
 
     ctx = make_ctx(answers={"generate_image_request_query": approved})
-    outcome = await tool(handler).run(
-        {"description": "a red fox", "file_path": "art/fox", "aspect_ratio": "16:9"}, ctx
-    )
+    async with endpoint(handler) as images:
+        outcome = await tool(images.url).run(
+            {"description": "a red fox", "file_path": "art/fox", "aspect_ratio": "16:9"}, ctx
+        )
     assert not outcome.is_error, outcome.text
     [query] = ctx.queries
     assert query.generate_image_request_query.args.description == "a red fox"
     assert query.generate_image_request_query.tool_call_id == "call-1"
-    assert seen == [
+    assert [json.loads(b) for b in images.bodies] == [
         {"model": "img-1", "prompt": "a red fox, flat style", "n": 1, "size": "1536x1024"}
     ]
+    assert images.requests[0].headers["content-type"] == "application/json"
     assert (workspace / "art" / "fox.png").read_bytes() == PNG
     card = outcome.tool_call.generate_image_tool_call
     assert card.result.success.file_path == str(workspace / "art" / "fox.png")
     assert base64.b64decode(card.result.success.image_data) == PNG
+
+
+async def test_an_image_given_by_url_is_fetched(make_ctx, workspace) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        if request.path == "/files/fox.png":
+            return web.Response(body=PNG, content_type="image/png")
+        return web.json_response({"data": [{"url": f"{base[0]}/files/fox.png"}]})
+
+    base: list[str] = []
+    ctx = make_ctx(answers={"generate_image_request_query": approved})
+    async with endpoint(handler) as images:
+        base.append(images.url)
+        outcome = await tool(images.url).run({"description": "a red fox"}, ctx)
+    assert not outcome.is_error, outcome.text
+    assert (workspace / "generated-images" / "a-red-fox.png").read_bytes() == PNG
 
 
 async def test_rejection_and_endpoint_failure(make_ctx, workspace) -> None:
@@ -61,16 +75,18 @@ async def test_rejection_and_endpoint_failure(make_ctx, workspace) -> None:
         response.generate_image_request_response.rejected.reason = "no images"
         return response
 
-    def never(request):
-        raise AssertionError("no generation after a rejection")
+    async def failing(request: web.Request) -> web.Response:
+        return web.Response(status=500)
 
-    outcome = await tool(never).run(
-        {"description": "x"}, make_ctx(answers={"generate_image_request_query": rejected})
-    )
-    assert outcome.is_error and "no images" in outcome.text
-    failed = await tool(lambda r: httpx.Response(500)).run(
-        {"description": "x"}, make_ctx(answers={"generate_image_request_query": approved})
-    )
+    async with endpoint(failing) as images:
+        outcome = await tool(images.url).run(
+            {"description": "x"}, make_ctx(answers={"generate_image_request_query": rejected})
+        )
+        assert outcome.is_error and "no images" in outcome.text
+        assert images.requests == []  # no generation after a rejection
+        failed = await tool(images.url).run(
+            {"description": "x"}, make_ctx(answers={"generate_image_request_query": approved})
+        )
     assert failed.is_error and "HTTP 500" in failed.text
     assert failed.tool_call.generate_image_tool_call.result.error.error
     assert not (workspace / "generated-images").exists()

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import httpx
+import gzip
+import json
+import socket
+from collections.abc import Awaitable
+from collections.abc import Callable
+
 import pytest
+from aiohttp import web
+from fakes.web_endpoint import endpoint
 
 from cursor_byok.config import ConfigError
 from cursor_byok.config import WebSearchConfig
@@ -28,29 +35,31 @@ def approved(query: pb.InteractionQuery) -> pb.InteractionResponse:
     return response
 
 
-def tool(handler, **config) -> WebSearchTool:
-    settings = WebSearchConfig(url="http://search.test/s?q={query}&format=json", **config)
-    return WebSearchTool(settings, transport=httpx.MockTransport(handler))
+def json_answer(data, status: int = 200) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handler(request: web.Request) -> web.Response:
+        return web.json_response(data, status=status)
+
+    return handler
+
+
+def tool(url: str, **config) -> WebSearchTool:
+    settings = WebSearchConfig(url=url + "/s?q={query}&format=json", **config)
+    return WebSearchTool(settings)
 
 
 async def test_search_after_approval(make_ctx, monkeypatch) -> None:
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json=SEARX)
-
     monkeypatch.setenv("SEARCH_KEY", "k-123")
     ctx = make_ctx(answers={"web_search_request_query": approved})
-    outcome = await tool(handler, api_key_env="SEARCH_KEY", api_key_header="X-Api-Key").run(
-        {"search_term": "python 3.13 news"}, ctx
-    )
+    async with endpoint(json_answer(SEARX)) as search:
+        outcome = await tool(search.url, api_key_env="SEARCH_KEY", api_key_header="X-Api-Key").run(
+            {"search_term": "python 3.13 news"}, ctx
+        )
     assert not outcome.is_error
     [query] = ctx.queries
     assert query.web_search_request_query.args.search_term == "python 3.13 news"
     assert query.web_search_request_query.args.tool_call_id == "call-1"
-    [request] = seen
-    assert request.url.params["q"] == "python 3.13 news"
+    [request] = search.requests
+    assert request.method == "GET" and request.query["q"] == "python 3.13 news"
     assert request.headers["x-api-key"] == "k-123"
     refs = outcome.tool_call.web_search_tool_call.result.success.references
     assert [r.url for r in refs] == ["https://python.org/3.13", "https://docs.python.org"]
@@ -59,35 +68,69 @@ async def test_search_after_approval(make_ctx, monkeypatch) -> None:
 
 
 async def test_rejected_search_makes_no_request(make_ctx) -> None:
-    def handler(request):
-        raise AssertionError("no search after a rejection")
-
     def rejected(query):
         response = pb.InteractionResponse()
         response.web_search_request_response.rejected.reason = "not now"
         return response
 
-    ctx = make_ctx(answers={"web_search_request_query": rejected})
-    outcome = await tool(handler).run({"search_term": "x"}, ctx)
-    assert outcome.is_error and "not now" in outcome.text
-    assert outcome.tool_call.web_search_tool_call.result.rejected.reason == "not now"
-    unanswered = await tool(handler).run({"search_term": "x"}, make_ctx())
-    assert unanswered.is_error and unanswered.tool_call.web_search_tool_call.result.HasField(
-        "error"
-    )
+    async with endpoint(json_answer(SEARX)) as search:
+        ctx = make_ctx(answers={"web_search_request_query": rejected})
+        outcome = await tool(search.url).run({"search_term": "x"}, ctx)
+        assert outcome.is_error and "not now" in outcome.text
+        assert outcome.tool_call.web_search_tool_call.result.rejected.reason == "not now"
+        unanswered = await tool(search.url).run({"search_term": "x"}, make_ctx())
+        assert unanswered.is_error
+        assert unanswered.tool_call.web_search_tool_call.result.HasField("error")
+    assert search.requests == []
 
 
 async def test_endpoint_failures_are_tool_errors(make_ctx) -> None:
     ctx = make_ctx(answers={"web_search_request_query": approved})
-    down = await tool(lambda r: httpx.Response(503)).run({"search_term": "x"}, ctx)
+
+    async def html(request: web.Request) -> web.Response:
+        return web.Response(text="<html>")
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPFound("http://127.0.0.1:9/elsewhere")
+
+    async with endpoint(json_answer({}, status=503)) as search:
+        down = await tool(search.url).run({"search_term": "x"}, ctx)
     assert down.is_error and "HTTP 503" in down.text
     assert down.tool_call.web_search_tool_call.result.error.error
-    junk = await tool(lambda r: httpx.Response(200, text="<html>")).run({"search_term": "x"}, ctx)
+    async with endpoint(html) as search:
+        junk = await tool(search.url).run({"search_term": "x"}, ctx)
     assert junk.is_error
-    empty = await tool(lambda r: httpx.Response(200, json={"results": []})).run(
-        {"search_term": "x"}, ctx
-    )
+    async with endpoint(redirect) as search:
+        moved = await tool(search.url).run({"search_term": "x"}, ctx)
+    assert moved.is_error and "HTTP 302" in moved.text  # not followed
+    async with endpoint(json_answer({"results": []})) as search:
+        empty = await tool(search.url).run({"search_term": "x"}, ctx)
     assert not empty.is_error and "No results" in empty.text
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    refused = await tool(f"http://127.0.0.1:{port}").run({"search_term": "x"}, ctx)
+    assert refused.is_error and f"cannot connect to 127.0.0.1:{port}" in refused.text
+
+
+async def test_a_compressed_answer_is_decoded_and_bounded(make_ctx) -> None:
+    ctx = make_ctx(answers={"web_search_request_query": approved})
+
+    async def gzipped(request: web.Request) -> web.Response:
+        body = gzip.compress(json.dumps(SEARX).encode())
+        return web.Response(body=body, headers={"content-encoding": "gzip"})
+
+    async def bomb(request: web.Request) -> web.Response:
+        body = gzip.compress(b"[" + b" " * (64 << 20) + b"]", compresslevel=9)
+        return web.Response(body=body, headers={"content-encoding": "gzip"})
+
+    async with endpoint(gzipped) as search:
+        outcome = await tool(search.url).run({"search_term": "x"}, ctx)
+    assert not outcome.is_error and "Python 3.13" in outcome.text
+    async with endpoint(bomb) as search:
+        outcome = await tool(search.url).run({"search_term": "x"}, ctx)
+    assert outcome.is_error and "larger than 8388608 bytes" in outcome.text
 
 
 def test_parse_common_shapes() -> None:

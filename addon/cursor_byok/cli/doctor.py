@@ -89,8 +89,17 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
 
     model = next(m for m in config.models if m.provider == provider_name)
     title = f"provider {provider_name} ({model.model})"
+    profile = config.providers[provider_name]
+    # The same client the proxy uses (make_provider): the same proxy, CA file and timeouts.
+    route = (
+        f" through the proxy {profile.proxy}"
+        if profile.proxy
+        else " through the environment's proxy settings"
+        if profile.proxy_from_env
+        else ""
+    )
     try:
-        provider = make_provider(config.providers[provider_name].settings())
+        provider = make_provider(profile.settings())
     except (ConfigError, ValueError) as exc:
         return Check(FAIL, title, str(exc), fix="set the key named in the config")
     request = ModelRequest(
@@ -106,15 +115,18 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
     except ProviderError as exc:
         fix = {
             "auth": "check the API key (api_key_env / api_key_file)",
-            "network": "check base_url and your network or proxy",
+            "network": "check base_url and your network"
+            + (", proxy and proxy_auth" if route else " (a proxy? set proxy)"),
             "invalid_request": "check the model id and params",
         }.get(exc.kind, "see the provider's message")
-        return Check(FAIL, title, f"{exc.kind}: {exc.message}", fix=fix)
+        if exc.code == "tls":
+            fix = "a company CA? set ca_file to its PEM file; else check base_url"
+        return Check(FAIL, title, f"{exc.kind}: {exc.message}{route}", fix=fix)
     except TimeoutError:
         return Check(FAIL, title, f"no answer in {timeout:.0f}s", fix="check base_url")
     finally:
         await provider.aclose()
-    return Check(OK, title, "answered a one-word request")
+    return Check(OK, title, f"answered a one-word request{route}")
 
 
 def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:

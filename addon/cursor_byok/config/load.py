@@ -6,9 +6,11 @@ one-line fix instead of a traceback.
 
 from __future__ import annotations
 
+import ssl
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
@@ -35,6 +37,9 @@ _PROVIDER_KEYS = {
     "read_timeout",
     "max_retries",
     "proxy",
+    "proxy_auth",
+    "proxy_from_env",
+    "ca_file",
     "extra_body",
     "reasoning_passback",
     "first_token_timeout",
@@ -257,9 +262,11 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
     key_env, key_file = table.get("api_key_env"), table.get("api_key_file")
     if key_env is not None and key_file is not None:
         raise fail(prefix + "api_key_env", "set api_key_env or api_key_file, not both")
-    for key in ("api_key_env", "api_key_file", "proxy", "reasoning_passback"):
+    for key in ("api_key_env", "api_key_file", "proxy", "reasoning_passback", "ca_file"):
         if table.get(key) is not None and not isinstance(table[key], str):
             raise fail(prefix + key, "must be a string")
+    proxy, proxy_auth = _proxy(table, prefix, fail)
+    ca_file = _ca_file(table.get("ca_file"), prefix + "ca_file", fail)
     if table.get("reasoning_passback") not in (
         None,
         "reasoning_content",
@@ -290,11 +297,76 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         connect_timeout=float(table.get("connect_timeout", 10.0)),
         read_timeout=float(table.get("read_timeout", 300.0)),
         max_retries=retries,
-        proxy=table.get("proxy"),
+        proxy=proxy,
+        proxy_auth=proxy_auth,
+        proxy_from_env=table.get("proxy_from_env", False),
+        ca_file=ca_file,
         extra_body=dict(table.get("extra_body", {})),
         reasoning_passback=table.get("reasoning_passback"),
         first_token_timeout=float(table.get("first_token_timeout", 120.0)),
     )
+
+
+def _proxy(table: dict, prefix: str, fail) -> tuple[str | None, SecretRef | None]:
+    """`proxy` (an http:// or https:// URL without credentials), its `proxy_auth` reference,
+    or `proxy_from_env`; not the environment and an explicit proxy at once."""
+    proxy = table.get("proxy")
+    if not isinstance(table.get("proxy_from_env", False), bool):
+        raise fail(prefix + "proxy_from_env", "must be true or false")
+    if proxy is not None:
+        parts = urlsplit(proxy)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise fail(prefix + "proxy", "must be an http:// or https:// URL (http://host:port)")
+        if parts.username or parts.password:
+            raise fail(
+                prefix + "proxy",
+                'has credentials in it; use proxy_auth = { env = "VAR" } or '
+                '{ file = "PATH" } (the value "user:password"), like api_key_env / api_key_file',
+            )
+        try:
+            parts.port  # noqa: B018 - raises for a bad port
+        except ValueError:
+            raise fail(prefix + "proxy", "has a bad port") from None
+        if parts.path not in ("", "/") or parts.query:
+            raise fail(prefix + "proxy", "must be only scheme://host:port")
+        if table.get("proxy_from_env"):
+            raise fail(prefix + "proxy_from_env", "set proxy or proxy_from_env, not both")
+    auth = table.get("proxy_auth")
+    if auth is None:
+        return proxy, None
+    key = prefix + "proxy_auth"
+    if proxy is None and not table.get("proxy_from_env"):
+        raise fail(key, "needs a proxy (set proxy, or proxy_from_env)")
+    if not isinstance(auth, dict):
+        raise fail(
+            key,
+            'credentials may not be written in the config; use { env = "VAR" } or '
+            '{ file = "PATH" } whose value is "user:password"',
+        )
+    _unknown(auth, {"env", "file"}, key + ".", fail)
+    env, file = auth.get("env"), auth.get("file")
+    if (env is None) == (file is None):
+        raise fail(key, 'give exactly one of env = "VAR" or file = "PATH"')
+    source = env if env is not None else file
+    if not isinstance(source, str) or not source:
+        raise fail(key, "env and file must be non-empty strings")
+    return proxy, SecretRef(env=env, file=Path(file) if file else None)
+
+
+def _ca_file(value: str | None, key: str, fail) -> Path | None:
+    """A readable PEM bundle (checked now, so a typo is a config error, not a failed turn)."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        ssl.create_default_context(cafile=str(path))
+    except ssl.SSLError as exc:  # an OSError too: first
+        raise fail(key, f"{value}: not a PEM file of CA certificates ({exc.reason})") from None
+    except FileNotFoundError:
+        raise fail(key, f"{value}: no such file") from None
+    except OSError as exc:
+        raise fail(key, f"{value}: cannot read: {exc.strerror}") from None
+    return Path(value)
 
 
 def _headers(table: dict, prefix: str, fail) -> dict[str, str | SecretRef]:

@@ -67,7 +67,10 @@ class ProviderConfig:
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
     max_retries: int = 2
-    proxy: str | None = None
+    proxy: str | None = None  # http(s)://host:port of a forward proxy for this provider
+    proxy_auth: SecretRef | None = None  # "user:password" for `proxy`, from env or a file
+    proxy_from_env: bool = False  # HTTPS_PROXY / NO_PROXY instead (off: they may point at us)
+    ca_file: Path | None = None  # a PEM bundle of CAs trusted besides system + certifi
     extra_body: dict[str, Any] = field(default_factory=dict)
     reasoning_passback: str | None = None
     # seconds from a model call until its first event, over all retries (None = no bound)
@@ -112,6 +115,13 @@ class ProviderConfig:
             max_retries=self.max_retries,
             name=self.name,
             proxy=self.proxy,
+            proxy_auth=(
+                self.proxy_auth.resolve(f"provider {self.name!r}: proxy_auth")
+                if self.proxy_auth is not None
+                else ""
+            ),
+            proxy_from_env=self.proxy_from_env,
+            ca_file=str(self.ca_file.expanduser()) if self.ca_file is not None else None,
             extra_body=dict(self.extra_body),
             chat_reasoning_passback=self.reasoning_passback,
         )

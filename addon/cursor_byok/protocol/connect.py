@@ -11,10 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-import io
 import json
 import struct
-import zlib
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ import zstandard
 
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
+from cursor_byok.protocol import inflate
 
 FLAG_COMPRESSED = 0x01
 FLAG_END_STREAM = 0x02
@@ -136,63 +135,19 @@ def compress(data: bytes, encoding: str | None) -> bytes:
 def decompress(
     data: bytes, encoding: str | None, *, limit: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 ) -> bytes:
-    """Decompress with a hard output cap; memory stays bounded by `limit` whatever the input."""
+    """Decompress with a hard output cap; memory stays bounded by `limit` whatever the input
+    (the bounded decoder the provider client uses too, `inflate.py`, with a total cap)."""
     encoding = normalise_encoding(encoding)
     if encoding is None:
         return data
-    if encoding == "gzip":
-        return _gunzip_bounded(data, limit)
-    return _unzstd_bounded(data, limit)
-
-
-_STEP = 1 << 20  # inflate in steps, so a bomb never costs more than `limit` plus one step
-
-
-def _gunzip_bounded(data: bytes, limit: int) -> bytes:
-    out = bytearray()
-    remaining = data
+    if not data and encoding == "gzip":  # as before: a gzip stream has at least its header
+        raise DecompressionFailed("gzip payload is truncated")
     try:
-        while True:
-            inflater = zlib.decompressobj(wbits=31)
-            pending = remaining
-            while True:
-                out += inflater.decompress(pending, _STEP)
-                if len(out) > limit:
-                    out.clear()  # free it now: a traceback may keep this frame alive
-                    raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
-                pending = inflater.unconsumed_tail
-                if not pending:
-                    # decompress() may hold back output even with no input left
-                    tail = inflater.decompress(b"", _STEP) if not inflater.eof else b""
-                    if not tail:
-                        break
-                    out += tail
-            if not inflater.eof:
-                raise DecompressionFailed("gzip payload is truncated")
-            remaining = inflater.unused_data
-            if not remaining:  # gzip allows concatenated members
-                return bytes(out)
-    except zlib.error as exc:
-        raise DecompressionFailed(f"corrupt gzip payload: {exc}") from None
-
-
-def _unzstd_bounded(data: bytes, limit: int) -> bytes:
-    out = bytearray()
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(data), read_across_frames=True
-        )
-        with reader:
-            while True:
-                chunk = reader.read(_STEP)
-                if not chunk:
-                    return bytes(out)
-                out += chunk
-                if len(out) > limit:
-                    out.clear()  # free it now: a traceback may keep this frame alive
-                    raise DecompressedTooLarge(f"decompressed payload exceeds {limit} bytes")
-    except zstandard.ZstdError as exc:
-        raise DecompressionFailed(f"corrupt zstd payload: {exc}") from None
+        return inflate.decompress_capped(data, encoding, limit)
+    except inflate.TooLarge as exc:
+        raise DecompressedTooLarge(str(exc)) from None
+    except inflate.InflateError as exc:
+        raise DecompressionFailed(f"{encoding} payload: {exc}") from None
 
 
 # --- envelopes ---------------------------------------------------------------------------------

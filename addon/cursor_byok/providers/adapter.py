@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
+from typing import cast
 
 from .base import ModelRequest
 from .base import ProviderError
@@ -27,6 +28,7 @@ from .errors import error_from_response
 from .errors import scrub
 from .http import HttpClient
 from .http import HttpResponse
+from .http import Transport
 from .sse import SseEvent
 from .sse import SseParser
 from .sse import SseTooLarge
@@ -189,7 +191,10 @@ class SseProvider:
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
             proxy=settings.proxy,
-            transport=transport,
+            proxy_auth=settings.proxy_auth,
+            proxy_from_env=settings.proxy_from_env,
+            ca_file=settings.ca_file,
+            transport=cast("Transport | None", transport),
         )
 
     def build(self, request: ModelRequest) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -225,6 +230,18 @@ class SseProvider:
         await self._http.aclose()
 
     async def _check_response(self, response: HttpResponse, secrets: list[str]) -> None:
+        if 300 <= response.status < 400:
+            # Not followed: a POST with the key must not go wherever a server points it.
+            location = response.headers.get("location", "")
+            where = f" to {scrub(location, secrets)[:200]}" if location else ""
+            raise ProviderError(
+                "other",
+                f"the provider answered HTTP {response.status} (a redirect{where}); redirects "
+                "are not followed: set base_url to the address it points to",
+                status=response.status,
+                provider=self.label,
+                retryable=False,
+            )
         if not 200 <= response.status < 300:
             body = await response.read_capped()
             raise error_from_response(

@@ -261,7 +261,10 @@ class ProviderSettings:
     read_timeout: float = 300.0
     max_retries: int = 2
     name: str = ""  # label for errors, logs and replay matching; defaults to the host
-    proxy: str | None = None  # explicit upstream proxy; the environment is never consulted
+    proxy: str | None = None  # an HTTP proxy (CONNECT for https) for this provider's calls
+    proxy_auth: str = field(default="", repr=False)  # "user:password" for `proxy` (Basic)
+    proxy_from_env: bool = False  # HTTPS_PROXY / NO_PROXY of the proxy's environment
+    ca_file: str | None = None  # a PEM bundle trusted besides the system store and certifi
     extra_body: dict[str, Any] = field(default_factory=dict)
     send_cache_key: bool = True
     # openai-chat
@@ -316,6 +319,11 @@ class ProviderSettings:
     def secrets(self) -> list[str]:
         """Strings that must never appear in messages or logs."""
         out = [self.api_key] if self.api_key else []
+        if self.proxy_auth:
+            out.append(self.proxy_auth)
+            _, _, password = self.proxy_auth.partition(":")
+            if password:
+                out.append(password)
         for name, value in self.extra_headers.items():
             if is_secret_header(name) and value:
                 out.append(value)
@@ -340,8 +348,9 @@ class Provider(Protocol):
 
 
 def make_provider(settings: ProviderSettings, *, transport: object | None = None) -> Provider:
-    """Build the adapter for `settings.kind`. `transport` is an httpx transport (tests pass
-    `httpx.MockTransport`); typed as object so callers need not import httpx."""
+    """Build the adapter for `settings.kind`. `transport` replaces the HTTP client's network
+    side (`providers.http.Transport`; tests pass a scripted one); typed as object so callers
+    need not import the HTTP layer."""
     if settings.kind == "openai-chat":
         from .openai_chat import OpenAIChatProvider
 

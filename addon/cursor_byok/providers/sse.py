@@ -11,8 +11,8 @@ multi-byte UTF-8 sequence, so a character split across chunks is always reassemb
 
 Size bounds: a provider (or anything in between) can send a line that never ends. The parser
 refuses a line longer than `max_line` bytes and an event whose data exceeds `max_event` bytes
-with `SseTooLarge` as soon as the limit is crossed, so memory stays bounded by the limit
-instead of by what the peer sends.
+(each held line counted with its bookkeeping, `LINE_OVERHEAD`) with `SseTooLarge` as soon as
+the limit is crossed, so memory stays bounded by the limit instead of by what the peer sends.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ _BOM = b"\xef\xbb\xbf"
 # e.g. a big file written through a tool call), small enough to bound memory per stream.
 MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_EVENT_BYTES = 64 * 1024 * 1024
+# What one held `data:` line costs besides its bytes (a list slot, a bytes object's header),
+# counted against `max_event`: else an event of empty `data:` lines, 6 bytes each on the wire
+# and ~400 KB as gzip, held ~530 MiB before its 64 MiB of "data" tripped the bound.
+LINE_OVERHEAD = 40
 
 
 class SseTooLarge(ByokError, ValueError):
@@ -66,7 +70,7 @@ class SseParser:
         self._tail = b""  # bytes of an unterminated line (line ends already normalised)
         self._pending: list[bytes] = []  # later pieces of it, joined at the next line end
         self._pending_size = 0
-        self._event_size = 0  # data bytes of the event being assembled
+        self._event_size = 0  # data bytes (+ LINE_OVERHEAD a line) of the event being assembled
         self._skip_lf = False  # the previous chunk ended with CR: a leading LF belongs to it
         self._started = False  # BOM check done
         self._data: list[bytes] = []
@@ -139,7 +143,7 @@ class SseParser:
                 raise SseTooLarge("SSE line", max_line)
             if line.startswith(b"data:"):
                 value = line[6:] if line[5:6] == b" " else line[5:]
-                self._event_size += len(value) + 1
+                self._event_size += len(value) + LINE_OVERHEAD
                 if self._event_size > self.max_event:
                     self._data = []
                     self._event_size = 0
@@ -173,7 +177,7 @@ class SseParser:
         if colon and value.startswith(" "):
             value = value[1:]
         if name == "data":  # "data" alone: an empty data line
-            self._event_size += len(value) + 1
+            self._event_size += len(value) + LINE_OVERHEAD
             if self._event_size > self.max_event:
                 self._data = []
                 self._event_size = 0

@@ -340,7 +340,9 @@ class Compared:
 
 async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
     """Drive our server like their recording and compare the structures."""
-    import httpx
+    import aiohttp
+
+    from cursor_byok import outbound
 
     run = next((line for line in capture.client if line.kind == "run_request"), None)
     if run is None:
@@ -364,33 +366,34 @@ async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
         async with _proxy(agent, root / "conf", root / "data") as port:
             headers = {"connect-protocol-version": "1", "x-request-id": capture.request_id}
             seqno = 0
-            async with httpx.AsyncClient(
-                base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=stall + 30
+            base = f"http://127.0.0.1:{port}"
+            async with outbound.new_session(
+                connect_timeout=stall + 30, read_timeout=stall + 30
             ) as http:
 
                 async def send(message: bytes) -> None:
                     nonlocal seqno
                     body = encode_bidi_append(capture.request_id, seqno, message, binary=True)
                     seqno += 1
-                    await http.post(
-                        BIDI_APPEND,
-                        content=body,
+                    async with http.post(
+                        base + BIDI_APPEND,
+                        data=body,
                         headers={**headers, "content-type": "application/proto"},
-                    )
+                    ) as reply:
+                        await reply.read()
 
                 body = connect.encode_frame(encode_run_sse_request(capture.request_id))
-                async with http.stream(
-                    "POST",
-                    RUN_SSE,
-                    content=body,
+                async with http.post(
+                    base + RUN_SSE,
+                    data=body,
                     headers={**headers, "content-type": "application/connect+proto"},
                 ) as response:
                     await send(run.raw)
                     decoder = connect.EnvelopeDecoder(
                         encoding=response.headers.get("connect-content-encoding")
                     )
-                    chunks = response.aiter_raw()
-                    with contextlib.suppress(TimeoutError, StopAsyncIteration, httpx.HTTPError):
+                    chunks = aiter(response.content.iter_any())
+                    with contextlib.suppress(TimeoutError, StopAsyncIteration, aiohttp.ClientError):
                         while end is None:
                             chunk = await asyncio.wait_for(anext(chunks), stall)
                             for frame in decoder.feed(chunk):
@@ -440,13 +443,13 @@ async def compare_files(paths: list[Path], *, stall: float = 5.0) -> list[Compar
 
 def main(paths: list[Path], *, stall: float, console: Console) -> int:
     """`cursor-byok replay --compare`: 0 structurally the same, 1 different, 2 unusable."""
-    import httpx
+    import aiohttp
 
     from cursor_byok.capture.format import CaptureError
 
     try:
         results = asyncio.run(compare_files(paths, stall=stall))
-    except (CaptureError, ReplayError, httpx.HTTPError) as exc:
+    except (CaptureError, ReplayError, aiohttp.ClientError, OSError) as exc:
         console.print(Text(f"cursor-byok replay --compare: {exc}", style="red"))
         return 2
     return report(results, console)

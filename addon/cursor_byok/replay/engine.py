@@ -64,7 +64,7 @@ from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
 
 if TYPE_CHECKING:
-    import httpx
+    import aiohttp
 
     from cursor_byok.config import Config
 
@@ -487,12 +487,12 @@ class _Stream:
         return await self.wait_until(lambda: self.seen() >= count, idle)
 
 
-async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
-    import httpx
+async def _read_stream(response: aiohttp.ClientResponse, stream: _Stream) -> None:
+    import aiohttp
 
     decoder = connect.EnvelopeDecoder(encoding=response.headers.get("connect-content-encoding"))
     try:
-        async for chunk in response.aiter_raw():
+        async for chunk in response.content.iter_any():
             for frame in decoder.feed(chunk):
                 if frame.is_end_stream:
                     stream.end = scrub_end_stream(frame.payload)
@@ -510,7 +510,7 @@ async def _read_stream(response: httpx.Response, stream: _Stream) -> None:
                 if request is not None:
                     stream.requests.add(request)
                 stream.notify()
-    except (httpx.HTTPError, connect.ConnectError) as exc:
+    except (aiohttp.ClientError, TimeoutError, connect.ConnectError) as exc:
         log.info("replay: RunSSE read ended: %s", exc)
 
 
@@ -544,29 +544,26 @@ async def _due(stream: _Stream, line: ClientLine, stall: float, settle: float) -
 
 async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0) -> _Driven:
     """Play Cursor's side of one recorded turn against the proxy on `port`."""
-    import httpx
+    from cursor_byok import outbound
 
     base = f"http://127.0.0.1:{port}"
     headers = {"connect-protocol-version": "1", "x-request-id": capture.request_id}
     stream = _Stream()
     sent = 0
     stalled = False
-    async with httpx.AsyncClient(
-        base_url=base, trust_env=False, timeout=httpx.Timeout(stall + 30)
-    ) as http:
+    async with outbound.new_session(connect_timeout=stall + 30, read_timeout=stall + 30) as http:
         body = connect.encode_frame(encode_run_sse_request(capture.request_id))
-        async with http.stream(
-            "POST",
-            RUN_SSE,
-            content=body,
+        async with http.post(
+            base + RUN_SSE,
+            data=body,
             headers={
                 **headers,
                 "content-type": "application/connect+proto",
                 "connect-accept-encoding": "gzip",
             },
         ) as response:
-            if response.status_code != 200:
-                raise ReplayError(f"RunSSE answered HTTP {response.status_code}")
+            if response.status != 200:
+                raise ReplayError(f"RunSSE answered HTTP {response.status}")
             reader = asyncio.ensure_future(_read_stream(response, stream))
             try:
                 for line in capture.client:
@@ -576,16 +573,18 @@ async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0)
                     append = encode_bidi_append(
                         capture.request_id, line.seqno, line.raw, binary=True
                     )
-                    reply = await http.post(
-                        BIDI_APPEND,
-                        content=append,
+                    async with http.post(
+                        base + BIDI_APPEND,
+                        data=append,
                         headers={**headers, "content-type": "application/proto"},
-                    )
-                    if reply.status_code != 200:
-                        raise ReplayError(
-                            f"BidiAppend seqno {line.seqno} answered HTTP {reply.status_code}: "
-                            f"{reply.text[:200]}"
-                        )
+                    ) as reply:
+                        if reply.status != 200:
+                            text = (await reply.content.read(200)).decode("utf-8", "replace")
+                            raise ReplayError(
+                                f"BidiAppend seqno {line.seqno} answered HTTP {reply.status}: "
+                                f"{text}"
+                            )
+                        await reply.read()
                     sent += 1
                 if not stalled:
                     # Everything is sent: read on until the end of stream, or until it stalls.
@@ -755,11 +754,11 @@ def main(paths: list[Path], *, stall: float, console: Console, update: bool = Fa
     With `update`, each mismatching capture is rewritten to expect the replayed frames (after
     its divergence has been printed); 0 when every mismatch could be rewritten.
     """
-    import httpx
+    import aiohttp
 
     try:
         results = asyncio.run(replay_files(paths, stall=stall))
-    except (CaptureError, ReplayError, httpx.HTTPError) as exc:
+    except (CaptureError, ReplayError, aiohttp.ClientError, OSError) as exc:
         console.print(Text(f"cursor-byok replay: {exc}", style="red"))
         return EXIT_UNUSABLE
     code = report(results, console)

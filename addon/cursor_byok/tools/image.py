@@ -10,15 +10,17 @@ offered.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 from typing import Any
 from typing import ClassVar
 
-import httpx
+import aiohttp
 
-from cursor_byok.config import ConfigError
+from cursor_byok import outbound
 from cursor_byok.config import ImageGenerationConfig
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
@@ -35,6 +37,8 @@ from .base import result_of
 log = logging.getLogger(__name__)
 
 MAX_CARD_IMAGE_BYTES = 2_000_000  # larger images are not inlined on the card
+MAX_IMAGE_BYTES = 64 * 1024 * 1024  # a generated image, fetched from its URL
+MAX_ANSWER_BYTES = 4 * MAX_IMAGE_BYTES // 3 + 64 * 1024  # the JSON answer: base64 of one image
 _SIZES = {"1:1": "1024x1024", "16:9": "1536x1024", "3:2": "1536x1024", "9:16": "1024x1536",
           "2:3": "1024x1536"}  # fmt: skip
 
@@ -63,11 +67,8 @@ class GenerateImageTool(Tool):
         "required": ["description"],
     }
 
-    def __init__(
-        self, config: ImageGenerationConfig, *, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, config: ImageGenerationConfig) -> None:
         self.config = config
-        self._transport = transport  # tests: httpx.MockTransport
 
     def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
         ui = pb.GenerateImageArgs(description=loose_str(args, "description"))
@@ -114,7 +115,12 @@ class GenerateImageTool(Tool):
         prompt = response.approved.description or description  # the user may have edited it
         try:
             data = await self._generate(prompt, ratio)
-        except (httpx.HTTPError, ValueError, KeyError, ConfigError) as exc:
+        except (aiohttp.ClientError, OSError, TimeoutError, ByokError) as exc:
+            message = f"Image generation failed: {outbound.describe(exc)}"
+            log.info("image generation failed: %s", message)
+            call.generate_image_tool_call.result.error.error = message
+            return ToolOutcome(message, True, call)
+        except (ValueError, KeyError, IndexError, TypeError) as exc:  # not the JSON we read
             message = f"Image generation failed: {exc}"
             log.info("image generation failed: %s", exc)
             call.generate_image_tool_call.result.error.error = message
@@ -149,19 +155,26 @@ class GenerateImageTool(Tool):
             "n": 1,
             "size": _SIZES.get((ratio or "").strip(), config.size),
         }
-        async with httpx.AsyncClient(
-            timeout=config.timeout, trust_env=False, transport=self._transport
-        ) as client:
-            response = await client.post(
-                config.base_url + "/images/generations", json=body, headers=headers
-            )
-            if response.status_code >= 400:
-                raise ValueError(f"the image endpoint answered HTTP {response.status_code}")
-            item = response.json()["data"][0]
+        # A session per image: rare calls, nothing to keep open between them.
+        async with outbound.new_session(
+            connect_timeout=config.timeout,
+            read_timeout=config.timeout,  # as before: per read, not for the whole call
+        ) as session:
+            async with session.post(
+                config.base_url + "/images/generations",
+                data=json.dumps(body).encode(),
+                headers=headers,
+                allow_redirects=False,
+            ) as response:
+                if response.status >= 300:  # a redirect too: not followed
+                    raise ValueError(f"the image endpoint answered HTTP {response.status}")
+                answer = json.loads(await outbound.read_body(response, MAX_ANSWER_BYTES))
+            item = answer["data"][0]
             if item.get("b64_json"):
                 return base64.b64decode(item["b64_json"])
             if item.get("url"):
-                image = await client.get(item["url"])
-                image.raise_for_status()
-                return image.content
+                async with session.get(item["url"], allow_redirects=False) as image:
+                    if image.status >= 300:
+                        raise ValueError(f"fetching the image answered HTTP {image.status}")
+                    return await outbound.read_body(image, MAX_IMAGE_BYTES)
         raise ValueError("the image endpoint returned no image")

@@ -8,15 +8,17 @@ and shows the references on the WebSearch card. Without an endpoint the tool is 
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 from typing import ClassVar
 from urllib.parse import quote_plus
 
-import httpx
+import aiohttp
 
-from cursor_byok.config import ConfigError
+from cursor_byok import outbound
 from cursor_byok.config import WebSearchConfig
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 from .base import Tool
@@ -30,6 +32,7 @@ from .base import truncate_text
 log = logging.getLogger(__name__)
 
 MAX_SNIPPET_CHARS = 600
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # a search API's JSON answer (decoded); past it: an error
 # Where the common search APIs put their result list, and the keys of one result.
 _LISTS = (("results",), ("web", "results"), ("organic",), ("items",), ("data",))
 _TITLE = ("title", "name")
@@ -90,11 +93,8 @@ class WebSearchTool(Tool):
         "required": ["search_term"],
     }
 
-    def __init__(
-        self, config: WebSearchConfig, *, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, config: WebSearchConfig) -> None:
         self.config = config
-        self._transport = transport  # tests: httpx.MockTransport
 
     def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
         ui = pb.WebSearchArgs(search_term=loose_str(args, "search_term"))
@@ -125,7 +125,12 @@ class WebSearchTool(Tool):
             raise ToolError("The client did not approve the web search.")
         try:
             refs = await self._search(term)
-        except (httpx.HTTPError, ValueError, ConfigError) as exc:
+        except (aiohttp.ClientError, OSError, TimeoutError, ByokError) as exc:
+            message = f"The web search failed: {outbound.describe(exc)}"
+            log.info("web search failed: %s", message)
+            call.web_search_tool_call.result.error.error = message
+            return ToolOutcome(message, True, call)
+        except ValueError as exc:  # an answer that is not the JSON we read
             message = f"The web search failed: {exc}"
             log.info("web search failed: %s", exc)
             call.web_search_tool_call.result.error.error = message
@@ -150,10 +155,16 @@ class WebSearchTool(Tool):
             else:
                 headers[config.api_key_header] = key
         url = config.url.replace("{query}", quote_plus(term))
-        async with httpx.AsyncClient(
-            timeout=config.timeout, trust_env=False, transport=self._transport
-        ) as client:
-            response = await client.get(url, headers=headers)
-        if response.status_code >= 400:
-            raise ValueError(f"the search endpoint answered HTTP {response.status_code}")
-        return parse_results(response.json(), config.max_results)
+        # A session per search: searches are rare, and a session holds sockets and a TLS
+        # context that an idle tool should not keep.
+        async with (
+            outbound.new_session(
+                connect_timeout=config.timeout,
+                read_timeout=config.timeout,  # as before: per read, not for the whole call
+            ) as session,
+            session.get(url, headers=headers, allow_redirects=False) as response,
+        ):
+            if response.status >= 300:  # a redirect too: not followed
+                raise ValueError(f"the search endpoint answered HTTP {response.status}")
+            body = await outbound.read_body(response, MAX_ANSWER_BYTES)
+        return parse_results(json.loads(body), config.max_results)
