@@ -52,14 +52,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import ProviderSettings
 from cursor_byok.providers.base import ReasoningDelta
 from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import make_provider
-from cursor_byok.providers.base import stream_with_retries
 from cursor_byok.providers.http import HttpClient
+from cursor_byok.providers.retries import stream_with_retries
 from cursor_byok.providers.sse import SseParser
 
 try:

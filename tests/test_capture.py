@@ -22,7 +22,6 @@ from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
 from cursor_byok.providers.base import ReasoningDelta
 from cursor_byok.providers.base import TextDelta
@@ -31,6 +30,7 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
+from cursor_byok.providers.errors import ProviderError
 from cursor_byok.replay.engine import compare
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import redact_headers
@@ -167,7 +167,7 @@ model = "upstream-a"
     recorder.client(RID, 0, run_request(), PLANTED)
     recorder.client(RID, 1, b"", {**PLANTED, "x-session-id": "planted-session-id-7890"})
     message = "bad key sk-" + "proj-plantedinerror0123456789, Bearer planted-error-bearer-0123"
-    error = ProviderError("auth", message, status=401, provider="p", code="eyJwbGFudGVkIjoyfQ.x")
+    error = ProviderError("auth", message, status=401, provider="p", reason="eyJwbGFudGVkIjoyfQ.x")
     provider = recorder.wrap_provider(ScriptedProvider([([TextDelta("a")], error)]), RID)
     with pytest.raises(ProviderError):
         await drain(provider, ModelRequest(model="upstream-a", system="s", messages=[]))

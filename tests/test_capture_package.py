@@ -14,7 +14,7 @@ from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.recorder import Recorder
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import errors
-from cursor_byok.providers.base import ProviderError
+from cursor_byok.providers.errors import ProviderError
 from cursor_byok.secrets import REDACTED
 
 # Shapes only the capture redactor used to catch, and shapes only the provider-error redactor

@@ -23,8 +23,8 @@ from mitm import Mitm
 from mitm import mitmdump_path
 from mitm import start_mitmdump
 
-from cursor_byok.config import load_config
 from cursor_byok.cli.doctor import check_providers
+from cursor_byok.config import load_config
 from cursor_byok.providers import ProviderError
 from cursor_byok.providers.http import HttpClient
 

@@ -95,7 +95,7 @@ async def test_without_ca_file_the_error_is_one_line_naming_host_and_check(tmp_p
                 pass
         await p.aclose()
     error = caught.value
-    assert error.kind == "network" and error.code == "tls" and not error.retryable
+    assert error.kind == "network" and error.reason == "tls" and not error.retryable
     assert retries == []  # shown, not retried: it would fail the same way
     message = str(error)
     assert "\n" not in message and "Traceback" not in message
@@ -129,7 +129,7 @@ async def test_tls_to_a_plain_http_port_is_a_named_tls_error() -> None:
             await http.aclose()
     message = caught.value.message
     assert message.startswith(f"TLS to 127.0.0.1:{server.port} failed: ")
-    assert "\n" not in message and caught.value.code == "tls"
+    assert "\n" not in message and caught.value.reason == "tls"
 
 
 async def test_a_ca_file_that_is_no_pem_bundle_is_a_clear_error(tmp_path) -> None:

@@ -39,10 +39,10 @@ from cursor_byok.protocol.history_format import ToolResultPart
 from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import Usage
-from cursor_byok.providers.base import stream_with_retries
+from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)
 

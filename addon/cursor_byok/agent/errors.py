@@ -12,7 +12,7 @@ from cursor_byok.agent.compaction import TOO_LARGE_TITLE
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.providers.base import ProviderError
+from cursor_byok.providers.errors import ProviderError
 
 PROVIDER_ERROR = aipb.ErrorDetails.ERROR_PROVIDER_ERROR  # 57
 CUSTOM_MESSAGE = aipb.ErrorDetails.ERROR_CUSTOM_MESSAGE  # 29

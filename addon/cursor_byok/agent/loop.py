@@ -46,8 +46,8 @@ from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import UserHistoryMessage
+from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import make_provider
 from cursor_byok.providers.pool import ProviderPool
 
 log = logging.getLogger(__name__)

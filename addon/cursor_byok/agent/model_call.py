@@ -30,7 +30,6 @@ from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ReasoningDelta
 from cursor_byok.providers.base import ServerToolCall
 from cursor_byok.providers.base import ServerToolResult
@@ -39,7 +38,8 @@ from cursor_byok.providers.base import ToolCallArgsDelta
 from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import Usage
-from cursor_byok.providers.base import stream_with_retries
+from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.retries import stream_with_retries
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.task import TaskTool
 from cursor_byok.tools.task import running_state

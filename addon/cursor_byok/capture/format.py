@@ -25,7 +25,6 @@ from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
 from cursor_byok.providers.base import ReasoningDelta
 from cursor_byok.providers.base import TextDelta
@@ -34,6 +33,7 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
+from cursor_byok.providers.errors import ProviderError
 from cursor_byok.secrets import scrub
 
 FORMAT = "cursor-byok-capture"
@@ -107,7 +107,7 @@ def error_to_json(error: ProviderError) -> dict[str, Any]:
         "retryable": error.retryable,
         "retry_after": error.retry_after,
         "provider": scrub(error.provider),
-        "code": scrub(error.code) if error.code else error.code,
+        "code": scrub(error.reason) if error.reason else error.reason,  # the file's key
     }
 
 
@@ -119,7 +119,7 @@ def error_from_json(data: dict[str, Any]) -> ProviderError:
         retryable=data.get("retryable"),
         retry_after=data.get("retry_after"),
         provider=str(data.get("provider") or ""),
-        code=data.get("code"),
+        reason=data.get("code"),
     )
 
 

@@ -47,8 +47,8 @@ from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.providers.errors import ProviderError
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub
 from cursor_byok.secrets import scrub_json

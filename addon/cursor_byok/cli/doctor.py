@@ -83,9 +83,9 @@ def check_unused_providers(config: Config) -> list[Check]:
 
 
 async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
+    from cursor_byok.providers import make_provider
     from cursor_byok.providers.base import ModelRequest
-    from cursor_byok.providers.base import ProviderError
-    from cursor_byok.providers.base import make_provider
+    from cursor_byok.providers.errors import ProviderError
 
     model = next(m for m in config.models if m.provider == provider_name)
     title = f"provider {provider_name} ({model.model})"
@@ -119,7 +119,7 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
             + (", proxy and proxy_auth" if route else " (a proxy? set proxy)"),
             "invalid_request": "check the model id and params",
         }.get(exc.kind, "see the provider's message")
-        if exc.code == "tls":
+        if exc.reason == "tls":
             fix = "a company CA? set ca_file to its PEM file; else check base_url"
         return Check(FAIL, title, f"{exc.kind}: {exc.message}{route}", fix=fix)
     except TimeoutError:

@@ -5,10 +5,10 @@ Import from here: `make_provider(settings).stream(request)` yields `TextDelta`,
 `Finish` (whose `message` goes into the history), or raises `ProviderError`.
 """
 
+from .anthropic import AnthropicProvider
 from .base import Finish
 from .base import ModelRequest
 from .base import Provider
-from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
 from .base import ReasoningDelta
@@ -18,10 +18,26 @@ from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import ToolSpec
 from .base import Usage
-from .base import backoff_delay
-from .base import make_provider
-from .base import stream_with_retries
+from .errors import ProviderError
 from .history import INTERRUPTED
+from .openai_chat import OpenAIChatProvider
+from .openai_responses import OpenAIResponsesProvider
+from .retries import backoff_delay
+from .retries import stream_with_retries
+
+
+def make_provider(settings: ProviderSettings, *, transport: object | None = None) -> Provider:
+    """Build the adapter for `settings.kind`. `transport` replaces the HTTP client's network
+    side (`providers.http.Transport`; tests pass a scripted one); typed as object so callers
+    need not import the HTTP layer."""
+    if settings.kind == "openai-chat":
+        return OpenAIChatProvider(settings, transport=transport)
+    if settings.kind == "openai-responses":
+        return OpenAIResponsesProvider(settings, transport=transport)
+    if settings.kind == "anthropic":
+        return AnthropicProvider(settings, transport=transport)
+    raise ValueError(f"unknown provider kind {settings.kind!r}")
+
 
 __all__ = [
     "INTERRUPTED",

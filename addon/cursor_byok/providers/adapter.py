@@ -19,16 +19,16 @@ from typing import Protocol
 from typing import cast
 
 from .base import ModelRequest
-from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
-from .base import stream_started
+from .errors import ProviderError
 from .errors import error_from_payload
 from .errors import error_from_response
 from .errors import scrub
 from .http import HttpClient
 from .http import HttpResponse
 from .http import Transport
+from .retries import stream_started
 from .sse import SseEvent
 from .sse import SseParser
 from .sse import SseTooLarge

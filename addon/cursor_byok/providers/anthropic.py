@@ -27,7 +27,6 @@ from .adapter import as_object
 from .adapter import parse_json_event
 from .base import Finish
 from .base import ModelRequest
-from .base import ProviderError
 from .base import ProviderEvent
 from .base import ProviderSettings
 from .base import ReasoningDelta
@@ -38,6 +37,7 @@ from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import Usage
+from .errors import ProviderError
 from .errors import error_from_payload
 from .history import AssistantTurn
 from .history import MessageBuilder

@@ -1,28 +1,21 @@
-"""The provider interface: requests, normalised stream events, errors, settings, retries.
+"""The provider interface, types only: requests, normalised stream events, settings.
 
-Everything the agent loop needs to talk to an LLM provider is defined here; the adapters
-(`openai_chat`, `openai_responses`, `anthropic`) turn each wire format into the same events.
-Nothing in this module imports the HTTP client, so callers stay independent of it.
+The adapters (`openai_chat`, `openai_responses`, `anthropic`) turn each wire format into the
+same events; `errors.py` holds the one error type and its classifier, `retries.py` the retry
+policy, and the package's `make_provider` builds an adapter. Nothing here imports the HTTP
+client or an adapter, so everything else may import this module.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
-import inspect
 import logging
-import random
 from collections.abc import AsyncGenerator
-from collections.abc import Awaitable
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Literal
 from typing import Protocol
 
-from cursor_byok.errors import ByokError
 from cursor_byok.secrets import is_secret_header
 
 log = logging.getLogger(__name__)
@@ -171,71 +164,6 @@ ProviderEvent = (
 )
 
 
-# --------------------------------------------------------------------------- errors
-
-ErrorKind = Literal[
-    "auth",
-    "rate_limit",
-    "quota",
-    "context_length",
-    "invalid_request",
-    "server",
-    "network",
-    "timeout",
-    "protocol",
-    "other",
-]
-_RETRYABLE_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
-
-
-class ProviderError(ByokError):
-    """A failed model call, classified so the loop can decide: retry, compact, or show.
-
-    `message` is the provider's own message with secrets redacted; safe to show and log.
-    """
-
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        *,
-        status: int | None = None,
-        retryable: bool | None = None,
-        retry_after: float | None = None,
-        provider: str = "",
-        code: str | None = None,
-    ) -> None:
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.retryable = kind in _RETRYABLE_KINDS if retryable is None else retryable
-        self.retry_after = retry_after
-        self.provider = provider
-        # The provider's own error code (e.g. "insufficient_quota"), not a Connect code: it
-        # shadows ByokError.code; capture/format.py records it under this name.
-        self.code = code  # type: ignore[assignment]
-        super().__init__(message)
-
-    def __str__(self) -> str:
-        where = f"{self.provider}: " if self.provider else ""
-        status = f" {self.status}" if self.status is not None else ""
-        return f"{where}{self.kind}{status}: {self.message}"
-
-    def __repr__(self) -> str:
-        return (
-            f"ProviderError(kind={self.kind!r}, status={self.status!r}, "
-            f"retryable={self.retryable!r}, message={self.message!r})"
-        )
-
-    def redact(self, secrets: list[str]) -> ProviderError:
-        """Remove secrets from the message in place (returns self for `raise e.redact(...)`)."""
-        from .errors import scrub
-
-        self.message = scrub(self.message, secrets)
-        self.args = (self.message,)
-        return self
-
-
 # --------------------------------------------------------------------------- settings
 
 ChatReasoningPassback = Literal["reasoning_content", "reasoning", "reasoning_details"]
@@ -345,169 +273,3 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]: ...
 
     async def aclose(self) -> None: ...
-
-
-def make_provider(settings: ProviderSettings, *, transport: object | None = None) -> Provider:
-    """Build the adapter for `settings.kind`. `transport` replaces the HTTP client's network
-    side (`providers.http.Transport`; tests pass a scripted one); typed as object so callers
-    need not import the HTTP layer."""
-    if settings.kind == "openai-chat":
-        from .openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(settings, transport=transport)
-    if settings.kind == "openai-responses":
-        from .openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(settings, transport=transport)
-    if settings.kind == "anthropic":
-        from .anthropic import AnthropicProvider
-
-        return AnthropicProvider(settings, transport=transport)
-    raise ValueError(f"unknown provider kind {settings.kind!r}")
-
-
-# --------------------------------------------------------------------------- retries
-
-MAX_BACKOFF = 8.0
-RetryCallback = Callable[[int, ProviderError, float], Awaitable[None] | None]
-
-
-def backoff_delay(
-    error: ProviderError,
-    attempt: int,
-    *,
-    jitter: Callable[[], float] = random.random,
-) -> float:
-    """Delay before retry number `attempt + 1`: the server's retry-after when given,
-    else min(0.5 * 2**attempt, 8) s reduced by up to 25 % jitter."""
-    if error.retry_after is not None:
-        return max(0.0, error.retry_after)
-    base = min(0.5 * 2**attempt, MAX_BACKOFF)
-    return base * (1.0 - 0.25 * jitter())
-
-
-DEFAULT_FIRST_TOKEN_TIMEOUT = 120.0
-
-# Set by `stream_with_retries` for the attempt in progress; adapters call `stream_started()`
-# when the response's first event arrives (before any normalised event may exist: a reasoning
-# model can think for minutes after `response.created`). A context variable, because provider
-# clients are shared between concurrent turns while each turn runs in its own task.
-_on_started: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
-    "cursor_byok_stream_started", default=None
-)
-
-
-def stream_started() -> None:
-    """The provider began answering this call: its first-token budget no longer applies."""
-    callback = _on_started.get()
-    if callback is not None:
-        callback()
-
-
-class _Attempt:
-    """One attempt's first-token state: answered yet, and the timer to stop when it is."""
-
-    def __init__(self) -> None:
-        self.answered = False
-        self.timer: asyncio.Timeout | None = None
-
-    def started(self) -> None:
-        self.answered = True
-        if self.timer is not None:
-            self.timer.reschedule(None)
-
-
-def first_token_error(provider: str, budget: float, attempts: int, last: str = "") -> ProviderError:
-    """The visible error when no event arrived within the first-token budget."""
-    tail = f"; last error: {last}" if last else ""
-    return ProviderError(
-        "timeout",
-        f"no answer from {provider or 'the provider'} within the first-token budget of "
-        f"{budget:g} s ({attempts} attempt{'s' if attempts != 1 else ''}; setting "
-        f"first_token_timeout){tail}",
-        provider=provider,
-        retryable=False,
-        code="first_token_timeout",
-    )
-
-
-async def stream_with_retries(
-    provider: Provider,
-    request: ModelRequest,
-    *,
-    max_retries: int,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    on_retry: RetryCallback | None = None,
-    jitter: Callable[[], float] = random.random,
-    max_retry_after: float = 60.0,
-    first_token_timeout: float | None = None,
-) -> AsyncGenerator[ProviderEvent]:
-    """`provider.stream(request)`, retried while nothing has been yielded yet.
-
-    Once an event has been forwarded, a retry would duplicate visible output, so a later
-    failure is raised as is. Non-retryable kinds are never retried, and neither is a
-    server-requested wait longer than `max_retry_after` seconds (the user should see it).
-    `on_retry(attempt, error, delay)` (sync or async) runs before each wait.
-
-    `first_token_timeout` bounds the time from the call until the provider starts answering
-    (its first SSE event, or failing that the first normalised event) over all attempts and
-    waits together: a provider that accepts connections and never answers ends the call after
-    that many seconds instead of (read timeout) x (attempts).
-    """
-    loop = asyncio.get_running_loop()
-    deadline = None if first_token_timeout is None else loop.time() + first_token_timeout
-    label = getattr(provider, "label", "") or ""
-    attempt = 0
-    forwarded = False
-    while True:
-        current = _Attempt()
-        _on_started.set(current.started)
-        try:
-            async with contextlib.aclosing(provider.stream(request)) as events:
-                iterator = aiter(events)
-                while True:
-                    try:
-                        if forwarded or current.answered or deadline is None:
-                            event = await anext(iterator)
-                        else:
-                            remaining = deadline - loop.time()
-                            if remaining <= 0:
-                                raise TimeoutError
-                            async with asyncio.timeout(remaining) as current.timer:
-                                event = await anext(iterator)
-                            current.timer = None
-                    except StopAsyncIteration:
-                        break
-                    except TimeoutError:
-                        assert first_token_timeout is not None
-                        raise first_token_error(label, first_token_timeout, attempt + 1) from None
-                    forwarded = True
-                    yield event
-            return
-        except ProviderError as error:
-            if forwarded or not error.retryable or attempt >= max_retries:
-                raise
-            if error.retry_after is not None and error.retry_after > max_retry_after:
-                raise
-            delay = backoff_delay(error, attempt, jitter=jitter)
-            if deadline is not None and loop.time() + delay >= deadline:
-                assert first_token_timeout is not None
-                raise first_token_error(
-                    label or error.provider, first_token_timeout, attempt + 1, str(error)
-                ) from error
-            attempt += 1
-            log.warning(
-                "provider %s: %s %s (%s); retry %d/%d in %.2fs",
-                error.provider,
-                error.kind,
-                error.status if error.status is not None else "",
-                error.message[:200],
-                attempt,
-                max_retries,
-                delay,
-            )
-            if on_retry is not None:
-                result = on_retry(attempt, error, delay)
-                if inspect.isawaitable(result):
-                    await result
-            await sleep(delay)

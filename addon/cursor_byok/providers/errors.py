@@ -1,4 +1,5 @@
-"""Turning provider failures into classified `ProviderError`s (providers.md §9).
+"""`ProviderError`, the one failure of a model call, and classifying provider failures into
+it (providers.md §9).
 
 One classifier serves HTTP error responses and in-band stream errors alike: both come down
 to (status, error type/code, message). Order matters: quota/billing first (never retried,
@@ -12,10 +13,71 @@ import json
 import time
 from collections.abc import Mapping
 from typing import Any
+from typing import Literal
 
 from cursor_byok import secrets as redaction
+from cursor_byok.errors import ByokError
 
-from .base import ProviderError
+ErrorKind = Literal[
+    "auth",
+    "rate_limit",
+    "quota",
+    "context_length",
+    "invalid_request",
+    "server",
+    "network",
+    "timeout",
+    "protocol",
+    "other",
+]
+_RETRYABLE_KINDS = frozenset({"rate_limit", "server", "network", "timeout"})
+
+
+class ProviderError(ByokError):
+    """A failed model call, classified so the loop can decide: retry, compact, or show.
+
+    `message` is the provider's own message with secrets redacted; safe to show and log.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+        provider: str = "",
+        reason: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retryable = kind in _RETRYABLE_KINDS if retryable is None else retryable
+        self.retry_after = retry_after
+        self.provider = provider
+        # The provider's (or the HTTP layer's) own name for the failure, e.g.
+        # "insufficient_quota", "tls", "first_token_timeout". `code` stays the Connect code.
+        self.reason = reason
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f"{self.provider}: " if self.provider else ""
+        status = f" {self.status}" if self.status is not None else ""
+        return f"{where}{self.kind}{status}: {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderError(kind={self.kind!r}, status={self.status!r}, "
+            f"retryable={self.retryable!r}, message={self.message!r})"
+        )
+
+    def redact(self, secrets: list[str]) -> ProviderError:
+        """Remove secrets from the message in place (returns self for `raise e.redact(...)`)."""
+        self.message = scrub(self.message, secrets)
+        self.args = (self.message,)
+        return self
+
 
 MAX_MESSAGE_CHARS = 2000
 
@@ -170,7 +232,7 @@ def error_from_payload(
         retryable=retryable,
         retry_after=delay,
         provider=provider,
-        code=code or etype,
+        reason=code or etype,
     )
 
 

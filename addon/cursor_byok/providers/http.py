@@ -13,7 +13,7 @@ What the provider stream gets from it, and what we add:
   `aclose` at shutdown;
 - timeouts: `connect_timeout` for the TCP connect, a proxy's CONNECT and the TLS handshake;
   `read_timeout` for the response head and every read of the body (`sock_read`); the budget to
-  the first event is the model loop's (`first_token_timeout` in `base.stream_with_retries`);
+  the first event is the model loop's (`first_token_timeout` in `retries.stream_with_retries`);
 - no retries here: aiohttp never re-sends a POST, so a kept-alive connection the provider closed
   as we sent becomes one `network` error, which the loop's `max_retries` policy retries after
   its back-off and counts, like any other;
@@ -43,7 +43,7 @@ import aiohttp
 from cursor_byok import outbound
 from cursor_byok.protocol import inflate
 
-from .base import ProviderError
+from .errors import ProviderError
 
 log = logging.getLogger(__name__)
 
@@ -298,7 +298,7 @@ def transport_error(
             hint = " (a company or self-signed CA? set ca_file for this provider)"
         # A certificate or handshake failure does not go away by itself: shown, not retried.
         return ProviderError(
-            "network", detail + hint, provider=provider, retryable=False, code="tls"
+            "network", detail + hint, provider=provider, retryable=False, reason="tls"
         )
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         return ProviderError("network", f"ConnectError: {detail}", provider=provider)

@@ -13,9 +13,9 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 
+from . import make_provider
 from .base import Provider
 from .base import ProviderSettings
-from .base import make_provider
 
 
 def fingerprint(settings: ProviderSettings) -> str:

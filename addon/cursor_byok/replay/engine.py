@@ -60,8 +60,8 @@ from cursor_byok.protocol.bidi import encode_run_sse_request
 from cursor_byok.protocol.checkpoint import VOLATILE_FIELDS
 from cursor_byok.protocol.checkpoint import clear_volatile
 from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderError
 from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.providers.errors import ProviderError
 
 if TYPE_CHECKING:
     import aiohttp
