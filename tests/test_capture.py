@@ -31,7 +31,7 @@ from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
 from cursor_byok.providers.errors import ProviderError
-from cursor_byok.replay.engine import compare
+from cursor_byok.replay.frames import compare
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub
@@ -408,7 +408,7 @@ def test_blob_ids_pair_by_content_without_timestamps() -> None:
 
 
 def test_step_blobs_compare_without_their_timings() -> None:
-    from cursor_byok.replay.engine import canonical_blob
+    from cursor_byok.replay.frames import canonical_blob
 
     def thinking(ms: int) -> bytes:
         step = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="hm", duration_ms=ms))

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.replay import engine as replay
+from cursor_byok.replay import report as replay
 
 SHIPPED = Path(__file__).parents[1] / "captures" / "provider-read-edit-shell.jsonl"
 

@@ -246,8 +246,8 @@ def add_replay(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--compare",
         action="store_true",
-        help="drive our server like another server's capture (e.g. Cursor's, recorded natively) "
-        "and report structural differences",
+        help="experimental: drive our server like another server's capture (e.g. Cursor's own, "
+        "which the proxy does not record yet) and report structural differences",
     )
     parser.set_defaults(func=_cmd_replay)
 
@@ -255,7 +255,7 @@ def add_replay(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cursor_byok.replay import engine as replay
+    from cursor_byok.replay import report as replay
 
     width = None if sys.stdout.isatty() else 160
     console = Console(file=sys.stdout, width=width, highlight=False)

@@ -47,12 +47,12 @@ from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import Usage
-from cursor_byok.replay.engine import BIDI_APPEND
-from cursor_byok.replay.engine import RUN_SSE
 from cursor_byok.replay.engine import ReplayAgent
 from cursor_byok.replay.engine import ReplayError
 from cursor_byok.replay.engine import _proxy
-from cursor_byok.replay.engine import parse_frame
+from cursor_byok.replay.frames import BIDI_APPEND
+from cursor_byok.replay.frames import RUN_SSE
+from cursor_byok.replay.frames import parse_frame
 
 # Kinds that stream: a run of them is one structural element.
 _DELTAS = frozenset(

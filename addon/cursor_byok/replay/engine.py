@@ -1,4 +1,5 @@
-"""`cursor-byok replay`: run recorded turns through the addon again, offline, and compare.
+"""Replaying one capture through the proxy, offline: the in-process proxy, the provider that
+answers from the capture, and the client that plays Cursor's part.
 
 Each capture gets a fresh in-process mitmproxy (reverse mode on 127.0.0.1, port 0, lazy connections,
 nothing upstream) whose addons (`proxy.compose`) run the recorded agent: the scripted agent,
@@ -10,9 +11,10 @@ ids are counters from 1 in each turn, and the server's frames do not depend on t
 line up); everything is also held back until as many frames are in as when the original arrived, so
 the recorded interleaving is kept where the stream allows it (`_due`).
 
-Frames are compared after clearing what legitimately differs between runs (`VOLATILE_FIELDS`:
-uuids, wall-clock times, durations) and pairing blob ids by content, since a blob whose bytes
-hold a timestamp (todos) gets another id. Everything else must be equal, frame by frame.
+Frames are compared (`frames.py`) after clearing what legitimately differs between runs
+(`VOLATILE_FIELDS`: uuids, wall-clock times, durations) and pairing blob ids by content, since a
+blob whose bytes hold a timestamp (todos) gets another id. Everything else must be equal, frame by
+frame.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import difflib
-import json
 import logging
 import tempfile
 import warnings
@@ -35,12 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from google.protobuf import text_format
-from google.protobuf.message import DecodeError
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from cursor_byok.agent.turn import Turn
 from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import CaptureError
@@ -50,15 +44,11 @@ from cursor_byok.capture.format import capture_files
 from cursor_byok.capture.format import error_from_json
 from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.format import request_to_json
-from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.errors import ByokError
-from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
 from cursor_byok.protocol.bidi import encode_run_sse_request
-from cursor_byok.protocol.checkpoint import VOLATILE_FIELDS
-from cursor_byok.protocol.checkpoint import clear_volatile
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderEvent
 from cursor_byok.providers.errors import ProviderError
@@ -67,189 +57,15 @@ if TYPE_CHECKING:
     import aiohttp
 
     from cursor_byok.config import Config
+from cursor_byok.replay.frames import BIDI_APPEND
+from cursor_byok.replay.frames import RUN_SSE
+from cursor_byok.replay.frames import Divergence
+from cursor_byok.replay.frames import answers
+from cursor_byok.replay.frames import compare
+from cursor_byok.replay.frames import parse_frame
+from cursor_byok.replay.frames import requests_in
 
 log = logging.getLogger(__name__)
-
-EXIT_MATCH = 0
-EXIT_MISMATCH = 1
-EXIT_UNUSABLE = 2
-
-RUN_SSE = "/agent.v1.AgentService/RunSSE"
-BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
-
-BLOB_ID_SIZE = 32
-
-
-# --- comparison ---------------------------------------------------------------------------------
-
-
-def _drop_volatile_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_volatile_keys(v) for k, v in value.items() if k not in VOLATILE_FIELDS}
-    if isinstance(value, list):
-        return [_drop_volatile_keys(v) for v in value]
-    return value
-
-
-def _canonical_step(data: bytes) -> bytes:
-    """A ConversationStep blob (thinking, text, tool card) without its timings; other bytes as
-    they are. A blob counts as a step only if it parses and re-serialises to the same bytes."""
-    step = pb.ConversationStep()
-    try:
-        step.ParseFromString(data)
-    except DecodeError:
-        return data
-    if step.WhichOneof("message") is None or step.SerializeToString() != data:
-        return data
-    clear_volatile(step)
-    return step.SerializeToString()
-
-
-def canonical_blob(data: bytes) -> bytes:
-    """Blob bytes as compared: JSON blobs without volatile keys, step blobs without timings,
-    anything else as is."""
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return _canonical_step(data)
-    if not isinstance(value, dict | list):
-        return data
-    cleaned = _drop_volatile_keys(value)
-    return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def parse_frame(payload: bytes) -> pb.AgentServerMessage | None:
-    try:
-        return pb.AgentServerMessage.FromString(payload)
-    except DecodeError:
-        return None
-
-
-def _set_blob(message: pb.AgentServerMessage) -> pb.SetBlobArgs | None:
-    if (
-        message.WhichOneof("message") == "kv_server_message"
-        and message.kv_server_message.WhichOneof("message") == "set_blob_args"
-    ):
-        return message.kv_server_message.set_blob_args
-    return None
-
-
-def normalise(message: pb.AgentServerMessage) -> pb.AgentServerMessage:
-    """A copy without volatile fields, blob data in canonical form."""
-    out = pb.AgentServerMessage()
-    out.CopyFrom(message)
-    clear_volatile(out)
-    blob = _set_blob(out)
-    if blob is not None:
-        blob.blob_data = canonical_blob(blob.blob_data)
-    return out
-
-
-def render(message: pb.AgentServerMessage | None, payload: bytes = b"") -> str:
-    """A frame for people: its kind, then its fields (long lines cut)."""
-    if message is None:
-        return f"(not an AgentServerMessage: {len(payload)} bytes)"
-    kind = server_kind(message.SerializeToString())
-    body = text_format.MessageToString(message, as_utf8=True)
-    lines = [kind] + ["  " + _cut(line) for line in body.splitlines()]
-    if len(lines) > 60:
-        lines = [*lines[:60], f"  … {len(lines) - 60} more lines"]
-    return "\n".join(lines)
-
-
-def render_end(end: dict[str, Any] | None) -> str:
-    if end is None:
-        return "(no end of stream)"
-    return "end of stream " + _cut(json.dumps(end, ensure_ascii=False), 1000)
-
-
-def _cut(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
-
-
-@dataclass
-class Divergence:
-    """The first place where the replayed stream is not the recorded one."""
-
-    index: int  # frame index; len(recorded frames) for the end of stream
-    what: str  # "differs", "missing", "extra", "end differs", "no end"
-    recorded: str
-    replayed: str
-
-    def diff(self, limit: int = 40) -> list[str]:
-        lines = list(
-            difflib.unified_diff(
-                self.recorded.splitlines(),
-                self.replayed.splitlines(),
-                "recorded",
-                "replayed",
-                n=2,
-                lineterm="",
-            )
-        )
-        return lines if len(lines) <= limit else [*lines[:limit], "…"]
-
-
-def compare(
-    recorded: list[bytes],
-    recorded_end: dict[str, Any] | None,
-    replayed: list[bytes],
-    replayed_end: dict[str, Any] | None,
-) -> Divergence | None:
-    """The first divergence between two streams (frames, then the end of stream), or None.
-
-    `replayed_end` must be scrubbed like recorded ends are (`redact.scrub_end_stream`).
-    """
-    pairs: dict[bytes, bytes] = {}  # replayed blob id → recorded blob id, for equal content
-    for index in range(max(len(recorded), len(replayed))):
-        if index >= len(replayed):
-            gone = recorded[index]
-            return Divergence(index, "missing", render(parse_frame(gone), gone), "(nothing)")
-        if index >= len(recorded):
-            more = replayed[index]
-            return Divergence(index, "extra", "(nothing)", render(parse_frame(more), more))
-        expected_raw, actual_raw = recorded[index], replayed[index]
-        for new, old in pairs.items():
-            actual_raw = actual_raw.replace(new, old)
-        expected, actual = parse_frame(expected_raw), parse_frame(actual_raw)
-        if expected is None or actual is None:
-            if expected_raw != actual_raw:
-                return Divergence(
-                    index,
-                    "differs",
-                    render(expected, expected_raw),
-                    render(actual, actual_raw),
-                )
-            continue
-        _pair_blob(expected, actual, pairs)
-        left, right = normalise(expected), normalise(actual)
-        if left != right:
-            return Divergence(index, "differs", render(left), render(right))
-    if recorded_end is None:
-        return None  # the recording stopped before the end (proxy killed): nothing to compare
-    index = len(recorded)
-    if replayed_end is None:
-        return Divergence(index, "no end", render_end(recorded_end), render_end(None))
-    if recorded_end != replayed_end:
-        return Divergence(index, "end differs", render_end(recorded_end), render_end(replayed_end))
-    return None
-
-
-def _pair_blob(
-    expected: pb.AgentServerMessage, actual: pb.AgentServerMessage, pairs: dict[bytes, bytes]
-) -> None:
-    """Two SETs of the same blob content under different ids: use the recorded id from now on."""
-    left, right = _set_blob(expected), _set_blob(actual)
-    if left is None or right is None or left.blob_id == right.blob_id:
-        return
-    if len(left.blob_id) != BLOB_ID_SIZE or len(right.blob_id) != BLOB_ID_SIZE:
-        return
-    if canonical_blob(left.blob_data) == canonical_blob(right.blob_data):
-        pairs[bytes(right.blob_id)] = bytes(left.blob_id)
-        right.blob_id = left.blob_id
-
-
-# --- the replayed agent ------------------------------------------------------------------------
 
 
 class ReplayProvider:
@@ -366,9 +182,6 @@ class ReplayAgent:
         await agent.run(turn)
 
 
-# --- the proxy and the client ------------------------------------------------------------------
-
-
 class ReplayError(ByokError, RuntimeError):
     """The replay machinery itself failed (not a mismatch)."""
 
@@ -418,42 +231,6 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
         master.shutdown()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10)
-
-
-def answers(raw: bytes) -> tuple[str, int] | None:
-    """The server request a client message answers, as (kind, id): exec results and stream
-    closes answer ("exec", id), KV results ("kv", id), interaction responses ("interaction",
-    id). None for messages that answer nothing (run request, heartbeats, actions)."""
-    try:
-        message = pb.AgentClientMessage.FromString(raw)
-    except DecodeError:
-        return None
-    match message.WhichOneof("message"):
-        case "exec_client_message":
-            return ("exec", message.exec_client_message.id)
-        case "exec_client_control_message":
-            control = message.exec_client_control_message
-            which = control.WhichOneof("message")
-            return ("exec", getattr(control, which).id) if which == "stream_close" else None
-        case "kv_client_message":
-            return ("kv", message.kv_client_message.id)
-        case "interaction_response":
-            return ("interaction", message.interaction_response.id)
-    return None
-
-
-def requests_in(message: pb.AgentServerMessage | None) -> tuple[str, int] | None:
-    """The (kind, id) of a server frame that asks the client for something."""
-    if message is None:
-        return None
-    match message.WhichOneof("message"):
-        case "exec_server_message":
-            return ("exec", message.exec_server_message.id)
-        case "kv_server_message":
-            return ("kv", message.kv_server_message.id)
-        case "interaction_query":
-            return ("interaction", message.interaction_query.id)
-    return None
 
 
 @dataclass
@@ -598,9 +375,6 @@ async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0)
     return _Driven(list(stream.frames), stream.end, sent, stalled)
 
 
-# --- results -----------------------------------------------------------------------------------
-
-
 @dataclass
 class Result:
     """One capture's replay."""
@@ -692,90 +466,3 @@ async def replay_files(paths: Iterable[Path], *, stall: float = 10.0) -> list[Re
         for capture in captures:
             results.append(await replay_capture(capture, stall=stall, confdir=Path(confdir)))
     return results
-
-
-# --- the report --------------------------------------------------------------------------------
-
-
-def report(results: list[Result], console: Console) -> int:
-    """Print one verdict per capture (and the first divergence); return the exit code."""
-    for result in results:
-        capture = result.capture
-        calls = f", {len(capture.calls)} model call(s)" if capture.calls else ""
-        console.print(
-            Text.assemble(
-                (
-                    "match   " if result.ok else "MISMATCH",
-                    "bold green" if result.ok else "bold red",
-                ),
-                f" {capture.name}  ",
-                (
-                    f"({capture.agent} agent, {len(capture.client)} client messages, "
-                    f"{len(capture.server)} frame(s){calls})",
-                    "dim",
-                ),
-            )
-        )
-        note = result.request_note()
-        if note:
-            console.print(Text(f"  {note}", style="dim"))
-        if result.ok:
-            continue
-        div = result.divergence
-        assert div is not None
-        where = "the end of stream" if div.index >= len(capture.server) else f"frame {div.index}"
-        console.print(
-            f"  first divergence at {where} ({div.what}); {div.index} frame(s) before it match"
-        )
-        if result.stalled:
-            unsent = len(capture.client) - result.sent
-            console.print(
-                f"  the replayed stream stalled; {unsent} recorded client message(s) not sent"
-            )
-        table = Table(show_lines=False, expand=True)
-        table.add_column("recorded", overflow="fold")
-        table.add_column("replayed", overflow="fold")
-        table.add_row(Text(div.recorded), Text(div.replayed))
-        console.print(table)
-        diff = div.diff() if div.what in ("differs", "end differs") else []
-        if diff:
-            console.print(Text("\n".join("  " + line for line in diff)))
-        for line in result.warnings[:10]:
-            console.print(Text(f"  proxy {line}", style="yellow"))
-    matched = sum(1 for r in results if r.ok)
-    style = "green" if matched == len(results) else "red"
-    console.print(Text(f"{matched} of {len(results)} capture(s) match", style=f"bold {style}"))
-    return EXIT_MATCH if matched == len(results) else EXIT_MISMATCH
-
-
-def main(paths: list[Path], *, stall: float, console: Console, update: bool = False) -> int:
-    """The `cursor-byok replay` command: 0 match, 1 mismatch, 2 unusable input.
-
-    With `update`, each mismatching capture is rewritten to expect the replayed frames (after
-    its divergence has been printed); 0 when every mismatch could be rewritten.
-    """
-    import aiohttp
-
-    try:
-        results = asyncio.run(replay_files(paths, stall=stall))
-    except (CaptureError, ReplayError, aiohttp.ClientError, OSError) as exc:
-        console.print(Text(f"cursor-byok replay: {exc}", style="red"))
-        return EXIT_UNUSABLE
-    code = report(results, console)
-    if not update or code == EXIT_MATCH:
-        return code
-    from cursor_byok.replay.update import update_capture
-
-    kept = 0
-    for result in results:
-        if result.ok:
-            continue
-        if result.stalled or result.end is None:
-            kept += 1
-            console.print(
-                Text(f"not updated: {result.capture.name} (the replay did not end)", style="red")
-            )
-            continue
-        path = update_capture(result)
-        console.print(Text(f"updated {path}: it now expects the replayed frames", style="yellow"))
-    return EXIT_MISMATCH if kept else EXIT_MATCH

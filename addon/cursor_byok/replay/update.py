@@ -17,9 +17,9 @@ from typing import Any
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.recorder import FILE_MODE
 from cursor_byok.replay.engine import Result
-from cursor_byok.replay.engine import answers
-from cursor_byok.replay.engine import parse_frame
-from cursor_byok.replay.engine import requests_in
+from cursor_byok.replay.frames import answers
+from cursor_byok.replay.frames import parse_frame
+from cursor_byok.replay.frames import requests_in
 
 
 def updated_lines(lines: list[str], frames: list[bytes], end: dict[str, Any] | None) -> list[str]:
