@@ -218,7 +218,8 @@ def blob_ids(message: Message) -> set[bytes]:
 
 
 class CaptureError(ByokError, ValueError):
-    """A file that is not a usable capture (replay exits with 2)."""
+    """A file that is not a usable capture, or that cannot be read or decoded; the message is
+    shown to the user as one line (replay and decode exit with 2)."""
 
 
 @dataclass

@@ -30,7 +30,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from cursor_byok.errors import ByokError
+from cursor_byok.capture.format import CaptureError
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol import bidi
@@ -46,10 +46,6 @@ BLOB_ID_SIZE = 32
 
 
 WIRE_TYPES = {0: "varint", 1: "fixed64", 2: "bytes", 3: "group", 5: "fixed32"}
-
-
-class CaptureError(ByokError):
-    """A file we cannot read or decode; the message is shown to the user as one line."""
 
 
 @dataclass(slots=True)
