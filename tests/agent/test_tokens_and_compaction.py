@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fakes.cursor_checkpoint import read_summary
+
 from cursor_byok.agent.compaction import is_summary
 from cursor_byok.agent.compaction import render_transcript
 from cursor_byok.agent.compaction import split
@@ -12,7 +14,6 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.blob_ids import blob_id
 from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.protocol.checkpoint import encode_message
-from cursor_byok.protocol.checkpoint import read_summary
 from cursor_byok.protocol.context_meter import CATEGORIES
 from cursor_byok.protocol.context_meter import breakdown
 

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 from cursor_client import CursorLikeClient
+from fakes.cursor_checkpoint import read_summary
 from fakes.fake_provider import FakeProvider
 from long_session import KEY_ENV
 from long_session import MODEL
@@ -28,7 +29,6 @@ from mitm import start_mitmdump
 from cursor_byok.agent.compaction import is_summary
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol.checkpoint import decode_message
-from cursor_byok.protocol.checkpoint import read_summary
 from cursor_byok.store.usage import UsageStore
 
 pytestmark = pytest.mark.timeout(400)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable
 from collections.abc import Iterator
 from typing import Any
+
+from cursor_byok.providers.adapter import StreamState
+from cursor_byok.providers.adapter import too_large
+from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.sse import SseParser
+from cursor_byok.providers.sse import SseTooLarge
 
 
 def sse(data: Any, event: str | None = None, *, eol: str = "\n") -> bytes:
@@ -35,3 +43,35 @@ def splits(data: bytes, *, seed: int = 1234, rounds: int = 200) -> Iterator[list
         yield [data[:i], data[i:]]
     for _ in range(rounds):
         yield random_split(data, rng)
+
+
+def decode_all(
+    state: StreamState, chunks: Iterable[bytes]
+) -> tuple[list[ProviderEvent], ProviderError | None]:
+    """An adapter's `decode_stream`, synchronously: all events, and the error if any."""
+    parser = SseParser()
+    events: list[ProviderEvent] = []
+    try:
+        received = False
+        for chunk in chunks:
+            received = received or bool(chunk)
+            try:
+                parsed = parser.feed(chunk)
+            except SseTooLarge as exc:
+                raise too_large(exc, "") from None
+            for sse in parsed:
+                events.extend(state.on_event(sse))
+                if state.done:
+                    return events, None
+        for sse in parser.close():
+            events.extend(state.on_event(sse))
+            if state.done:
+                return events, None
+        if not received:
+            raise ProviderError(
+                "protocol", "empty response body (HTTP 200 without events)", retryable=False
+            )
+        events.extend(state.on_eof())
+    except ProviderError as error:
+        return events, error
+    return events, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fakes.anthropic_search import RESULTS
 from fakes.anthropic_search import anthropic_search_stream
+from fakes.sse_wire import decode_all
 from fakes.sse_wire import splits
 
 from cursor_byok.config import ConfigError
@@ -12,7 +13,6 @@ from cursor_byok.config import parse_config
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderSettings
 from cursor_byok.providers import TextDelta
-from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.anthropic import WEB_SEARCH_TOOL
 from cursor_byok.providers.anthropic import AnthropicStreamState
 from cursor_byok.providers.anthropic import build_body

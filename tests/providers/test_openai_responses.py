@@ -9,6 +9,7 @@ from fakes.mock_upstream import MockUpstream
 from fakes.mock_upstream import canon
 from fakes.mock_upstream import collect
 from fakes.mock_upstream import error_key
+from fakes.sse_wire import decode_all
 from fakes.sse_wire import splits
 from fakes.sse_wire import sse
 
@@ -22,7 +23,6 @@ from cursor_byok.providers import ToolCallEnd
 from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers import ToolSpec
 from cursor_byok.providers import Usage
-from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.openai_responses import ResponsesStreamState
 
 KEY = "sk-" + "proj-abcdefghijklmnopqrstuvwxyz012345"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakes.sse_wire import decode_all
 from fakes.sse_wire import splits
 from fakes.sse_wire import sse
 
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderSettings
 from cursor_byok.providers import TextDelta
-from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ServerToolCall
 from cursor_byok.providers.base import ServerToolResult

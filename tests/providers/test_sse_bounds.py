@@ -7,11 +7,11 @@ import tracemalloc
 
 import pytest
 from fakes.fake_provider import FakeProvider
+from fakes.sse_wire import decode_all
 
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderError
 from cursor_byok.providers import make_provider
-from cursor_byok.providers.adapter import decode_all
 from cursor_byok.providers.openai_chat import ChatStreamState
 from cursor_byok.providers.sse import MAX_LINE_BYTES
 from cursor_byok.providers.sse import SseParser

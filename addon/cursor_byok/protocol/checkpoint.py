@@ -254,34 +254,6 @@ def _varint_field(number: int, value: int) -> bytes:
     return varint(number << 3) + varint(value)
 
 
-def read_summary(data: bytes) -> str:
-    """The text of a ConversationSummary blob (field 1), for tests and tools."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        if key & 7 == 2:
-            length, pos = _read_varint(data, pos)
-            if key >> 3 == 1:
-                return data[pos : pos + length].decode()
-            pos += length
-        elif key & 7 == 0:
-            _, pos = _read_varint(data, pos)
-        else:
-            raise ValueError("unexpected wire type in ConversationSummary")
-    return ""
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
 def encode_todo(todo: dict[str, Any]) -> bytes:
     return json.dumps(todo, ensure_ascii=False, separators=(",", ":")).encode()
 

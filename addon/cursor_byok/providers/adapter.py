@@ -13,7 +13,6 @@ import logging
 from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterable
 from collections.abc import AsyncIterator
-from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
 from typing import cast
@@ -84,38 +83,6 @@ async def decode_stream(
         )
     for event in state.on_eof():
         yield event
-
-
-def decode_all(
-    state: StreamState, chunks: Iterable[bytes]
-) -> tuple[list[ProviderEvent], ProviderError | None]:
-    """Synchronous `decode_stream` for tests and tools: all events, and the error if any."""
-    parser = SseParser()
-    events: list[ProviderEvent] = []
-    try:
-        received = False
-        for chunk in chunks:
-            received = received or bool(chunk)
-            try:
-                parsed = parser.feed(chunk)
-            except SseTooLarge as exc:
-                raise too_large(exc, "") from None
-            for sse in parsed:
-                events.extend(state.on_event(sse))
-                if state.done:
-                    return events, None
-        for sse in parser.close():
-            events.extend(state.on_event(sse))
-            if state.done:
-                return events, None
-        if not received:
-            raise ProviderError(
-                "protocol", "empty response body (HTTP 200 without events)", retryable=False
-            )
-        events.extend(state.on_eof())
-    except ProviderError as error:
-        return events, error
-    return events, None
 
 
 def too_large(exc: SseTooLarge, provider: str) -> ProviderError:
