@@ -22,7 +22,7 @@ Free of protobuf and of I/O: the provider adapters import it, and they know no C
 """
 
 # No `from __future__ import annotations`: evaluated annotations let TypedDict see NotRequired,
-# so `__required_keys__` is right at run time (tests/test_history_format.py relies on it).
+# so `__required_keys__` is right at run time (tests/protocol/test_history_format.py relies on it).
 from typing import Any
 from typing import Final
 from typing import Literal

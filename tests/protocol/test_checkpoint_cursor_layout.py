@@ -8,13 +8,7 @@ with Cursor's signature, and a hole in the history is a clear `not_found`, not a
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
-
 from fakes.cursor_checkpoint import write_checkpoint
 
 from cursor_byok.agent.turn import TurnError

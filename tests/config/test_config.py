@@ -12,7 +12,7 @@ from cursor_byok.config import ConfigSource
 from cursor_byok.config import load_config
 from cursor_byok.config import parse_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GOOD = {
     "providers": {"p": {"kind": "openai-chat", "base_url": "http://127.0.0.1:1/v1"}},
     "models": [{"name": "M", "provider": "p", "model": "up"}],

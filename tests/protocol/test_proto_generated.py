@@ -20,7 +20,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PB_DIR = ROOT / "addon" / "cursor_byok" / "pb"
 REFERENCE = ROOT.parent / "shared" / "reference" / "proto"
 

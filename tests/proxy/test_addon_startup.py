@@ -134,6 +134,6 @@ def test_no_addon_finds_another_at_run_time() -> None:
     """Shared parts come in through constructors (script.compose), never `addons.get`."""
     from pathlib import Path
 
-    proxy_dir = Path(__file__).resolve().parents[1] / "addon" / "cursor_byok" / "proxy"
+    proxy_dir = Path(__file__).resolve().parents[2] / "addon" / "cursor_byok" / "proxy"
     offenders = [p.name for p in proxy_dir.rglob("*.py") if "addons.get(" in p.read_text()]
     assert offenders == []

@@ -20,7 +20,7 @@ from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
 
-CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
+CAPTURES = Path(__file__).resolve().parents[1] / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
 JSON_CAPTURES = [
     "run_request_agent.bidi.json",

@@ -86,7 +86,7 @@ def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
 
     from cursor_byok.cli.main import main
 
-    example = Path(__file__).resolve().parents[1] / "config.example.toml"
+    example = Path(__file__).resolve().parents[2] / "config.example.toml"
     code = main(
         [
             "doctor",

@@ -13,7 +13,7 @@ from cursor_byok.capture.format import load_capture
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.replay import report as replay
 
-SHIPPED = Path(__file__).parents[1] / "captures" / "provider-read-edit-shell.jsonl"
+SHIPPED = Path(__file__).resolve().parents[2] / "captures" / "provider-read-edit-shell.jsonl"
 
 
 def expect_other_text(source: Path, target: Path) -> str:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `fakes`
 
 from fakes.certs import self_signed
 

@@ -23,7 +23,7 @@ from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol import bidi
 from cursor_byok.protocol import connect
 
-CAPTURES = Path(__file__).parent / "data"  # real traces; see data/SOURCES.md
+CAPTURES = Path(__file__).resolve().parents[1] / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
 ANON_ID = "00000000-1111-2222-3333-444444444444"  # Glider's anonymised request id
 

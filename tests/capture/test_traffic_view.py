@@ -15,7 +15,7 @@ from cursor_byok.config.catalog import available_models_response
 from cursor_byok.protocol import bidi
 from cursor_byok.protocol import connect
 
-CAPTURE = Path(__file__).resolve().parents[1] / "captures" / "scripted-read.jsonl"
+CAPTURE = Path(__file__).resolve().parents[2] / "captures" / "scripted-read.jsonl"
 
 
 def records() -> list[dict]:
