@@ -16,7 +16,7 @@ from cursor_byok.agent.turn import run_turn
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import StreamSpec
@@ -396,4 +396,25 @@ async def test_a_failing_writer_ends_its_stream_not_the_turn() -> None:
             await task
         await finished.wait()
     assert not registry._pumps  # the stream's writer is gone with it
+    await registry.stop()
+
+
+async def test_the_shell_logs_what_the_core_notes(caplog) -> None:
+    """The core logs nothing; the shell logs its notes with their wording and level."""
+
+    async def runner(live, request) -> None:
+        live.finish()
+
+    registry = SessionRegistry(runner)
+    registry.start()
+    caplog.set_level("INFO", logger="cursor_byok.proxy.shell")
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    heartbeat = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
+    registry.receive("r", 1, heartbeat, raw=b"2", owner=OWNER)
+    registry.receive("r", 1, run_request("again"), raw=b"3", owner=OWNER)  # seqno 1 reused
+    [record] = [r for r in caplog.records if "reused" in r.getMessage()]
+    assert record.name == "cursor_byok.proxy.shell" and record.levelname == "WARNING"
+    assert record.getMessage() == (
+        "request r: append_seqno 1 reused by a different message (run_request); dropped"
+    )
     await registry.stop()

@@ -1,6 +1,7 @@
-"""The async shell around the sans-IO core (`session.py`): futures for pending client requests,
-wake-ups for response streams, the turn task of each run, one timer at the core's next deadline,
-and observers (the recorder) that see every frame a run queues.
+"""The async shell around the sans-IO run core (`protocol/attempts.py`, `protocol/runs.py`):
+futures for pending client requests, wake-ups for response streams, the turn task of each run,
+one timer at the core's next deadline, the log lines the core returns as notes, and observers
+(the recorder) that see every frame a run queues.
 """
 
 from __future__ import annotations
@@ -16,27 +17,29 @@ from typing import TYPE_CHECKING
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.attempts import Registry
+from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.session import CancelTurn
-from cursor_byok.protocol.session import Command
-from cursor_byok.protocol.session import DropRun
-from cursor_byok.protocol.session import FailTurn
-from cursor_byok.protocol.session import LiveAction
-from cursor_byok.protocol.session import PendingKey
-from cursor_byok.protocol.session import PendingKind
-from cursor_byok.protocol.session import Resolve
-from cursor_byok.protocol.session import Run
-from cursor_byok.protocol.session import RunState
-from cursor_byok.protocol.session import SessionConfig
-from cursor_byok.protocol.session import Sessions
-from cursor_byok.protocol.session import StartTurn
-from cursor_byok.protocol.session import StreamEvent
-from cursor_byok.protocol.session import Subscriber
+from cursor_byok.protocol.runs import CancelTurn
+from cursor_byok.protocol.runs import Command
+from cursor_byok.protocol.runs import DropRun
+from cursor_byok.protocol.runs import FailTurn
+from cursor_byok.protocol.runs import LiveAction
+from cursor_byok.protocol.runs import Note
+from cursor_byok.protocol.runs import PendingKey
+from cursor_byok.protocol.runs import PendingKind
+from cursor_byok.protocol.runs import Refused
+from cursor_byok.protocol.runs import Resolve
+from cursor_byok.protocol.runs import Run
+from cursor_byok.protocol.runs import SessionConfig
+from cursor_byok.protocol.runs import StartTurn
+from cursor_byok.protocol.runs import StreamEvent
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 Clock = Callable[[], float]
 
@@ -162,17 +165,18 @@ class LiveRun:
     @property
     def finished(self) -> bool:
         """Whether the run's end-stream frame is queued (nothing may follow it)."""
-        return self.core.state is RunState.FINISHED
+        return not self.core.running
 
     @property
     def has_streams(self) -> bool:
         """Whether any response stream of any attempt is reading this run now."""
-        return self.core.subscribers > 0
+        return self.core.streams > 0
 
     @property
     def state(self) -> str:
-        """The run's state, for the status display."""
-        return self.core.state.value
+        """The run's state, for the status display: running (with or without a stream) or
+        finished."""
+        return "running" if self.core.running else self.core.state.value
 
     def describe_pending(self, keys) -> str:
         """`kv 3 (set_blob_args, 12 s)` for each key still pending, for error messages."""
@@ -260,7 +264,7 @@ class SessionRegistry:
         live_action: Callable[[LiveRun, pb.ConversationAction], None] | None = None,
     ) -> None:
         self.runner = runner
-        self.core = Sessions(config, supersedes=supersedes)
+        self.core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.clock = clock
         self.observers: list[FrameObserver] = []
@@ -277,10 +281,7 @@ class SessionRegistry:
 
     @config.setter
     def config(self, config: SessionConfig) -> None:
-        self.core.config = config
-        self.core.budget.limit = config.max_buffered_bytes
-        for run in self.core.runs.values():
-            run.config = config
+        self.core.configure(config)
 
     @property
     def sessions(self) -> dict[str, LiveRun]:
@@ -294,10 +295,8 @@ class SessionRegistry:
         return live
 
     def run_for(self, request_id: str) -> LiveRun | None:
-        attempt = self.core.attempts.get(request_id)
-        if attempt is None or attempt.run is None:
-            return None
-        return self.live(attempt.run)
+        run = self.core.run_of(request_id)
+        return None if run is None else self.live(run)
 
     # --- inputs -----------------------------------------------------------------------------
 
@@ -311,17 +310,21 @@ class SessionRegistry:
         owner: bytes = b"",
         transport: str = "bidi",
     ) -> None:
-        """One client message (raises `session.Refused` for requests the core will not take)."""
+        """One client message (raises `Refused` for requests the core will not take)."""
         attempt_known = request_id in self.core.attempts
-        commands = self.core.receive(
-            request_id,
-            seqno,
-            message,
-            raw=raw,
-            owner=owner,
-            now=self.clock(),
-            transport=transport,
-        )
+        try:
+            commands = self.core.receive(
+                request_id,
+                seqno,
+                message,
+                raw=raw,
+                owner=owner,
+                now=self.clock(),
+                transport=transport,
+            )
+        except Refused as refused:
+            self.apply(list(refused.notes))
+            raise
         self.apply(commands)
         attempt = self.core.attempts.get(request_id)
         if attempt is not None:
@@ -340,7 +343,7 @@ class SessionRegistry:
         grpc_web: bool = False,
         transport: str = "bidi",
     ) -> Subscriber:
-        sub = self.core.subscribe(
+        sub, notes = self.core.subscribe(
             request_id,
             owner=owner,
             now=self.clock(),
@@ -348,6 +351,7 @@ class SessionRegistry:
             grpc_web=grpc_web,
             transport=transport,
         )
+        self.apply(notes)
         self.reschedule()
         return sub
 
@@ -357,13 +361,7 @@ class SessionRegistry:
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
-        attempt = self.core.attempts.get(request_id)
-        if attempt is None:
-            return
-        run = attempt.run
-        attempt.close(error)
-        if error is not None and run is not None and run.state is RunState.RUNNING:
-            self.apply([FailTurn(run, error.code, error.message)])
+        self.apply(self.core.close_attempt(request_id, error, now=self.clock()))
         self._wake(request_id)
 
     async def stream_to(
@@ -436,8 +434,8 @@ class SessionRegistry:
                 pump()
 
     def wake_run(self, run: Run) -> None:
-        for attempt in run.attempts:
-            self._wake(attempt.request_id)
+        for request_id in run.attempt_ids:
+            self._wake(request_id)
 
     def apply(self, commands: list[Command]) -> None:
         for command in commands:
@@ -463,7 +461,8 @@ class SessionRegistry:
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:
                         del self.runs[run.run_id]
-                    log.debug("run %s: forgotten", run.run_id)
+                case Note(level, template, args):
+                    log.log(_LEVELS[level], template, *args)
 
     # --- time -------------------------------------------------------------------------------
 
@@ -503,11 +502,11 @@ class SessionRegistry:
 
     def tick(self) -> None:
         """Run every due timer of every attempt and run, then wake the readers concerned."""
-        commands = self.core.tick(self.clock())
-        self.apply(commands)
-        for request_id in self.core.touched:
+        ticked = self.core.tick(self.clock())
+        self.apply(ticked.commands)
+        for request_id in ticked.wake:
             self._wake(request_id)
-        for run in self.core.touched_runs:
+        for run in ticked.runs:
             live = self.runs.get(run.run_id)
             if live is not None:
                 live.changed()
