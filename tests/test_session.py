@@ -313,6 +313,7 @@ def test_deltas_within_the_window_are_held_and_go_out_as_one_frame() -> None:
     sub = subscribe(core, "r", now=0)
 
     def texts(now: float) -> list[str]:
+        core.tick(now)  # time passing: the core releases what is due
         return [m.interaction_update.text_delta.text for m in decode(core.read(sub, now=now)[0])]
 
     run.emit(text("a"), now=1.000)
@@ -320,6 +321,7 @@ def test_deltas_within_the_window_are_held_and_go_out_as_one_frame() -> None:
     run.emit(text("b"), now=1.005)
     run.emit(text("c"), now=1.010)
     assert run.held_from is not None and run.hold_until == pytest.approx(1.015)
+    assert core.next_deadline() == pytest.approx(1.015)  # the release is the core's deadline
     assert texts(1.012) == []  # held: within the window of the last release
     assert texts(1.015) == ["bc"]  # the window has passed: one frame
     run.emit(text("d"), now=1.020)  # within the window of that release: held again
@@ -530,3 +532,72 @@ def test_an_attempt_lives_new_bound_ended_then_forgotten() -> None:
     assert core.attempts == {} and core.runs == {}
     with pytest.raises(IllegalEvent):  # a forgotten attempt is never used again
         attempt.close(None)
+
+
+def test_the_next_deadline_is_never_later_than_any_timer() -> None:
+    """next_deadline() is kept, not computed (the shell asks after every frame): whatever the
+    inputs, it must never be later than the earliest timer the core has, or a timer is missed."""
+    rng = random.Random(3)
+    # Timers far apart, so that one kept deadline cannot hide another one's.
+    config = SessionConfig(
+        heartbeat_interval=5, grace_period=40, run_request_timeout=30, gap_timeout=20,
+        linger=60, exec_timeout=10, coalesce_window=0.5,
+    )  # fmt: skip
+    for _ in range(60):
+        core = Registry(config)
+        now, subs, runs, seqnos = 0.0, [], [], {}
+        for _ in range(120):
+            now += rng.choice([0.0, 0.1, 0.3, 1.0, 2.5, 9.0])
+            op = rng.randrange(8)
+            rid = f"r{rng.randrange(4)}"
+            try:
+                if op == 0:
+                    subs.append(subscribe(core, rid, now=now))
+                elif op == 1 and subs:
+                    core.unsubscribe(subs.pop(rng.randrange(len(subs))), now=now)
+                elif op == 2:
+                    seqno = seqnos.get(rid, 0) + rng.choice([0, 1, 2])  # duplicates and gaps
+                    seqnos[rid] = seqno
+                    message = run_request(run_id=rid) if seqno == 0 else heartbeat()
+                    for c in send_all(core, rid, seqno, message, now=now):
+                        if isinstance(c, StartTurn):
+                            runs.append(c.run)
+                elif op in (3, 4) and runs:
+                    run = rng.choice(runs)
+                    if run.running:
+                        run.emit(text("x"), now=now)
+                elif op == 5 and runs:
+                    run = rng.choice(runs)
+                    if run.running:
+                        run.open_exec(
+                            pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=now
+                        )
+                elif op == 6 and runs:
+                    rng.choice(runs).finish(now=now)
+                else:
+                    core.tick(now)
+            except Refused:
+                pass
+            for sub in subs:
+                core.read(sub, now=now)
+            held = [r.hold_until for r in core.runs.values() if r.held_from is not None]
+            earliest = min([core._scan_deadline(), *held])
+            if earliest != float("inf"):
+                assert core.next_deadline() <= earliest
+
+
+def test_what_brings_a_timer_forward_lowers_the_next_deadline() -> None:
+    """After a tick the kept deadline is exact; each input that starts a shorter timer lowers it."""
+    core = Registry(SessionConfig(heartbeat_interval=50, grace_period=10, linger=20))
+    sub = subscribe(core, "r", now=0)
+    run = started(core)
+    assert core.next_deadline() == 10  # a lower bound: the grace of the run before it was read
+    ticked(core, 10)  # nothing due: the deadline is exact again (the heartbeat at 50)
+    assert core.next_deadline() == 50
+    core.unsubscribe(sub, now=11)  # the last stream: the grace period starts
+    assert core.next_deadline() == 21
+    subscribe(core, "r", now=12)  # a stream again: no grace; its heartbeat at 62
+    ticked(core, 21)
+    assert core.next_deadline() == 62
+    run.finish(now=22)
+    assert core.next_deadline() == 42  # the linger

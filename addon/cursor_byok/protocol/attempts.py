@@ -20,6 +20,7 @@ answered, so nothing runs twice on the client. Heartbeats are live-only, per sub
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -33,6 +34,7 @@ from cursor_byok.protocol.inbox import InboxOverflow
 from cursor_byok.protocol.inbox import Outcome
 from cursor_byok.protocol.runs import CancelTurn
 from cursor_byok.protocol.runs import Command
+from cursor_byok.protocol.runs import Deadlines
 from cursor_byok.protocol.runs import DropRun
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import Note
@@ -167,6 +169,7 @@ class Registry:
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
         self.budget = Budget(self.config.max_buffered_bytes)
+        self.timers = Deadlines()  # shared with every run
         self._next_sid = 1
         self.seqno_clashes = 0
 
@@ -176,6 +179,7 @@ class Registry:
         self.budget.limit = config.max_buffered_bytes
         for run in self.runs.values():
             run.config = config
+        self.timers.due(-math.inf)  # every deadline may have moved: scan at the next tick
 
     # --- attempts ---------------------------------------------------------------------------
 
@@ -204,6 +208,7 @@ class Registry:
             ),
         )
         self.attempts[request_id] = attempt
+        self.timers.due(now + self.config.run_request_timeout)
         return attempt, notes
 
     def attempt(
@@ -249,11 +254,16 @@ class Registry:
         attempt = self.attempts.get(request_id)
         if attempt is None:
             return []
-        attempt.close(error)
+        self._close(attempt, error)
         run = attempt.run
         if error is not None and run is not None and run.running:
             return [FailTurn(run, error.code, error.message)]
         return []
+
+    def _close(self, attempt: Attempt, error: EndStreamError | None) -> None:
+        attempt.close(error)
+        if attempt.state is AttemptState.REFUSED:  # forgotten after the linger, if unread
+            self.timers.due(attempt.last_active + self.config.linger)
 
     # --- client messages --------------------------------------------------------------------
 
@@ -290,6 +300,7 @@ class Registry:
             commands += self._duplicate(attempt, seqno, message, digest, now)
         elif pushed.outcome is Outcome.BUFFERED:
             upload.park()
+            self.timers.due(now + self.config.gap_timeout)
         if pushed.outcome is not Outcome.DUPLICATE and digest:
             attempt._digests[seqno] = digest
             if len(attempt._digests) > _MAX_DIGESTS:
@@ -371,7 +382,14 @@ class Registry:
                 Note.info("request %s: attaches to run %s (%s)", attempt.request_id, run_id, state)
             )
         else:
-            run = Run(run_id, run_request, owner=attempt.owner, now=now, config=self.config)
+            run = Run(
+                run_id,
+                run_request,
+                owner=attempt.owner,
+                now=now,
+                config=self.config,
+                deadlines=self.timers,
+            )
             run.first_request_id = attempt.request_id
             self.runs[run_id] = run
             for other in self.runs.values() if self.supersedes(run_request) else ():
@@ -390,7 +408,7 @@ class Registry:
         return commands
 
     def _fail_attempt(self, attempt: Attempt, code: str, message: str) -> list[Command]:
-        attempt.close(EndStreamError(code, message))
+        self._close(attempt, EndStreamError(code, message))
         commands: list[Command] = [Note.warning("request %s: %s", attempt.request_id, message)]
         run = attempt.run
         if run is not None and run.running:
@@ -414,6 +432,7 @@ class Registry:
         sub = Subscriber(self._next_sid, attempt, encoding, grpc_web, last_sent_at=now)
         self._next_sid += 1
         attempt.subscribers[sub.sid] = sub
+        self.timers.due(now + self.config.heartbeat_interval)
         run = attempt.run
         if run is not None:
             sub.joined_at = len(run.entries)
@@ -427,6 +446,8 @@ class Registry:
         attempt.last_active = now
         if attempt.run is not None:
             attempt.run.stream_closed(now=now)
+        elif attempt.state is AttemptState.REFUSED:
+            self.timers.due(now + self.config.linger)
 
     def read(self, sub: Subscriber, *, now: float) -> tuple[list[bytes], bool]:
         """Encoded frames this subscriber has not been given yet, and whether its stream ended."""
@@ -437,7 +458,7 @@ class Registry:
         if run is not None:
             outbox = run.outbox
             entries = outbox.entries
-            end = outbox.readable(now)
+            end = outbox.readable()
             while sub.position < end:
                 entry = entries[sub.position]
                 sub.position += 1
@@ -465,7 +486,11 @@ class Registry:
     # --- time -------------------------------------------------------------------------------
 
     def next_deadline(self) -> float | None:
-        """The earliest time `tick` has work to do."""
+        """When `tick` must run next (never later than the earliest timer; O(1))."""
+        return self.timers.next()
+
+    def _scan_deadline(self) -> float:
+        """The earliest timer other than coalescing releases, exactly."""
         cfg = self.config
         deadlines: list[float] = []
         for attempt in self.attempts.values():
@@ -480,20 +505,34 @@ class Registry:
                 deadlines.append(attempt.last_active + cfg.linger)
         for run in self.runs.values():
             deadlines += run.deadlines()
-        return min(deadlines) if deadlines else None
+        return min(deadlines, default=math.inf)
 
     def tick(self, now: float) -> Tick:
         """Advance every timer that is due; returns what the shell must do and wake."""
-        cfg = self.config
-        commands: list[Command] = []
         wake: set[str] = set()
         news: list[Run] = []
+        for run in self.timers.releases_due(now):
+            if run.release_due(now):
+                news.append(run)
+                wake.update(run.attempt_ids)
+        commands: list[Command] = []
+        if now >= self.timers.scan_at:
+            commands = self._scan(now, wake)
+            self.timers.scan_at = self._scan_deadline()
+        return Tick(commands, wake, news)
+
+    def _scan(self, now: float, wake: set[str]) -> list[Command]:
+        """Every timer but the coalescing releases: heartbeats, time-outs, linger, grace."""
+        cfg = self.config
+        commands: list[Command] = []
         for attempt in list(self.attempts.values()):
             if (
                 attempt.state is AttemptState.NEW
                 and now >= attempt.created_at + cfg.run_request_timeout
             ):
-                attempt.close(EndStreamError("not_found", "no run request for this request id"))
+                self._close(
+                    attempt, EndStreamError("not_found", "no run request for this request id")
+                )
                 wake.add(attempt.request_id)
             gap = attempt.inbox.gap_since
             if gap is not None and now >= gap + cfg.gap_timeout:
@@ -519,15 +558,19 @@ class Registry:
         for run in list(self.runs.values()):
             for command in run.tick(now):
                 if isinstance(command, DropRun):
-                    run.drop()
-                    self.runs.pop(run.run_id, None)
-                    for request_id in list(run.attempt_ids):
-                        carrier = self.attempts.get(request_id)
-                        if carrier is not None and carrier.run is run and not carrier.subscribers:
-                            self._forget_attempt(carrier)
+                    self._drop(run)
                     commands.append(Note.debug("run %s: forgotten", run.run_id))
                 commands.append(command)
-        return Tick(commands, wake, news)
+        return commands
+
+    def _drop(self, run: Run) -> None:
+        """Forget a run that lingered long enough, and its attempts nobody reads."""
+        run.drop()
+        self.runs.pop(run.run_id, None)
+        for request_id in list(run.attempt_ids):
+            carrier = self.attempts.get(request_id)
+            if carrier is not None and carrier.run is run and not carrier.subscribers:
+                self._forget_attempt(carrier)
 
     # --- queries ----------------------------------------------------------------------------
 

@@ -97,6 +97,7 @@ class Outbox:
         self.held_from = 0  # while HELD: entries from here on are not readable yet
         self.hold_until = 0.0  # while HELD: when the window is over
         self.last_release = -math.inf  # when deltas were last made readable
+        self.holds = 0  # how many holds began (each needs its release timed)
 
     def _step(self, event: HoldEvent) -> None:
         self.hold = step(HOLD_TRANSITIONS, self.hold, event, "outbox hold")
@@ -132,6 +133,7 @@ class Outbox:
             self._step(HoldEvent.HOLD)
             self.held_from = len(entries) - 1
             self.hold_until = self.last_release + window
+            self.holds += 1
         elif self.hold is HoldState.OPEN:
             self.last_release = now  # the first of a burst: out at once
 
@@ -149,9 +151,9 @@ class Outbox:
         self.last_release = now
         return True
 
-    def readable(self, now: float) -> int:
-        """How many entries streams may take now (held deltas are not yet)."""
-        self.release_due(now)
+    def readable(self) -> int:
+        """How many entries streams may take (held deltas are not yet: `release_due` is what
+        time passing does, and only `add` and the registry's `tick` call it)."""
         return self.held_from if self.hold is HoldState.HELD else len(self.entries)
 
     def final(self, running: bool) -> int:

@@ -9,6 +9,9 @@ shell should log comes back as a `Note`.
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -138,6 +141,50 @@ class DropRun:
 Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | LiveAction | DropRun | Note
 
 
+# --- when the core must run next ----------------------------------------------------------------
+
+
+class Deadlines:
+    """When `tick` must next run, kept so that asking costs O(1): the shell asks after every
+    frame, and holding deltas for coalescing makes a deadline every few milliseconds per run.
+
+    Coalescing releases are many, short and exact: each is an entry of a heap (one that was
+    taken out early by another frame is skipped when it comes up). Every other timer (heartbeats,
+    grace, linger, run-request, gap and exec time-outs) is few and long, and is covered by one
+    lower bound, `scan_at`: whatever can bring a deadline forward lowers it (`due`), and the
+    registry's `tick` scans everything and makes it exact again once it is reached. So the one
+    timer may fire early for those, never late."""
+
+    def __init__(self) -> None:
+        self.scan_at = math.inf
+        self._releases: list[tuple[float, int, Run]] = []
+        self._order = itertools.count()  # ties between runs never compare runs
+
+    def due(self, when: float) -> None:
+        """Something may need `tick` at `when`."""
+        if when < self.scan_at:
+            self.scan_at = when
+
+    def release_at(self, when: float, run: Run) -> None:
+        """`run`'s held deltas may go out at `when`."""
+        heapq.heappush(self._releases, (when, next(self._order), run))
+
+    def next(self) -> float | None:
+        when = self.scan_at
+        releases = self._releases
+        if releases and releases[0][0] < when:
+            when = releases[0][0]
+        return None if when == math.inf else when
+
+    def releases_due(self, now: float) -> list[Run]:
+        """The runs whose release time has come (some may have been released already)."""
+        releases = self._releases
+        due = []
+        while releases and releases[0][0] <= now:
+            due.append(heapq.heappop(releases)[2])
+        return due
+
+
 # --- runs ---------------------------------------------------------------------------------------
 
 
@@ -168,6 +215,7 @@ class Run:
         owner: bytes,
         now: float,
         config: SessionConfig,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.run_id = run_id
         self.first_request_id = run_id  # the attempt that started it (logs, captures)
@@ -190,6 +238,8 @@ class Run:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
+        self.timers = deadlines if deadlines is not None else Deadlines()
+        self.timers.due(now + config.grace_period)
 
     def _step(self, event: RunEvent) -> None:
         self.state = step(RUN_TRANSITIONS, self.state, event, f"run {self.run_id}")
@@ -232,6 +282,7 @@ class Run:
         self._step(RunEvent.STREAMS_GONE)
         if attached:
             self.detached_since = now
+            self.timers.due(now + self.config.grace_period)
 
     def drop(self) -> None:
         self._step(RunEvent.DROP)
@@ -327,7 +378,11 @@ class Run:
         """Queue one server message for every stream of the run, present and future (coalesced
         as `Outbox.add` says)."""
         self._step(RunEvent.EMIT)
-        self.outbox.add(message, now=now, window=self.config.coalesce_window)
+        outbox = self.outbox
+        holds = outbox.holds
+        outbox.add(message, now=now, window=self.config.coalesce_window)
+        if outbox.holds != holds:  # a hold began: its release is a deadline of the core
+            self.timers.release_at(outbox.hold_until, self)
 
     # The outbox as the shell sees it.
 
@@ -343,18 +398,27 @@ class Run:
     def release_due(self, now: float) -> bool:
         return self.outbox.release_due(now)
 
-    def readable(self, now: float) -> int:
-        return self.outbox.readable(now)
+    def readable(self) -> int:
+        return self.outbox.readable()
 
     def final(self) -> int:
         return self.outbox.final(self.running)
 
     def _request(
-        self, message: pb.AgentServerMessage, key: PendingKey, what: str, now: float
+        self,
+        message: pb.AgentServerMessage,
+        key: PendingKey,
+        what: str,
+        now: float,
+        *,
+        watched: bool = True,
     ) -> None:
         self._step(RunEvent.REQUEST)
-        self.pending[key] = _Pending(what, now, what not in _UNWATCHED_EXECS)
+        watched = watched and what not in _UNWATCHED_EXECS
+        self.pending[key] = _Pending(what, now, watched)
         self.outbox.append(message.SerializeToString(), key=key)
+        if watched:
+            self.timers.due(now + self.config.exec_timeout)
 
     def open_exec(self, exec_message: pb.ExecServerMessage, *, now: float) -> int:
         """Assign an id to an exec request, register it as pending, and send it."""
@@ -372,8 +436,8 @@ class Run:
         query.id = ident
         message = pb.AgentServerMessage(interaction_query=query)
         key = (PendingKind.INTERACTION, ident)
-        self._request(message, key, query.WhichOneof("query") or "?", now)
-        self.pending[key].watched = False  # a person answers: no watchdog
+        # A person answers: no watchdog.
+        self._request(message, key, query.WhichOneof("query") or "?", now, watched=False)
         return ident
 
     def open_kv(self, kv: pb.KvServerMessage, *, now: float) -> int:
@@ -422,6 +486,7 @@ class Run:
         self.outbox.append(payload, end=True)
         self._step(RunEvent.FINISH)
         self.finished_at = now
+        self.timers.due(now + self.config.linger)
 
     # --- time -------------------------------------------------------------------------------
 

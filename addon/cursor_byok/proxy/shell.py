@@ -62,7 +62,6 @@ class LiveRun:
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
         self._readable = 0  # entries readable when the readers were last woken
-        self._flush: asyncio.TimerHandle | None = None  # releases held deltas
 
     @property
     def request_id(self) -> str:
@@ -120,10 +119,10 @@ class LiveRun:
         self._streams.clear()
 
     def changed(self) -> None:
-        """Frames queued or a deadline moved: feed observers, wake readers, arm the timers.
+        """Frames queued or a deadline moved: feed observers, wake readers, arm the timer.
 
         Readers are woken only when there is more for them to read: a delta held for
-        coalescing wakes nobody until its window has passed (the flush timer)."""
+        coalescing wakes nobody until its window has passed (the core's next deadline)."""
         core = self.core
         final = core.final()
         if self._observed < final:
@@ -137,20 +136,11 @@ class LiveRun:
                         observer(self.request_id, entry.payload, entry.end_stream)
                     except Exception:
                         log.exception("run %s: frame observer failed", self.request_id)
-        readable = core.readable(self.clock())
+        readable = core.readable()
         if readable != self._readable:
             self._readable = readable
             self.registry.wake_run(core)
-        if core.held_from is not None and self._flush is None:
-            loop = asyncio.get_running_loop()
-            delay = max(0.0, core.hold_until - self.clock())
-            self._flush = loop.call_at(loop.time() + delay, self._release)
-        self.registry.arm(min(core.deadlines(), default=None))
-
-    def _release(self) -> None:
-        self._flush = None
-        self.core.release_due(self.clock())
-        self.changed()
+        self.registry.reschedule()
 
     # --- outputs used by the turn ------------------------------------------------------------
 
@@ -311,7 +301,6 @@ class SessionRegistry:
         transport: str = "bidi",
     ) -> None:
         """One client message (raises `Refused` for requests the core will not take)."""
-        attempt_known = request_id in self.core.attempts
         try:
             commands = self.core.receive(
                 request_id,
@@ -331,8 +320,7 @@ class SessionRegistry:
             if attempt.run is not None:
                 self.live(attempt.run).changed()
             self._wake(request_id)
-        if not attempt_known or attempt is None or attempt.inbox.gap_since is not None:
-            self.reschedule()
+        self.reschedule()
 
     def subscribe(
         self,
@@ -471,7 +459,8 @@ class SessionRegistry:
         self.reschedule()
 
     def reschedule(self) -> None:
-        """Arm the one timer at the core's next deadline (after events that add deadlines)."""
+        """Arm the one timer at the core's next deadline (asking is O(1): after every input
+        and frame); coalescing releases are among those deadlines."""
         self.arm(self.core.next_deadline())
 
     def arm(self, deadline: float | None) -> None:
