@@ -211,13 +211,6 @@ class Registry:
         self.timers.due(now + self.config.run_request_timeout)
         return attempt, notes
 
-    def attempt(
-        self, request_id: str, *, owner: bytes, now: float, transport: str = "bidi"
-    ) -> Attempt:
-        """`open_attempt` without its notes (what proxy/addon.py calls until it uses the shell's
-        `open_attempt`)."""
-        return self.open_attempt(request_id, owner=owner, now=now, transport=transport)[0]
-
     def run_of(self, request_id: str) -> Run | None:
         """The run a request id carries, if it carries one."""
         attempt = self.attempts.get(request_id)

@@ -13,10 +13,12 @@ import time
 from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from typing import Any
 
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.attempts import Attempt
 from cursor_byok.protocol.attempts import Registry
 from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.connect import EndStreamError
@@ -254,7 +256,7 @@ class SessionRegistry:
         live_action: Callable[[LiveRun, pb.ConversationAction], None] | None = None,
     ) -> None:
         self.runner = runner
-        self.core = Registry(config, supersedes=supersedes)
+        self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.clock = clock
         self.observers: list[FrameObserver] = []
@@ -266,12 +268,17 @@ class SessionRegistry:
         self._stopped = False
 
     @property
+    def core(self) -> _EdgeView:
+        """What proxy/addon.py still reaches for (`core.attempt(...)`); use `open_attempt`."""
+        return _EdgeView(self)
+
+    @property
     def config(self) -> SessionConfig:
-        return self.core.config
+        return self._core.config
 
     @config.setter
     def config(self, config: SessionConfig) -> None:
-        self.core.configure(config)
+        self._core.configure(config)
 
     @property
     def sessions(self) -> dict[str, LiveRun]:
@@ -285,10 +292,20 @@ class SessionRegistry:
         return live
 
     def run_for(self, request_id: str) -> LiveRun | None:
-        run = self.core.run_of(request_id)
+        run = self._core.run_of(request_id)
         return None if run is None else self.live(run)
 
     # --- inputs -----------------------------------------------------------------------------
+
+    def open_attempt(self, request_id: str, *, owner: bytes = b"", transport: str = "bidi") -> None:
+        """Make sure the attempt of a request id exists before its body or stream comes (the
+        edge does this as the request arrives); raises `Refused` for another client's request
+        id, or when every attempt is busy. Its run-request time-out starts now."""
+        _, notes = self._core.open_attempt(
+            request_id, owner=owner, now=self.clock(), transport=transport
+        )
+        self.apply(notes)
+        self.reschedule()
 
     def receive(
         self,
@@ -302,7 +319,7 @@ class SessionRegistry:
     ) -> None:
         """One client message (raises `Refused` for requests the core will not take)."""
         try:
-            commands = self.core.receive(
+            commands = self._core.receive(
                 request_id,
                 seqno,
                 message,
@@ -315,7 +332,7 @@ class SessionRegistry:
             self.apply(list(refused.notes))
             raise
         self.apply(commands)
-        attempt = self.core.attempts.get(request_id)
+        attempt = self._core.attempts.get(request_id)
         if attempt is not None:
             if attempt.run is not None:
                 self.live(attempt.run).changed()
@@ -331,7 +348,7 @@ class SessionRegistry:
         grpc_web: bool = False,
         transport: str = "bidi",
     ) -> Subscriber:
-        sub, notes = self.core.subscribe(
+        sub, notes = self._core.subscribe(
             request_id,
             owner=owner,
             now=self.clock(),
@@ -344,12 +361,12 @@ class SessionRegistry:
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
-        self.core.unsubscribe(sub, now=self.clock())
+        self._core.unsubscribe(sub, now=self.clock())
         self.reschedule()
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
-        self.apply(self.core.close_attempt(request_id, error, now=self.clock()))
+        self.apply(self._core.close_attempt(request_id, error, now=self.clock()))
         self._wake(request_id)
 
     async def stream_to(
@@ -380,7 +397,7 @@ class SessionRegistry:
             if blocked or ended.done():
                 return
             try:
-                frames, end = self.core.read(sub, now=self.clock())
+                frames, end = self._core.read(sub, now=self.clock())
                 if frames:
                     write(b"".join(frames))
                     chunks += 1
@@ -461,7 +478,7 @@ class SessionRegistry:
     def reschedule(self) -> None:
         """Arm the one timer at the core's next deadline (asking is O(1): after every input
         and frame); coalescing releases are among those deadlines."""
-        self.arm(self.core.next_deadline())
+        self.arm(self._core.next_deadline())
 
     def arm(self, deadline: float | None) -> None:
         """Make sure the timer fires by `deadline` (an earlier armed timer is kept)."""
@@ -491,7 +508,7 @@ class SessionRegistry:
 
     def tick(self) -> None:
         """Run every due timer of every attempt and run, then wake the readers concerned."""
-        ticked = self.core.tick(self.clock())
+        ticked = self._core.tick(self.clock())
         self.apply(ticked.commands)
         for request_id in ticked.wake:
             self._wake(request_id)
@@ -506,7 +523,7 @@ class SessionRegistry:
         """Live runs of one conversation."""
         return [
             self.live(r)
-            for r in self.core.running_runs()
+            for r in self._core.running_runs()
             if r.run_request.conversation_id == conversation_id
         ]
 
@@ -521,3 +538,21 @@ class SessionRegistry:
         if tasks:
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)
+
+
+class _EdgeView:
+    """`registry.core` as proxy/addon.py still uses it until it calls
+    `SessionRegistry.open_attempt`: `attempt(...)` goes through the shell (its notes logged, its
+    time-out armed); anything else is the core's own. Delete it with that last use."""
+
+    def __init__(self, registry: SessionRegistry) -> None:
+        self._registry = registry
+
+    def attempt(
+        self, request_id: str, *, owner: bytes, now: float | None = None, transport: str = "bidi"
+    ) -> Attempt:
+        self._registry.open_attempt(request_id, owner=owner, transport=transport)
+        return self._registry._core.attempts[request_id]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry._core, name)
