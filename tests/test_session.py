@@ -601,3 +601,32 @@ def test_what_brings_a_timer_forward_lowers_the_next_deadline() -> None:
     assert core.next_deadline() == 62
     run.finish(now=22)
     assert core.next_deadline() == 42  # the linger
+
+
+def test_a_frame_is_made_once_when_final_and_shared_by_every_stream() -> None:
+    """One pass per frame: a held delta is not serialised until its frame is final; then its
+    envelope (and each compressed envelope) is made once and every stream writes those bytes."""
+    core = Registry(SessionConfig(coalesce_window=0.015))
+    run = started(core, "a", run_id="a")
+    send(core, "b", 0, run_request(run_id="a"))  # a second attempt of the run
+    one, two = subscribe(core, "a"), subscribe(core, "b")
+    gzip_one = subscribe(core, "a", encoding="gzip")
+    gzip_two = subscribe(core, "b", encoding="gzip")
+    assert run.emit(text("first"), now=1.0)  # out at once: news for the streams
+    [first_a], _ = core.read(one, now=1.0)
+    [first_b], _ = core.read(two, now=1.0)
+    assert first_a is first_b is run.entries[0].frame  # one envelope, made when taken
+    assert not run.emit(text("second"), now=1.005)  # held: news for nobody yet
+    assert not run.emit(text(" and third"), now=1.010)
+    held = run.entries[-1]
+    assert held.frame is None  # nothing serialised while it may still grow
+    core.tick(1.015)
+    [merged_a], _ = core.read(one, now=1.015)
+    [merged_b], _ = core.read(two, now=1.015)
+    assert merged_a is merged_b is held.frame
+    assert held.message is None  # final: bytes only
+    assert decode([merged_a])[0] == text("second and third")
+    run.emit(text("x" * 10_000), now=2.0)
+    [*_, big_one], _ = core.read(gzip_one, now=2.0)
+    [*_, big_two], _ = core.read(gzip_two, now=2.0)
+    assert big_one is big_two and big_one[0] == connect.FLAG_COMPRESSED  # compressed once

@@ -452,6 +452,7 @@ class Registry:
             outbox = run.outbox
             entries = outbox.entries
             end = outbox.readable()
+            encoding = sub.encoding
             while sub.position < end:
                 entry = entries[sub.position]
                 sub.position += 1
@@ -459,15 +460,23 @@ class Registry:
                     epoch = run.resolved.get(entry.key)
                     if epoch is not None and epoch < attempt.bind_epoch:
                         continue  # answered on an earlier attempt: never twice on the client
+                frame = entry.frame
+                if frame is None:  # an open delta: taken now, so final now
+                    frame = outbox.close(entry)
                 if entry.end_stream:
-                    frames.append(_end_frame(sub, run.end_stream, entry.payload))
+                    frames.append(
+                        connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame
+                    )
                     ended = True
                     break
-                frames.append(entry.encoded(sub.encoding))
+                frames.append(frame if encoding is None else entry.encoded(encoding))
             if sub.position > outbox.read_mark:
                 outbox.read_mark = sub.position
         if not ended and attempt.ended:
-            frames.append(_end_frame(sub, attempt.end, None))
+            end_frame = (
+                connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
+            )
+            frames.append(end_frame(attempt.end))
             ended = True
         if not frames and sub.heartbeat_due:
             frames.append(_HEARTBEAT_FRAME)
@@ -569,14 +578,6 @@ class Registry:
 
     def running_runs(self) -> list[Run]:
         return [r for r in self.runs.values() if r.running]
-
-
-def _end_frame(sub: Subscriber, error: EndStreamError | None, payload: bytes | None) -> bytes:
-    if sub.grpc_web:
-        return connect.encode_grpc_web_trailer(error)
-    if payload is not None:
-        return connect.encode_frame_raw(connect.FLAG_END_STREAM, payload)
-    return connect.encode_end_stream(error)
 
 
 def _answers_unissued(run: Run, message: pb.AgentClientMessage) -> bool:

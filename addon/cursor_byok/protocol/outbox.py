@@ -7,6 +7,11 @@ over, and the deltas that come meanwhile join it; the first delta after a quiet 
 once. A delta also joins a frame no stream has taken yet (the streams are busy writing). Anything
 else takes what is held out with it, so order never changes. Frames already given to a stream
 never change, so every replay of the backlog is byte-identical.
+
+One pass per frame: an entry turns **final** once it can no longer change (a stream took it, or
+another entry came after it), and only then is its message serialised, once, into its envelope,
+which every stream and every replay writes as it is (compressed envelopes too, once per
+encoding). A final entry holds bytes only.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ class PendingKind(enum.Enum):
 PendingKey = tuple[PendingKind, int]
 
 _COALESCED = frozenset({"text_delta", "thinking_delta", "token_delta"})
+_HEADER = connect.HEADER_SIZE
 
 
 def delta_kind(message: pb.AgentServerMessage) -> str | None:
@@ -63,28 +69,41 @@ def _merge_delta(held: pb.AgentServerMessage, new: pb.AgentServerMessage, kind: 
     return True
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Entry:
-    payload: bytes
+    """One frame of the backlog: bytes once final, a delta that may still grow before.
+
+    A final entry's `frame` is its Connect envelope, made once when it turned final (for the
+    last entry, the end-stream envelope), and each compressed envelope is made once per
+    encoding: every stream and every replay writes those same bytes."""
+
+    frame: bytes | None  # None while the entry is an open delta
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
-    compressed: dict[str, bytes] | None = None  # encoded envelopes by encoding, made once
-    delta: str | None = None  # text_delta/thinking_delta/token_delta: later deltas may join it
-    message: pb.AgentServerMessage | None = None  # a delta's message, to fold the next one in
+    compressed: dict[str, bytes] | None = None  # compressed envelopes by encoding, made once
+    delta: str | None = None  # an open delta's kind: later deltas of that kind may join it
+    message: pb.AgentServerMessage | None = None  # an open delta's message, deltas merged in
     queued_at: float = 0.0
 
+    @property
+    def payload(self) -> bytes:
+        """The message bytes of a final entry (what observers, the recorder, get)."""
+        assert self.frame is not None, "an open entry has no bytes yet"
+        return self.frame[_HEADER:]
+
     def encoded(self, encoding: str | None) -> bytes:
-        """This entry's envelope for a stream of `encoding` (compressed when large)."""
-        if encoding is None or len(self.payload) < COMPRESS_THRESHOLD:
-            return connect.encode_frame_raw(0, self.payload)
+        """This final entry's envelope for a stream of `encoding` (compressed when large)."""
+        frame = self.frame
+        assert frame is not None, "an open entry has no bytes yet"
+        if encoding is None or len(frame) - _HEADER < COMPRESS_THRESHOLD:
+            return frame
         if self.compressed is None:
             self.compressed = {}
-        frame = self.compressed.get(encoding)
-        if frame is None:
-            frame = self.compressed[encoding] = connect.encode_frame(
-                self.payload, encoding=encoding
-            )
-        return frame
+        compressed = self.compressed.get(encoding)
+        if compressed is None:
+            compressed = connect.encode_frame(frame[_HEADER:], encoding=encoding)
+            self.compressed[encoding] = compressed
+        return compressed
 
 
 class Outbox:
@@ -102,46 +121,61 @@ class Outbox:
     def _step(self, event: HoldEvent) -> None:
         self.hold = step(HOLD_TRANSITIONS, self.hold, event, "outbox hold")
 
-    def add(self, message: pb.AgentServerMessage, *, now: float, window: float) -> None:
-        """Queue one server message: a delta within `window` of the last release is held (until
-        `hold_until`); one that may join the tail no stream has taken joins it; anything else
-        releases what is held."""
+    def add(self, message: pb.AgentServerMessage, *, now: float, window: float) -> bool:
+        """Queue one server message; True when streams have more to read now.
+
+        A delta within `window` of the last release is held (until `hold_until`); one that may
+        join the open tail (a delta no stream has taken yet) joins it. Anything else is final at
+        once and takes what is held out with it."""
         kind = delta_kind(message)
         if kind is None:
-            self.append(message.SerializeToString())
-            return
-        self.release_due(now)
+            self.append(connect.encode_frame_raw(0, message.SerializeToString()))
+            return True
+        news = self.release_due(now)
         entries = self.entries
         if entries and window > 0:
             tail = entries[-1]
             if (
                 tail.delta == kind
-                and len(entries) - 1 >= self.read_mark
                 and now - tail.queued_at <= window
                 and tail.message is not None
                 and _merge_delta(tail.message, message, kind)
             ):
-                tail.payload = tail.message.SerializeToString()
-                tail.compressed = None
-                return
-        entries.append(
-            Entry(message.SerializeToString(), delta=kind, message=message, queued_at=now)
-        )
+                return news
+        self._close_tail()
+        entries.append(Entry(None, delta=kind, message=message, queued_at=now))
         if window <= 0:
-            return
-        if self.hold is HoldState.OPEN and now - self.last_release < window:
-            self._step(HoldEvent.HOLD)
-            self.held_from = len(entries) - 1
-            self.hold_until = self.last_release + window
-            self.holds += 1
-        elif self.hold is HoldState.OPEN:
+            return True
+        if self.hold is HoldState.OPEN:
+            if now - self.last_release < window:
+                self._step(HoldEvent.HOLD)
+                self.held_from = len(entries) - 1
+                self.hold_until = self.last_release + window
+                self.holds += 1
+                return news
             self.last_release = now  # the first of a burst: out at once
+        return self.hold is HoldState.OPEN or news
 
-    def append(self, payload: bytes, *, key: PendingKey | None = None, end: bool = False) -> None:
-        """Queue a frame that is final at once (a request, a checkpoint, the end); it takes
+    def append(self, frame: bytes, *, key: PendingKey | None = None, end: bool = False) -> None:
+        """Queue a frame that is final at once (a request, a checkpoint, the end): it takes
         held deltas out with it."""
+        self._close_tail()
         self._step(HoldEvent.FLUSH)
-        self.entries.append(Entry(payload, end_stream=end, key=key))
+        self.entries.append(Entry(frame, end_stream=end, key=key))
+
+    def _close_tail(self) -> None:
+        """Make the open tail final: nothing may join it once another entry follows."""
+        if self.entries and self.entries[-1].frame is None:
+            self.close(self.entries[-1])
+
+    def close(self, entry: Entry) -> bytes:
+        """Make an open delta final (a stream takes it, or another entry follows it): its
+        message is serialised now, once, into its envelope."""
+        message = entry.message
+        assert message is not None
+        frame = entry.frame = connect.encode_frame_raw(0, message.SerializeToString())
+        entry.delta = entry.message = None
+        return frame
 
     def release_due(self, now: float) -> bool:
         """Make held deltas readable once their window is over; whether any were."""
@@ -156,11 +190,10 @@ class Outbox:
         time passing does, and only `add` and the registry's `tick` call it)."""
         return self.held_from if self.hold is HoldState.HELD else len(self.entries)
 
-    def final(self, running: bool) -> int:
-        """How many entries can no longer change (the recorder sees only those): all but a
-        delta tail that no stream has taken while the run still runs."""
+    def final(self) -> int:
+        """How many entries can no longer change (the recorder sees only those): all but an
+        open delta at the tail, which no stream has taken yet."""
         entries = self.entries
-        tail = len(entries) - 1
-        if running and entries and entries[tail].delta is not None and tail >= self.read_mark:
-            return tail
+        if entries and entries[-1].frame is None:
+            return len(entries) - 1
         return len(entries)

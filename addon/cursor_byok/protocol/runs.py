@@ -374,15 +374,16 @@ class Run:
 
     # --- server → client --------------------------------------------------------------------
 
-    def emit(self, message: pb.AgentServerMessage, *, now: float) -> None:
+    def emit(self, message: pb.AgentServerMessage, *, now: float) -> bool:
         """Queue one server message for every stream of the run, present and future (coalesced
-        as `Outbox.add` says)."""
+        as `Outbox.add` says); True when its streams have something new to read now."""
         self._step(RunEvent.EMIT)
         outbox = self.outbox
         holds = outbox.holds
-        outbox.add(message, now=now, window=self.config.coalesce_window)
+        news = outbox.add(message, now=now, window=self.config.coalesce_window)
         if outbox.holds != holds:  # a hold began: its release is a deadline of the core
             self.timers.release_at(outbox.hold_until, self)
+        return news
 
     # The outbox as the shell sees it.
 
@@ -402,7 +403,7 @@ class Run:
         return self.outbox.readable()
 
     def final(self) -> int:
-        return self.outbox.final(self.running)
+        return self.outbox.final()
 
     def _request(
         self,
@@ -416,7 +417,7 @@ class Run:
         self._step(RunEvent.REQUEST)
         watched = watched and what not in _UNWATCHED_EXECS
         self.pending[key] = _Pending(what, now, watched)
-        self.outbox.append(message.SerializeToString(), key=key)
+        self.outbox.append(connect.encode_frame_raw(0, message.SerializeToString()), key=key)
         if watched:
             self.timers.due(now + self.config.exec_timeout)
 
@@ -482,8 +483,7 @@ class Run:
             return  # idempotent: every path that ends a turn may call it
         self.pending.clear()
         self.end_stream = error
-        payload = connect.encode_end_stream(error)[connect.HEADER_SIZE :]
-        self.outbox.append(payload, end=True)
+        self.outbox.append(connect.encode_end_stream(error), end=True)
         self._step(RunEvent.FINISH)
         self.finished_at = now
         self.timers.due(now + self.config.linger)

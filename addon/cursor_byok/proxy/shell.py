@@ -63,7 +63,6 @@ class LiveRun:
         self.turn: Turn | None = None  # the running Turn, for the status display
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
-        self._readable = 0  # entries readable when the readers were last woken
 
     @property
     def request_id(self) -> str:
@@ -106,7 +105,7 @@ class LiveRun:
             self.finish(EndStreamError("internal", "cursor-byok internal error; see proxy log"))
         finally:
             self._fail_waiters()
-            self.changed()
+            self.deliver()
 
     def take_interrupt(self) -> BaseException | None:
         """The reason the turn was interrupted, once (the runner converts CancelledError)."""
@@ -120,39 +119,50 @@ class LiveRun:
         self._waiters.clear()
         self._streams.clear()
 
-    def changed(self) -> None:
-        """Frames queued or a deadline moved: feed observers, wake readers, arm the timer.
+    def deliver(self) -> None:
+        """Frames became readable: every stream of the run writes what it has now, inside this
+        call (no reader task is woken for it); then observers see what is final (what the
+        streams just took included), and the one timer follows the core's next deadline."""
+        self.registry.wake_run(self.core)
+        self.observe()
+        self.registry.reschedule()
 
-        Readers are woken only when there is more for them to read: a delta held for
-        coalescing wakes nobody until its window has passed (the core's next deadline)."""
+    def observe(self) -> None:
+        """Hand every entry that turned final since the last call to the observers, once."""
         core = self.core
         final = core.final()
-        if self._observed < final:
-            entries = core.entries
-            observers = self.registry.observers
-            while self._observed < final:
-                entry = entries[self._observed]
-                self._observed += 1
-                for observer in observers:
-                    try:
-                        observer(self.request_id, entry.payload, entry.end_stream)
-                    except Exception:
-                        log.exception("run %s: frame observer failed", self.request_id)
-        readable = core.readable()
-        if readable != self._readable:
-            self._readable = readable
-            self.registry.wake_run(core)
-        self.registry.reschedule()
+        if self._observed >= final:
+            return
+        observers = self.registry.observers
+        if not observers:
+            self._observed = final
+            return
+        entries = core.entries
+        while self._observed < final:
+            entry = entries[self._observed]
+            self._observed += 1
+            payload = entry.payload
+            for observer in observers:
+                try:
+                    observer(self.request_id, payload, entry.end_stream)
+                except Exception:
+                    log.exception("run %s: frame observer failed", self.request_id)
 
     # --- outputs used by the turn ------------------------------------------------------------
 
     def emit(self, message: pb.AgentServerMessage) -> None:
-        self.core.emit(message, now=self.clock())
-        self.changed()
+        """One pass: the core queues it (a delta held for coalescing is news for nobody until
+        its window is over: the core's next deadline) and, if streams have news, they write
+        it now."""
+        if self.core.emit(message, now=self.clock()):
+            self.deliver()
+        else:
+            self.observe()  # a delta tail another delta closed is final
+            self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
-        self.changed()
+        self.deliver()
 
     @property
     def finished(self) -> bool:
@@ -180,10 +190,11 @@ class LiveRun:
         return self.core.last_client_at
 
     def _waiter(self, key: PendingKey) -> asyncio.Future:
-        """Register for the answer now, before anything can deliver it."""
+        """Register for the answer, then let the request go out (so nothing can answer it
+        before there is somewhere for the answer to go)."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[key] = waiter
-        self.changed()
+        self.deliver()
         return waiter
 
     async def _await(self, key: PendingKey, waiter: asyncio.Future | None = None):
@@ -240,7 +251,7 @@ class LiveRun:
     def abort_pending(self) -> None:
         self.core.abort_pending(now=self.clock())
         self._fail_waiters()
-        self.changed()
+        self.deliver()
 
 
 class SessionRegistry:
@@ -332,11 +343,7 @@ class SessionRegistry:
             self.apply(list(refused.notes))
             raise
         self.apply(commands)
-        attempt = self._core.attempts.get(request_id)
-        if attempt is not None:
-            if attempt.run is not None:
-                self.live(attempt.run).changed()
-            self._wake(request_id)
+        self._wake(request_id)  # its streams: the run it now carries, or its own end
         self.reschedule()
 
     def subscribe(
@@ -510,12 +517,12 @@ class SessionRegistry:
         """Run every due timer of every attempt and run, then wake the readers concerned."""
         ticked = self._core.tick(self.clock())
         self.apply(ticked.commands)
-        for request_id in ticked.wake:
+        for request_id in ticked.wake:  # each stream once, whatever woke it
             self._wake(request_id)
-        for run in ticked.runs:
+        for run in ticked.runs:  # released deltas, now final if a stream took them
             live = self.runs.get(run.run_id)
             if live is not None:
-                live.changed()
+                live.observe()
 
     # --- queries ----------------------------------------------------------------------------
 
