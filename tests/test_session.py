@@ -624,7 +624,7 @@ def test_a_frame_is_made_once_when_final_and_shared_by_every_stream() -> None:
     [merged_a], _ = core.read(one, now=1.015)
     [merged_b], _ = core.read(two, now=1.015)
     assert merged_a is merged_b is held.frame
-    assert held.message is None  # final: bytes only
+    assert held.delta is None  # final: bytes only
     assert decode([merged_a])[0] == text("second and third")
     run.emit(text("x" * 10_000), now=2.0)
     [*_, big_one], _ = core.read(gzip_one, now=2.0)

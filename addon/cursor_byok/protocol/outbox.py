@@ -11,7 +11,8 @@ never change, so every replay of the backlog is byte-identical.
 One pass per frame: an entry turns **final** once it can no longer change (a stream took it, or
 another entry came after it), and only then is its message serialised, once, into its envelope,
 which every stream and every replay writes as it is (compressed envelopes too, once per
-encoding). A final entry holds bytes only.
+encoding). Memory follows the bytes: a final entry holds bytes only, and the one entry that may
+still grow (the open delta at the tail) holds the deltas that joined it as strings (`Delta`).
 """
 
 from __future__ import annotations
@@ -54,19 +55,94 @@ def delta_kind(message: pb.AgentServerMessage) -> str | None:
     return kind if kind in _COALESCED else None
 
 
-def _merge_delta(held: pb.AgentServerMessage, new: pb.AgentServerMessage, kind: str) -> bool:
-    """Fold `new` into `held` when both are the same kind of delta; False when they differ."""
-    a = getattr(held.interaction_update, kind)
-    b = getattr(new.interaction_update, kind)
-    if kind == "token_delta":
-        a.tokens += b.tokens
+@dataclass(slots=True, eq=False)
+class Delta:
+    """An open delta: the deltas of one kind that will go out as one frame.
+
+    While it is a single delta it is the caller's message as emitted (most deltas never get
+    company, and serialising that message is the cheapest way to its bytes). The first delta to
+    join turns it into parts: Python strings, joined once when the frame is made. Never
+    `held.text += new.text` on a protobuf message: upb keeps every intermediate string in the
+    message's arena until the message dies (1,000 merges of 1 KB cost 711 MiB)."""
+
+    kind: str  # text_delta, thinking_delta or token_delta
+    first: pb.AgentServerMessage | None  # the only delta, as emitted; None once others joined
+    parts: list[str] | None = None
+    tokens: int = 0
+    style: pb.ThinkingStyle | None = None  # of a thinking delta (None: not set)
+    notice: bool = False  # is_server_notice of a text delta
+    chars: int = 0  # characters in `parts`
+
+    def join(self, message: pb.AgentServerMessage) -> bool:
+        """Fold `message`, a delta of the same kind, in; False when it may not join this one
+        (another thinking style or notice flag, or telemetry we never send: never merged, so
+        never lost)."""
+        if message.HasField("ttft_breakdown"):
+            return False
+        if self.first is not None and not self._unpack():
+            return False
+        kind = self.kind
+        new = getattr(message.interaction_update, kind)
+        if kind == "token_delta":
+            self.tokens += new.tokens
+            return True
+        if kind == "thinking_delta":
+            if (self.style or 0) != new.thinking_style:
+                return False
+        elif self.notice != new.is_server_notice:
+            return False
+        text = new.text
+        assert self.parts is not None
+        self.parts.append(text)
+        self.chars += len(text)
         return True
-    if kind == "thinking_delta" and a.thinking_style != b.thinking_style:
-        return False
-    if kind == "text_delta" and a.is_server_notice != b.is_server_notice:
-        return False
-    a.text += b.text
-    return True
+
+    def _unpack(self) -> bool:
+        """Turn the single delta into parts (False when it carries more than a delta)."""
+        first = self.first
+        assert first is not None
+        if first.HasField("ttft_breakdown"):
+            return False
+        old = getattr(first.interaction_update, self.kind)
+        if self.kind == "token_delta":
+            self.tokens = old.tokens
+        else:
+            self.parts = [old.text]
+            self.chars = len(old.text)
+            if self.kind == "thinking_delta":
+                self.style = old.thinking_style if old.HasField("thinking_style") else None
+            else:
+                self.notice = old.is_server_notice
+        self.first = None
+        return True
+
+    def payload(self) -> bytes:
+        """The frame's message, serialised: ONE message for all the deltas that joined.
+
+        Called once, when the frame turns final; the delta is spent after it. Each copy of the
+        text is let go as soon as the next exists (parts, joined text, the message's arena, its
+        bytes), so making a frame of N bytes of text peaks at about 2N, not 5N."""
+        first = self.first
+        if first is not None:
+            self.first = None
+            return first.SerializeToString()
+        kind = self.kind
+        if kind == "token_delta":
+            update = pb.InteractionUpdate(token_delta=pb.TokenDeltaUpdate(tokens=self.tokens))
+            return pb.AgentServerMessage(interaction_update=update).SerializeToString()
+        joined = "".join(self.parts or ())
+        self.parts = None
+        message = pb.AgentServerMessage()
+        if kind == "text_delta":
+            message.interaction_update.text_delta.text = joined
+            if self.notice:
+                message.interaction_update.text_delta.is_server_notice = True
+        else:
+            message.interaction_update.thinking_delta.text = joined
+            if self.style is not None:
+                message.interaction_update.thinking_delta.thinking_style = self.style
+        del joined
+        return message.SerializeToString()
 
 
 @dataclass(slots=True, eq=False)
@@ -81,8 +157,7 @@ class Entry:
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
     compressed: dict[str, bytes] | None = None  # compressed envelopes by encoding, made once
-    delta: str | None = None  # an open delta's kind: later deltas of that kind may join it
-    message: pb.AgentServerMessage | None = None  # an open delta's message, deltas merged in
+    delta: Delta | None = None  # an open delta: later deltas of its kind may join it
     queued_at: float = 0.0
 
     @property
@@ -135,15 +210,16 @@ class Outbox:
         entries = self.entries
         if entries and window > 0:
             tail = entries[-1]
+            delta = tail.delta
             if (
-                tail.delta == kind
+                delta is not None
+                and delta.kind == kind
                 and now - tail.queued_at <= window
-                and tail.message is not None
-                and _merge_delta(tail.message, message, kind)
+                and delta.join(message)
             ):
                 return news
         self._close_tail()
-        entries.append(Entry(None, delta=kind, message=message, queued_at=now))
+        entries.append(Entry(None, delta=Delta(kind, message), queued_at=now))
         if window <= 0:
             return True
         if self.hold is HoldState.OPEN:
@@ -169,12 +245,12 @@ class Outbox:
             self.close(self.entries[-1])
 
     def close(self, entry: Entry) -> bytes:
-        """Make an open delta final (a stream takes it, or another entry follows it): its
-        message is serialised now, once, into its envelope."""
-        message = entry.message
-        assert message is not None
-        frame = entry.frame = connect.encode_frame_raw(0, message.SerializeToString())
-        entry.delta = entry.message = None
+        """Make an open delta final (a stream takes it, or another entry follows it): one
+        message, serialised now, once, into its envelope; the entry keeps only those bytes."""
+        delta = entry.delta
+        assert delta is not None
+        entry.delta = None
+        frame = entry.frame = connect.encode_frame_raw(0, delta.payload())
         return frame
 
     def release_due(self, now: float) -> bool:
