@@ -630,3 +630,24 @@ def test_a_frame_is_made_once_when_final_and_shared_by_every_stream() -> None:
     [*_, big_one], _ = core.read(gzip_one, now=2.0)
     [*_, big_two], _ = core.read(gzip_two, now=2.0)
     assert big_one is big_two and big_one[0] == connect.FLAG_COMPRESSED  # compressed once
+
+
+def test_a_backlog_past_its_bound_fails_the_turn_once_naming_the_limit() -> None:
+    core = Registry(SessionConfig(max_backlog_bytes=1000, coalesce_window=0))
+    run = started(core)
+    checkpoint = pb.AgentServerMessage(
+        conversation_checkpoint_update=pb.ConversationStateStructure(
+            root_prompt_messages_json=[b"x" * 400]
+        )
+    )
+    run.emit(checkpoint, now=1)
+    run.emit(checkpoint, now=1)
+    assert ticked(core, 1) == []  # 2 frames of ~410 bytes: within the bound
+    run.emit(text("y" * 300), now=2)
+    assert core.next_deadline() == 2  # over it: the next tick fails the turn
+    [fail] = ticked(core, 2)
+    assert isinstance(fail, FailTurn) and fail.code == "resource_exhausted"
+    assert "passed 1000 bytes" in fail.message and "max_backlog_bytes" in fail.message
+    run.emit(text("z"), now=3)  # the turn stops at its next await: no second failure
+    assert ticked(core, 3) == []
+    assert run.outbox.size == sum(len(e.frame) for e in run.entries if e.frame is not None)

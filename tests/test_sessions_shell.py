@@ -436,3 +436,35 @@ async def test_the_edge_opens_attempts_through_the_shell(caplog) -> None:
     assert attempt.request_id == "c" and attempt.transport == "bidi"
     assert "request b: dropped to make room for new requests" in caplog.text
     await registry.stop()
+
+
+async def test_a_turn_streaming_past_the_backlog_bound_ends_with_resource_exhausted() -> None:
+    """A provider that streams without end cannot grow a run's backlog without bound: the turn
+    is failed at its next await, and its stream ends with an error naming the limit."""
+    limit = 64 * 1024
+    chunk = "x" * 1000
+
+    async def runner(live, request) -> None:
+        try:
+            while True:
+                live.emit(_text(chunk))
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            reason = live.take_interrupt()
+            live.finish(EndStreamError(reason.code, str(reason)))
+
+    registry = SessionRegistry(
+        runner, config=SessionConfig(max_backlog_bytes=limit, coalesce_window=0.005)
+    )
+    registry.start()
+    sub = registry.subscribe("r", owner=OWNER)
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    async with asyncio.timeout(10):
+        chunks = [chunk async for chunk in frames(registry, sub)]
+    envelopes = connect.decode_envelopes(b"".join(chunks))
+    end = connect.parse_end_stream(envelopes[-1].payload)
+    assert end.error.code == "resource_exhausted" and "passed 65536 bytes" in end.error.message
+    assert "max_backlog_bytes" in end.error.message
+    streamed = sum(len(e.payload) for e in envelopes[:-1])
+    assert limit < streamed < limit + 16 * len(chunk)  # a frame or so beyond the bound
+    await registry.stop()

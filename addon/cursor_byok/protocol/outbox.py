@@ -192,6 +192,7 @@ class Outbox:
         self.hold_until = 0.0  # while HELD: when the window is over
         self.last_release = -math.inf  # when deltas were last made readable
         self.holds = 0  # how many holds began (each needs its release timed)
+        self.size = 0  # bytes of the final entries: the backlog a run keeps for replays
 
     def _step(self, event: HoldEvent) -> None:
         self.hold = step(HOLD_TRANSITIONS, self.hold, event, "outbox hold")
@@ -219,8 +220,10 @@ class Outbox:
             ):
                 return news
         self._close_tail()
-        entries.append(Entry(None, delta=Delta(kind, message), queued_at=now))
-        if window <= 0:
+        entry = Entry(None, delta=Delta(kind, message), queued_at=now)
+        entries.append(entry)
+        if window <= 0:  # no coalescing: nothing will join it, so it is final now
+            self.close(entry)
             return True
         if self.hold is HoldState.OPEN:
             if now - self.last_release < window:
@@ -238,6 +241,7 @@ class Outbox:
         self._close_tail()
         self._step(HoldEvent.FLUSH)
         self.entries.append(Entry(frame, end_stream=end, key=key))
+        self.size += len(frame)
 
     def _close_tail(self) -> None:
         """Make the open tail final: nothing may join it once another entry follows."""
@@ -251,7 +255,14 @@ class Outbox:
         assert delta is not None
         entry.delta = None
         frame = entry.frame = connect.encode_frame_raw(0, delta.payload())
+        self.size += len(frame)
         return frame
+
+    def backlog(self) -> int:
+        """The backlog's size: the final entries' bytes, and the text of the open delta."""
+        entries = self.entries
+        delta = entries[-1].delta if entries else None
+        return self.size if delta is None else self.size + delta.chars
 
     def release_due(self, now: float) -> bool:
         """Make held deltas readable once their window is over; whether any were."""

@@ -47,6 +47,10 @@ class SessionConfig:
     max_attempts: int = 1024  # live request ids, all runs together
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
     max_attempt_buffered_bytes: int = 32 * MiB
+    # A run keeps every frame of its turn for reconnects and retries; a turn whose frames pass
+    # this fails with resource_exhausted. Real turns stream a few MiB (text, tool requests, blob
+    # SETs of what was read and written); this bounds a provider that streams without end.
+    max_backlog_bytes: int = 128 * MiB
 
 
 # --- commands for the async shell ---------------------------------------------------------------
@@ -238,6 +242,8 @@ class Run:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
+        self.backlog_full_at: float | None = None  # when the backlog passed its bound
+        self._backlog_failed = False  # ... and the turn was failed for it (once)
         self.timers = deadlines if deadlines is not None else Deadlines()
         self.timers.due(now + config.grace_period)
 
@@ -383,7 +389,16 @@ class Run:
         news = outbox.add(message, now=now, window=self.config.coalesce_window)
         if outbox.holds != holds:  # a hold began: its release is a deadline of the core
             self.timers.release_at(outbox.hold_until, self)
+        if outbox.backlog() > self.config.max_backlog_bytes:
+            self._backlog_full(now)
         return news
+
+    def _backlog_full(self, now: float) -> None:
+        """The backlog passed its bound: the next tick fails the turn (frames still queue
+        until the turn stops, at its next await: a frame or two beyond the bound)."""
+        if self.backlog_full_at is None:
+            self.backlog_full_at = now
+            self.timers.due(now)
 
     # The outbox as the shell sees it.
 
@@ -418,6 +433,8 @@ class Run:
         watched = watched and what not in _UNWATCHED_EXECS
         self.pending[key] = _Pending(what, now, watched)
         self.outbox.append(connect.encode_frame_raw(0, message.SerializeToString()), key=key)
+        if self.outbox.size > self.config.max_backlog_bytes:
+            self._backlog_full(now)
         if watched:
             self.timers.due(now + self.config.exec_timeout)
 
@@ -497,6 +514,8 @@ class Run:
                 return [self.finished_at + cfg.linger]
             return []
         out = []
+        if self.backlog_full_at is not None and not self._backlog_failed:
+            out.append(self.backlog_full_at)
         if self.state is RunState.DETACHED:
             out.append(self.detached_since + cfg.grace_period)
         watched = [p.since for p in self.pending.values() if p.watched]
@@ -514,6 +533,18 @@ class Run:
             ):
                 return [DropRun(self)]
             return []
+        if self.backlog_full_at is not None and not self._backlog_failed:
+            self._backlog_failed = True
+            limit = cfg.max_backlog_bytes
+            size = f"{limit / MiB:g} MiB" if limit >= MiB else f"{limit} bytes"
+            return [
+                FailTurn(
+                    self,
+                    "resource_exhausted",
+                    f"this turn's output passed {size}, the most one run keeps for reconnects "
+                    "(max_backlog_bytes); the turn was ended",
+                )
+            ]
         if self.state is RunState.DETACHED and now >= self.detached_since + cfg.grace_period:
             self.detached_since = now  # one cancel per expiry
             return [CancelTurn(self, "the client went away (no stream open)")]
