@@ -7,11 +7,11 @@ table does not list for the current state raises `IllegalEvent`. Client input ne
 table unchecked: the core decides what a message means first (a repeated run request is ignored,
 not an illegal BIND), so `IllegalEvent` is always a bug in the code that drives the core.
 
-    Attempt   NEW ──bind──▶ BOUND ──end──▶ ENDED ──forget──▶ FORGOTTEN
-               └──end──▶ REFUSED ──forget──▶ FORGOTTEN      (NEW, BOUND also ──forget──▶)
-    Run       DETACHED ◀──streams gone── ATTACHED  (──stream open──▶ back)
-                 └────────finish────────┴──▶ FINISHED ──drop──▶ DROPPED
-    Hold      OPEN ──hold──▶ HELD ──release (window over) / flush (another frame)──▶ OPEN
+    Attempt  NEW ─bind→ BOUND ─end→ ENDED ─forget→ FORGOTTEN
+             NEW ─end→ REFUSED ─forget→ FORGOTTEN        (NEW and BOUND may be forgotten too)
+    Run      DETACHED ⇄ ATTACHED   (a stream opens / the last stream goes)
+             either ─finish→ FINISHED ─drop→ DROPPED
+    Hold     OPEN ─hold→ HELD ─release (the window is over) | flush (another frame)→ OPEN
 """
 
 from __future__ import annotations
