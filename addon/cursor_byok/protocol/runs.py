@@ -34,6 +34,8 @@ MiB = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SessionConfig:
+    """The core's timers and bounds, in seconds and bytes (the proxy's options set them)."""
+
     heartbeat_interval: float = 5.0
     grace_period: float = 180.0  # every stream of a running run gone this long → cancel it
     run_request_timeout: float = 60.0  # an attempt without a run request this long → not_found
@@ -413,9 +415,6 @@ class Run:
 
     def release_due(self, now: float) -> bool:
         return self.outbox.release_due(now)
-
-    def readable(self) -> int:
-        return self.outbox.readable()
 
     def final(self) -> int:
         return self.outbox.final()
