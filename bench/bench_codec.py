@@ -1,17 +1,59 @@
-"""Throughput of the sans-IO core: Connect envelope encode/decode and the append_seqno inbox.
+"""Throughput of the sans-IO core: Connect envelope encode/decode, the append_seqno inbox, a run's
+outbox coalescing deltas; and the memory a merged delta costs.
 
 Run: `just bench` (or `uv run python bench/bench_codec.py`). Prints MB/s and messages/s; these
-are figures to compare across changes, not assertions.
+are figures to compare across changes, not assertions. The memory figures are peak RSS growth
+(Linux ru_maxrss) per MB of delta text merged into one frame: through the outbox (strings, one
+message per frame), and the old way (`held.text += new.text` on a protobuf message, which keeps
+every intermediate string in upb's arena), measured last since it grows the process most.
 """
 
 from __future__ import annotations
 
 import random
+import resource
 import time
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.inbox import Inbox
+from cursor_byok.protocol.outbox import Outbox
+
+
+def text_delta(text: str) -> pb.AgentServerMessage:
+    return pb.AgentServerMessage(
+        interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=text))
+    )
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def merge_growth(label: str, merge, count: int, size: int) -> None:
+    """Peak RSS growth of merging `count` deltas of `size` characters into one frame."""
+    deltas = [text_delta("x" * size) for _ in range(count)]
+    before = peak_mib()
+    merge(deltas)
+    grown = peak_mib() - before
+    mb = count * size / 1e6
+    print(f"{label:<44} {grown / mb:>10,.1f} MiB/MB    (+{grown:.0f} MiB for {mb:.1f} MB)")
+
+
+def merge_outbox(deltas: list[pb.AgentServerMessage]) -> None:
+    outbox = Outbox()
+    outbox.last_release = 0.0  # within the window: every delta joins the held one
+    for message in deltas:
+        outbox.add(message, now=0.001, window=1.0)
+    outbox.close(outbox.entries[-1])
+
+
+def merge_in_place(deltas: list[pb.AgentServerMessage]) -> None:
+    held = pb.AgentServerMessage()
+    held.CopyFrom(deltas[0])
+    for message in deltas[1:]:
+        held.interaction_update.text_delta.text += message.interaction_update.text_delta.text
+    held.SerializeToString()
 
 
 def timed(label: str, work, units: float, unit: str) -> None:
@@ -60,7 +102,23 @@ def main() -> None:
     timed("decode text_delta frames (1400 B chunks)", decode_split, n, "frames")
     timed("gzip 64 KiB frames", gzip_large, 200 * 64 / 1024, "MiB")
     timed("gunzip 64 KiB frames", gunzip_large, 200 * 64 / 1024, "MiB")
+
+    def outbox_deltas() -> None:
+        outbox = Outbox()
+        now = 0.0
+        for _ in range(n):
+            now += 0.001  # a delta every millisecond: ~15 join each frame
+            outbox.add(token, now=now, window=0.015)
+            if outbox.hold.value == "open" and outbox.entries[-1].frame is None:
+                outbox.close(outbox.entries[-1])  # a stream takes what is readable
+
+    token = text_delta("token ")
     timed("inbox: 100k shuffled appends", inbox_shuffled, 100_000, "appends")
+    timed("outbox: coalesced text deltas (1 ms apart)", outbox_deltas, n, "deltas")
+    # Smallest first: the figure is the growth of the peak, which a bigger run would have raised.
+    merge_growth("memory: 1,000 1 KB deltas, one frame (outbox)", merge_outbox, 1_000, 1024)
+    merge_growth("memory: 10,000 1 KB deltas, one frame (outbox)", merge_outbox, 10_000, 1024)
+    merge_growth("memory: 1,000 1 KB deltas, one frame (+=, old)", merge_in_place, 1_000, 1024)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from cursor_byok.agent.turn import run_turn
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import StreamSpec
@@ -100,11 +100,6 @@ class InProcessClient:
             self.send(reply)
 
 
-def run_core(registry: SessionRegistry):
-    [live] = registry.runs.values()
-    return live.core
-
-
 def registry_for(tmp_path, **config) -> SessionRegistry:
     blobs = BlobStore(tmp_path / "blobs")
 
@@ -172,15 +167,15 @@ async def test_a_failing_timer_callback_is_logged_and_timers_keep_running(
 ) -> None:
     registry = registry_for(tmp_path, run_request_timeout=0.1)
     calls = []
-    real_tick = registry.core.tick
+    real_tick = registry.tick
 
-    def flaky(now):
-        calls.append(now)
+    def flaky() -> None:
+        calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("boom")
-        return real_tick(now)
+        real_tick()
 
-    monkeypatch.setattr(registry.core, "tick", flaky)
+    monkeypatch.setattr(registry, "tick", flaky)
     sub = registry.subscribe("x", owner=OWNER)
     [chunk async for chunk in frames(registry, sub)]  # ends once a later tick closes it
     assert "session timers failed" in caplog.text and len(calls) >= 2
@@ -226,7 +221,7 @@ async def test_held_deltas_are_flushed_by_a_timer_and_observed_once_final(tmp_pa
                 got_a.set()
             if len(texts) == 1:
                 await emitted.wait()
-                assert run_core(registry).held_from is not None  # b, c wait for the timer
+                assert len(seen) == 1  # b, c wait for the timer: not final, not observed
         assert [m.interaction_update.text_delta.text for m in texts] == ["a", "bc"]
         finish.set()
         async for _ in stream:
@@ -250,6 +245,8 @@ async def test_liverun_cancel_interrupts_the_turn_and_aborts_pending(tmp_path) -
             live.finish(EndStreamError("canceled", reason.reason))
 
     registry = SessionRegistry(runner)
+    observed: list[tuple[bytes, bool]] = []
+    registry.observers.append(lambda run_id, payload, end: observed.append((payload, end)))
     registry.start()
     registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
     await asyncio.wait_for(waiting.wait(), 5)
@@ -258,12 +255,10 @@ async def test_liverun_cancel_interrupts_the_turn_and_aborts_pending(tmp_path) -
     registry.receive("r", 1, cancel, raw=b"2", owner=OWNER)
     run = registry.run_for("r")
     await asyncio.wait_for(run.task, 5)
-    assert run.core.end_stream.code == "canceled"
-    kinds = [
-        pb.AgentServerMessage.FromString(e.payload).WhichOneof("message")
-        for e in run.core.entries
-        if not e.end_stream
-    ]
+    assert run.finished
+    *frames_, (end, is_end) = observed
+    assert is_end and connect.parse_end_stream(end).error.code == "canceled"
+    kinds = [pb.AgentServerMessage.FromString(p).WhichOneof("message") for p, _ in frames_]
     assert kinds == ["exec_server_message", "exec_server_control_message"]
 
 
@@ -396,4 +391,80 @@ async def test_a_failing_writer_ends_its_stream_not_the_turn() -> None:
             await task
         await finished.wait()
     assert not registry._pumps  # the stream's writer is gone with it
+    await registry.stop()
+
+
+async def test_the_shell_logs_what_the_core_notes(caplog) -> None:
+    """The core logs nothing; the shell logs its notes with their wording and level."""
+
+    async def runner(live, request) -> None:
+        live.finish()
+
+    registry = SessionRegistry(runner)
+    registry.start()
+    caplog.set_level("INFO", logger="cursor_byok.proxy.shell")
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    heartbeat = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
+    registry.receive("r", 1, heartbeat, raw=b"2", owner=OWNER)
+    registry.receive("r", 1, run_request("again"), raw=b"3", owner=OWNER)  # seqno 1 reused
+    [record] = [r for r in caplog.records if "reused" in r.getMessage()]
+    assert record.name == "cursor_byok.proxy.shell" and record.levelname == "WARNING"
+    assert record.getMessage() == (
+        "request r: append_seqno 1 reused by a different message (run_request); dropped"
+    )
+    await registry.stop()
+
+
+async def test_the_edge_opens_attempts_through_the_shell(caplog) -> None:
+    """open_attempt is how the edge makes an attempt as its request arrives: another client's
+    request id is refused, and what the core notes on the way (an eviction) is logged; so is it
+    on the path proxy/addon.py still takes (registry.core.attempt) until it calls open_attempt."""
+    from cursor_byok.protocol.runs import Refused
+
+    async def runner(live, request) -> None:
+        live.finish()
+
+    registry = SessionRegistry(runner, config=SessionConfig(max_attempts=1))
+    registry.start()
+    registry.open_attempt("a", owner=OWNER)
+    with pytest.raises(Refused) as refused:
+        registry.open_attempt("a", owner=b"someone else", transport="run")
+    assert refused.value.code == "permission_denied"
+    registry.open_attempt("b", owner=OWNER, transport="run")
+    assert "request a: dropped to make room for new requests" in caplog.text
+    attempt = registry.core.attempt("c", owner=OWNER, now=registry.clock())
+    assert attempt.request_id == "c" and attempt.transport == "bidi"
+    assert "request b: dropped to make room for new requests" in caplog.text
+    await registry.stop()
+
+
+async def test_a_turn_streaming_past_the_backlog_bound_ends_with_resource_exhausted() -> None:
+    """A provider that streams without end cannot grow a run's backlog without bound: the turn
+    is failed at its next await, and its stream ends with an error naming the limit."""
+    limit = 64 * 1024
+    chunk = "x" * 1000
+
+    async def runner(live, request) -> None:
+        try:
+            while True:
+                live.emit(_text(chunk))
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            reason = live.take_interrupt()
+            live.finish(EndStreamError(reason.code, str(reason)))
+
+    registry = SessionRegistry(
+        runner, config=SessionConfig(max_backlog_bytes=limit, coalesce_window=0.005)
+    )
+    registry.start()
+    sub = registry.subscribe("r", owner=OWNER)
+    registry.receive("r", 0, run_request("x"), raw=b"1", owner=OWNER)
+    async with asyncio.timeout(10):
+        chunks = [chunk async for chunk in frames(registry, sub)]
+    envelopes = connect.decode_envelopes(b"".join(chunks))
+    end = connect.parse_end_stream(envelopes[-1].payload)
+    assert end.error.code == "resource_exhausted" and "passed 65536 bytes" in end.error.message
+    assert "max_backlog_bytes" in end.error.message
+    streamed = sum(len(e.payload) for e in envelopes[:-1])
+    assert limit < streamed < limit + 16 * len(chunk)  # a frame or so beyond the bound
     await registry.stop()

@@ -13,15 +13,12 @@ Mode resolution (§11.10, peer practice): the action's own mode (`start_plan_act
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
 from dataclasses import dataclass
 from dataclasses import field
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-
-log = logging.getLogger(__name__)
 
 # How a run is served. Every variant maps to exactly one kind; UNSUPPORTED ends the run with an
 # error Cursor shows (never a silent empty turn).

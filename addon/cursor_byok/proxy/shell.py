@@ -1,6 +1,7 @@
-"""The async shell around the sans-IO core (`session.py`): futures for pending client requests,
-wake-ups for response streams, the turn task of each run, one timer at the core's next deadline,
-and observers (the recorder) that see every frame a run queues.
+"""The async shell around the sans-IO run core (`protocol/attempts.py`, `protocol/runs.py`):
+futures for pending client requests, wake-ups for response streams, the turn task of each run,
+one timer at the core's next deadline, the log lines the core returns as notes, and observers
+(the recorder) that see every frame a run queues.
 """
 
 from __future__ import annotations
@@ -12,31 +13,35 @@ import time
 from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from typing import Any
 
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.attempts import Attempt
+from cursor_byok.protocol.attempts import Registry
+from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.session import CancelTurn
-from cursor_byok.protocol.session import Command
-from cursor_byok.protocol.session import DropRun
-from cursor_byok.protocol.session import FailTurn
-from cursor_byok.protocol.session import LiveAction
-from cursor_byok.protocol.session import PendingKey
-from cursor_byok.protocol.session import PendingKind
-from cursor_byok.protocol.session import Resolve
-from cursor_byok.protocol.session import Run
-from cursor_byok.protocol.session import RunState
-from cursor_byok.protocol.session import SessionConfig
-from cursor_byok.protocol.session import Sessions
-from cursor_byok.protocol.session import StartTurn
-from cursor_byok.protocol.session import StreamEvent
-from cursor_byok.protocol.session import Subscriber
+from cursor_byok.protocol.runs import CancelTurn
+from cursor_byok.protocol.runs import Command
+from cursor_byok.protocol.runs import DropRun
+from cursor_byok.protocol.runs import FailTurn
+from cursor_byok.protocol.runs import LiveAction
+from cursor_byok.protocol.runs import Note
+from cursor_byok.protocol.runs import PendingKey
+from cursor_byok.protocol.runs import PendingKind
+from cursor_byok.protocol.runs import Refused
+from cursor_byok.protocol.runs import Resolve
+from cursor_byok.protocol.runs import Run
+from cursor_byok.protocol.runs import SessionConfig
+from cursor_byok.protocol.runs import StartTurn
+from cursor_byok.protocol.runs import StreamEvent
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 Clock = Callable[[], float]
 
@@ -59,8 +64,6 @@ class LiveRun:
         self.route = ""  # how the run's calls reached the proxy (mode, transport), for usage
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
-        self._readable = 0  # entries readable when the readers were last woken
-        self._flush: asyncio.TimerHandle | None = None  # releases held deltas
 
     @property
     def request_id(self) -> str:
@@ -103,7 +106,7 @@ class LiveRun:
             self.finish(EndStreamError("internal", "cursor-byok internal error; see proxy log"))
         finally:
             self._fail_waiters()
-            self.changed()
+            self.deliver()
 
     def take_interrupt(self) -> BaseException | None:
         """The reason the turn was interrupted, once (the runner converts CancelledError)."""
@@ -117,48 +120,50 @@ class LiveRun:
         self._waiters.clear()
         self._streams.clear()
 
-    def changed(self) -> None:
-        """Frames queued or a deadline moved: feed observers, wake readers, arm the timers.
+    def deliver(self) -> None:
+        """Frames became readable: every stream of the run writes what it has now, inside this
+        call (no reader task is woken for it); then observers see what is final (what the
+        streams just took included), and the one timer follows the core's next deadline."""
+        self.registry.wake_run(self.core)
+        self.observe()
+        self.registry.reschedule()
 
-        Readers are woken only when there is more for them to read: a delta held for
-        coalescing wakes nobody until its window has passed (the flush timer)."""
+    def observe(self) -> None:
+        """Hand every entry that turned final since the last call to the observers, once."""
         core = self.core
         final = core.final()
-        if self._observed < final:
-            entries = core.entries
-            observers = self.registry.observers
-            while self._observed < final:
-                entry = entries[self._observed]
-                self._observed += 1
-                for observer in observers:
-                    try:
-                        observer(self.request_id, entry.payload, entry.end_stream)
-                    except Exception:
-                        log.exception("run %s: frame observer failed", self.request_id)
-        readable = core.readable(self.clock())
-        if readable != self._readable:
-            self._readable = readable
-            self.registry.wake_run(core)
-        if core.held_from is not None and self._flush is None:
-            loop = asyncio.get_running_loop()
-            delay = max(0.0, core.hold_until - self.clock())
-            self._flush = loop.call_at(loop.time() + delay, self._release)
-        self.registry.arm(min(core.deadlines(), default=None))
-
-    def _release(self) -> None:
-        self._flush = None
-        self.core.release_due(self.clock())
-        self.changed()
+        if self._observed >= final:
+            return
+        observers = self.registry.observers
+        if not observers:
+            self._observed = final
+            return
+        entries = core.entries
+        while self._observed < final:
+            entry = entries[self._observed]
+            self._observed += 1
+            payload = entry.payload
+            for observer in observers:
+                try:
+                    observer(self.request_id, payload, entry.end_stream)
+                except Exception:
+                    log.exception("run %s: frame observer failed", self.request_id)
 
     # --- outputs used by the turn ------------------------------------------------------------
 
     def emit(self, message: pb.AgentServerMessage) -> None:
-        self.core.emit(message, now=self.clock())
-        self.changed()
+        """One pass: the core queues it (a delta held for coalescing is news for nobody until
+        its window is over: the core's next deadline) and, if streams have news, they write
+        it now."""
+        if self.core.emit(message, now=self.clock()):
+            self.deliver()
+        else:
+            self.observe()  # a delta tail another delta closed is final
+            self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
-        self.changed()
+        self.deliver()
 
     @property
     def transport(self) -> str:
@@ -169,17 +174,18 @@ class LiveRun:
     @property
     def finished(self) -> bool:
         """Whether the run's end-stream frame is queued (nothing may follow it)."""
-        return self.core.state is RunState.FINISHED
+        return not self.core.running
 
     @property
     def has_streams(self) -> bool:
         """Whether any response stream of any attempt is reading this run now."""
-        return self.core.subscribers > 0
+        return self.core.streams > 0
 
     @property
     def state(self) -> str:
-        """The run's state, for the status display."""
-        return self.core.state.value
+        """The run's state, for the status display: running (with or without a stream) or
+        finished."""
+        return "running" if self.core.running else self.core.state.value
 
     def describe_pending(self, keys) -> str:
         """`kv 3 (set_blob_args, 12 s)` for each key still pending, for error messages."""
@@ -191,10 +197,11 @@ class LiveRun:
         return self.core.last_client_at
 
     def _waiter(self, key: PendingKey) -> asyncio.Future:
-        """Register for the answer now, before anything can deliver it."""
+        """Register for the answer, then let the request go out (so nothing can answer it
+        before there is somewhere for the answer to go)."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[key] = waiter
-        self.changed()
+        self.deliver()
         return waiter
 
     async def _await(self, key: PendingKey, waiter: asyncio.Future | None = None):
@@ -251,7 +258,7 @@ class LiveRun:
     def abort_pending(self) -> None:
         self.core.abort_pending(now=self.clock())
         self._fail_waiters()
-        self.changed()
+        self.deliver()
 
 
 class SessionRegistry:
@@ -267,7 +274,7 @@ class SessionRegistry:
         live_action: Callable[[LiveRun, pb.ConversationAction], None] | None = None,
     ) -> None:
         self.runner = runner
-        self.core = Sessions(config, supersedes=supersedes)
+        self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.clock = clock
         self.observers: list[FrameObserver] = []
@@ -279,15 +286,17 @@ class SessionRegistry:
         self._stopped = False
 
     @property
+    def core(self) -> _EdgeView:
+        """What proxy/addon.py still reaches for (`core.attempt(...)`); use `open_attempt`."""
+        return _EdgeView(self)
+
+    @property
     def config(self) -> SessionConfig:
-        return self.core.config
+        return self._core.config
 
     @config.setter
     def config(self, config: SessionConfig) -> None:
-        self.core.config = config
-        self.core.budget.limit = config.max_buffered_bytes
-        for run in self.core.runs.values():
-            run.config = config
+        self._core.configure(config)
 
     @property
     def sessions(self) -> dict[str, LiveRun]:
@@ -301,12 +310,20 @@ class SessionRegistry:
         return live
 
     def run_for(self, request_id: str) -> LiveRun | None:
-        attempt = self.core.attempts.get(request_id)
-        if attempt is None or attempt.run is None:
-            return None
-        return self.live(attempt.run)
+        run = self._core.run_of(request_id)
+        return None if run is None else self.live(run)
 
     # --- inputs -----------------------------------------------------------------------------
+
+    def open_attempt(self, request_id: str, *, owner: bytes = b"", transport: str = "bidi") -> None:
+        """Make sure the attempt of a request id exists before its body or stream comes (the
+        edge does this as the request arrives); raises `Refused` for another client's request
+        id, or when every attempt is busy. Its run-request time-out starts now."""
+        _, notes = self._core.open_attempt(
+            request_id, owner=owner, now=self.clock(), transport=transport
+        )
+        self.apply(notes)
+        self.reschedule()
 
     def receive(
         self,
@@ -318,25 +335,23 @@ class SessionRegistry:
         owner: bytes = b"",
         transport: str = "bidi",
     ) -> None:
-        """One client message (raises `session.Refused` for requests the core will not take)."""
-        attempt_known = request_id in self.core.attempts
-        commands = self.core.receive(
-            request_id,
-            seqno,
-            message,
-            raw=raw,
-            owner=owner,
-            now=self.clock(),
-            transport=transport,
-        )
+        """One client message (raises `Refused` for requests the core will not take)."""
+        try:
+            commands = self._core.receive(
+                request_id,
+                seqno,
+                message,
+                raw=raw,
+                owner=owner,
+                now=self.clock(),
+                transport=transport,
+            )
+        except Refused as refused:
+            self.apply(list(refused.notes))
+            raise
         self.apply(commands)
-        attempt = self.core.attempts.get(request_id)
-        if attempt is not None:
-            if attempt.run is not None:
-                self.live(attempt.run).changed()
-            self._wake(request_id)
-        if not attempt_known or attempt is None or attempt.inbox.gap_since is not None:
-            self.reschedule()
+        self._wake(request_id)  # its streams: the run it now carries, or its own end
+        self.reschedule()
 
     def subscribe(
         self,
@@ -347,7 +362,7 @@ class SessionRegistry:
         grpc_web: bool = False,
         transport: str = "bidi",
     ) -> Subscriber:
-        sub = self.core.subscribe(
+        sub, notes = self._core.subscribe(
             request_id,
             owner=owner,
             now=self.clock(),
@@ -355,22 +370,17 @@ class SessionRegistry:
             grpc_web=grpc_web,
             transport=transport,
         )
+        self.apply(notes)
         self.reschedule()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
-        self.core.unsubscribe(sub, now=self.clock())
+        self._core.unsubscribe(sub, now=self.clock())
         self.reschedule()
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
-        attempt = self.core.attempts.get(request_id)
-        if attempt is None:
-            return
-        run = attempt.run
-        attempt.close(error)
-        if error is not None and run is not None and run.state is RunState.RUNNING:
-            self.apply([FailTurn(run, error.code, error.message)])
+        self.apply(self._core.close_attempt(request_id, error, now=self.clock()))
         self._wake(request_id)
 
     async def stream_to(
@@ -401,7 +411,7 @@ class SessionRegistry:
             if blocked or ended.done():
                 return
             try:
-                frames, end = self.core.read(sub, now=self.clock())
+                frames, end = self._core.read(sub, now=self.clock())
                 if frames:
                     write(b"".join(frames))
                     chunks += 1
@@ -443,8 +453,8 @@ class SessionRegistry:
                 pump()
 
     def wake_run(self, run: Run) -> None:
-        for attempt in run.attempts:
-            self._wake(attempt.request_id)
+        for request_id in run.attempt_ids:
+            self._wake(request_id)
 
     def apply(self, commands: list[Command]) -> None:
         for command in commands:
@@ -470,7 +480,8 @@ class SessionRegistry:
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:
                         del self.runs[run.run_id]
-                    log.debug("run %s: forgotten", run.run_id)
+                case Note(level, template, args):
+                    log.log(_LEVELS[level], template, *args)
 
     # --- time -------------------------------------------------------------------------------
 
@@ -479,8 +490,9 @@ class SessionRegistry:
         self.reschedule()
 
     def reschedule(self) -> None:
-        """Arm the one timer at the core's next deadline (after events that add deadlines)."""
-        self.arm(self.core.next_deadline())
+        """Arm the one timer at the core's next deadline (asking is O(1): after every input
+        and frame); coalescing releases are among those deadlines."""
+        self.arm(self._core.next_deadline())
 
     def arm(self, deadline: float | None) -> None:
         """Make sure the timer fires by `deadline` (an earlier armed timer is kept)."""
@@ -510,14 +522,14 @@ class SessionRegistry:
 
     def tick(self) -> None:
         """Run every due timer of every attempt and run, then wake the readers concerned."""
-        commands = self.core.tick(self.clock())
-        self.apply(commands)
-        for request_id in self.core.touched:
+        ticked = self._core.tick(self.clock())
+        self.apply(ticked.commands)
+        for request_id in ticked.wake:  # each stream once, whatever woke it
             self._wake(request_id)
-        for run in self.core.touched_runs:
+        for run in ticked.runs:  # released deltas, now final if a stream took them
             live = self.runs.get(run.run_id)
             if live is not None:
-                live.changed()
+                live.observe()
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -525,7 +537,7 @@ class SessionRegistry:
         """Live runs of one conversation."""
         return [
             self.live(r)
-            for r in self.core.running_runs()
+            for r in self._core.running_runs()
             if r.run_request.conversation_id == conversation_id
         ]
 
@@ -540,3 +552,21 @@ class SessionRegistry:
         if tasks:
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)
+
+
+class _EdgeView:
+    """`registry.core` as proxy/addon.py still uses it until it calls
+    `SessionRegistry.open_attempt`: `attempt(...)` goes through the shell (its notes logged, its
+    time-out armed); anything else is the core's own. Delete it with that last use."""
+
+    def __init__(self, registry: SessionRegistry) -> None:
+        self._registry = registry
+
+    def attempt(
+        self, request_id: str, *, owner: bytes, now: float | None = None, transport: str = "bidi"
+    ) -> Attempt:
+        self._registry.open_attempt(request_id, owner=owner, transport=transport)
+        return self._registry._core.attempts[request_id]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry._core, name)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 import h11
 
 from cursor_byok.protocol import connect
-from cursor_byok.protocol.session import Refused
-from cursor_byok.protocol.session import Subscriber
+from cursor_byok.protocol.attempts import Subscriber
+from cursor_byok.protocol.runs import Refused
 from cursor_byok.proxy.loopback.ports import LISTENERS
 from cursor_byok.proxy.loopback.relay import UpstreamProxy
 from cursor_byok.proxy.loopback.relay import end_with_error

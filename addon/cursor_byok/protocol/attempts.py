@@ -1,0 +1,592 @@
+"""Attempts (request ids) feeding runs (run ids), and the registry of both. Sans-IO.
+
+A **run** (`AgentRunRequest.run_id`) is one agent execution (`runs.py`). An **attempt** is one
+transport carrying a run, named by its `request_id`: a RunSSE + BidiAppend pair or one `Run`
+stream. Cursor reconnects by re-sending the same run request under a new request id (protocol.md
+§7), so a run can have many attempts; a run request naming a run we know attaches to it and never
+starts it again.
+
+Everything here takes `now` as an input and returns `Command`s (`Note`s among them: what the
+shell should log); nothing sleeps, reads a clock, logs or touches a socket. `Registry.tick(now)`
+returns what it touched; `next_deadline()` says when it must run next, so the shell sleeps
+exactly that long.
+
+Replay rule: every subscriber gets its run's frames from the beginning, then live frames.
+Subscribers of the attempt that saw a frame get it byte-identical (the client skips the prefix it
+has); an attempt that joined later is not sent exec/KV/interaction requests that were already
+answered, so nothing runs twice on the client. Heartbeats are live-only, per subscriber.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.inbox import Budget
+from cursor_byok.protocol.inbox import Inbox
+from cursor_byok.protocol.inbox import InboxOverflow
+from cursor_byok.protocol.inbox import Outcome
+from cursor_byok.protocol.runs import CancelTurn
+from cursor_byok.protocol.runs import Command
+from cursor_byok.protocol.runs import Deadlines
+from cursor_byok.protocol.runs import DropRun
+from cursor_byok.protocol.runs import FailTurn
+from cursor_byok.protocol.runs import Note
+from cursor_byok.protocol.runs import PendingKind
+from cursor_byok.protocol.runs import Refused
+from cursor_byok.protocol.runs import Run
+from cursor_byok.protocol.runs import SessionConfig
+from cursor_byok.protocol.runs import StartTurn
+from cursor_byok.protocol.states import ATTEMPT_TRANSITIONS
+from cursor_byok.protocol.states import AttemptEvent
+from cursor_byok.protocol.states import AttemptState
+from cursor_byok.protocol.states import RunState
+from cursor_byok.protocol.states import step
+
+_HEARTBEAT = pb.AgentServerMessage(
+    interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
+).SerializeToString()
+_HEARTBEAT_FRAME = connect.encode_frame_raw(0, _HEARTBEAT)
+
+_SELF_IDENTIFYING = frozenset(
+    {
+        "exec_client_message",
+        "kv_client_message",
+        "interaction_response",
+        "client_heartbeat",
+        "exec_client_control_message",
+    }
+)
+_MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a retry
+
+
+@dataclass(slots=True)
+class _Upload:
+    """One client message in an inbox. One that must wait for an earlier seqno keeps only its
+    bytes (a parsed protobuf can take several times their size); it is parsed again when its
+    turn comes, so the out-of-order budget bounds memory, not just a count."""
+
+    message: pb.AgentClientMessage | None
+    raw: bytes = b""
+
+    def park(self) -> None:
+        if self.raw:
+            self.message = None
+
+    def take(self) -> pb.AgentClientMessage | None:
+        if self.message is None and self.raw:
+            self.message = pb.AgentClientMessage.FromString(self.raw)
+        return self.message
+
+
+@dataclass(slots=True, eq=False)
+class Subscriber:
+    """One response stream (RunSSE or `Run`) reading an attempt's run."""
+
+    sid: int
+    attempt: Attempt
+    encoding: str | None
+    grpc_web: bool
+    last_sent_at: float
+    joined_at: int = 0  # heartbeats are live-only; frames before this index were replayed
+    position: int = 0
+    heartbeat_due: bool = False
+    done: bool = False
+
+
+@dataclass(eq=False)
+class Attempt:
+    """One request id: its ordered inbox, its response streams, the run it carries.
+
+    Its lifecycle is `ATTEMPT_TRANSITIONS`: NEW until its run request binds it to a run (BOUND);
+    ENDED when its streams end on their own while it carries a run, REFUSED when that happens
+    before; FORGOTTEN once the registry lets go of it."""
+
+    request_id: str
+    created_at: float
+    owner: bytes
+    transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
+    inbox: Inbox[_Upload]
+    state: AttemptState = AttemptState.NEW
+    run: Run | None = None  # set once BOUND (and kept when it ends)
+    bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt
+    end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
+    last_active: float = 0.0
+    seqno_clashes: int = 0
+    _next_seqno: int = 0  # stream order, for `run` attempts
+    _digests: dict[int, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.subscribers: dict[int, Subscriber] = {}
+        self.last_active = self.created_at
+
+    def _step(self, event: AttemptEvent) -> None:
+        self.state = step(ATTEMPT_TRANSITIONS, self.state, event, f"request {self.request_id}")
+
+    @property
+    def ended(self) -> bool:
+        """Whether its streams end with its own end (ENDED or REFUSED)."""
+        return self.state is AttemptState.ENDED or self.state is AttemptState.REFUSED
+
+    def close(self, error: EndStreamError | None) -> None:
+        """End this attempt's streams (its run, if any, is not touched); the first end stays."""
+        if not self.ended:
+            self.end = error
+        self._step(AttemptEvent.END)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """What `Registry.tick` did: commands for the shell, request ids whose streams have
+    something to write now (a heartbeat, an end), runs whose new frames are readable."""
+
+    commands: list[Command]
+    wake: set[str]
+    runs: list[Run]
+
+
+def _digest(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+class Registry:
+    """Every attempt and run; the only way in for client messages and subscribers."""
+
+    def __init__(
+        self,
+        config: SessionConfig | None = None,
+        *,
+        supersedes: Callable[[pb.AgentRunRequest], bool] = lambda _request: True,
+    ) -> None:
+        self.config = config or SessionConfig()
+        self.supersedes = supersedes  # does this new run replace the conversation's running one?
+        self.attempts: dict[str, Attempt] = {}
+        self.runs: dict[str, Run] = {}
+        self.budget = Budget(self.config.max_buffered_bytes)
+        self.timers = Deadlines()  # shared with every run
+        self._next_sid = 1
+        self.seqno_clashes = 0
+
+    def configure(self, config: SessionConfig) -> None:
+        """Take a new config (options changed): every run and budget follows it."""
+        self.config = config
+        self.budget.limit = config.max_buffered_bytes
+        for run in self.runs.values():
+            run.config = config
+        self.timers.due(-math.inf)  # every deadline may have moved: scan at the next tick
+
+    # --- attempts ---------------------------------------------------------------------------
+
+    def open_attempt(
+        self, request_id: str, *, owner: bytes, now: float, transport: str = "bidi"
+    ) -> tuple[Attempt, list[Command]]:
+        """The attempt for a request id, created on first sight (making room if it must);
+        refused for another owner, or when every attempt is busy."""
+        attempt = self.attempts.get(request_id)
+        if attempt is not None:
+            if attempt.owner != owner:
+                raise Refused("permission_denied", "this request id belongs to another client")
+            attempt._step(AttemptEvent.OPEN)
+            attempt.last_active = now
+            return attempt, []
+        notes: list[Command] = []
+        if len(self.attempts) >= self.config.max_attempts:
+            notes.append(self._evict_one())
+        attempt = Attempt(
+            request_id,
+            created_at=now,
+            owner=owner,
+            transport=transport,
+            inbox=Inbox(
+                max_buffered_bytes=self.config.max_attempt_buffered_bytes, budget=self.budget
+            ),
+        )
+        self.attempts[request_id] = attempt
+        self.timers.due(now + self.config.run_request_timeout)
+        return attempt, notes
+
+    def run_of(self, request_id: str) -> Run | None:
+        """The run a request id carries, if it carries one."""
+        attempt = self.attempts.get(request_id)
+        return None if attempt is None else attempt.run
+
+    def _evict_one(self) -> Note:
+        """Make room for one attempt: forget the longest-idle one nobody is reading."""
+        idle = [
+            a
+            for a in self.attempts.values()
+            if not a.subscribers and (a.run is None or not a.run.running)
+        ]
+        if not idle:
+            raise Refused(
+                "resource_exhausted",
+                f"too many live Agent requests ({len(self.attempts)}); try again later",
+            )
+        victim = min(idle, key=lambda a: a.last_active)
+        self._forget_attempt(victim)
+        return Note.warning("request %s: dropped to make room for new requests", victim.request_id)
+
+    def _forget_attempt(self, attempt: Attempt) -> None:
+        attempt._step(AttemptEvent.FORGET)
+        attempt.inbox.clear()
+        self.attempts.pop(attempt.request_id, None)
+        run = attempt.run
+        if run is not None and attempt.request_id in run.attempt_ids:
+            run.attempt_ids.remove(attempt.request_id)
+
+    def close_attempt(
+        self, request_id: str, error: EndStreamError | None, *, now: float
+    ) -> list[Command]:
+        """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
+        attempt = self.attempts.get(request_id)
+        if attempt is None:
+            return []
+        self._close(attempt, error)
+        run = attempt.run
+        if error is not None and run is not None and run.running:
+            return [FailTurn(run, error.code, error.message)]
+        return []
+
+    def _close(self, attempt: Attempt, error: EndStreamError | None) -> None:
+        attempt.close(error)
+        if attempt.state is AttemptState.REFUSED:  # forgotten after the linger, if unread
+            self.timers.due(attempt.last_active + self.config.linger)
+
+    # --- client messages --------------------------------------------------------------------
+
+    def receive(
+        self,
+        request_id: str,
+        seqno: int | None,
+        message: pb.AgentClientMessage | None,
+        *,
+        raw: bytes = b"",
+        owner: bytes,
+        now: float,
+        transport: str = "bidi",
+    ) -> list[Command]:
+        """One client message: a BidiAppend (`seqno`) or the next message of a `Run` stream."""
+        attempt, commands = self.open_attempt(request_id, owner=owner, now=now, transport=transport)
+        if attempt.state is AttemptState.REFUSED and attempt.end is not None:
+            raise Refused(attempt.end.code, attempt.end.message)
+        if seqno is None:
+            seqno = attempt._next_seqno
+            attempt._next_seqno += 1
+        digest = _digest(raw) if raw else b""
+        try:
+            upload = _Upload(message, raw)
+            pushed = attempt.inbox.push(seqno, upload, size=len(raw), now=now)
+        except InboxOverflow as exc:
+            attempt.inbox.clear()
+            failed = self._fail_attempt(attempt, "resource_exhausted", str(exc))
+            if attempt.run is None:
+                notes = [c for c in commands + failed if isinstance(c, Note)]
+                raise Refused("resource_exhausted", str(exc), notes) from None
+            return commands + failed
+        if pushed.outcome is Outcome.DUPLICATE:
+            commands += self._duplicate(attempt, seqno, message, digest, now)
+        elif pushed.outcome is Outcome.BUFFERED:
+            upload.park()
+            self.timers.due(now + self.config.gap_timeout)
+        if pushed.outcome is not Outcome.DUPLICATE and digest:
+            attempt._digests[seqno] = digest
+            if len(attempt._digests) > _MAX_DIGESTS:
+                attempt._digests.pop(next(iter(attempt._digests)))
+        for released in pushed.released:
+            commands += self._dispatch(attempt, released.take(), now)
+        return commands
+
+    def _duplicate(
+        self,
+        attempt: Attempt,
+        seqno: int,
+        message: pb.AgentClientMessage | None,
+        digest: bytes,
+        now: float,
+    ) -> list[Command]:
+        """A seqno seen before: a retry (same bytes, dropped) or a clash (different bytes)."""
+        known = attempt._digests.get(seqno)
+        if not digest or known is None or known == digest or message is None:
+            return [
+                Note.debug(
+                    "request %s: duplicate append_seqno %d dropped", attempt.request_id, seqno
+                )
+            ]
+        attempt.seqno_clashes += 1
+        self.seqno_clashes += 1
+        kind = message.WhichOneof("message")
+        note = Note.warning(
+            "request %s: append_seqno %d reused by a different message (%s)%s",
+            attempt.request_id,
+            seqno,
+            kind,
+            "; applied, it names what it answers" if kind in _SELF_IDENTIFYING else "; dropped",
+        )
+        if kind in _SELF_IDENTIFYING:
+            return [note, *self._dispatch(attempt, message, now)]
+        return [note]
+
+    def _dispatch(
+        self, attempt: Attempt, message: pb.AgentClientMessage | None, now: float
+    ) -> list[Command]:
+        if message is None or attempt.state is AttemptState.REFUSED:
+            return []
+        attempt.last_active = now
+        if message.WhichOneof("message") == "run_request":
+            if attempt.state is not AttemptState.NEW:
+                return [Note.info("request %s: repeated run request ignored", attempt.request_id)]
+            return self._bind(attempt, message.run_request, now)
+        run = attempt.run
+        if run is None:
+            if attempt.transport == "run":
+                return self._fail_attempt(
+                    attempt, "invalid_argument", "the first message must be a run request"
+                )
+            return [
+                Note.info(
+                    "request %s: %s before the run request ignored",
+                    attempt.request_id,
+                    message.WhichOneof("message"),
+                )
+            ]
+        if attempt.transport == "run" and _answers_unissued(run, message):
+            return self._fail_attempt(
+                attempt, "invalid_argument", "protocol error: a result for a request never sent"
+            )
+        return run.dispatch(message, now=now)
+
+    def _bind(self, attempt: Attempt, run_request: pb.AgentRunRequest, now: float) -> list[Command]:
+        run_id = run_request.run_id or attempt.request_id
+        run = self.runs.get(run_id)
+        commands: list[Command] = []
+        if run is not None:
+            if run.owner != attempt.owner:
+                return self._fail_attempt(
+                    attempt, "permission_denied", "this run belongs to another client"
+                )
+            state = "running" if run.running else run.state.value
+            commands.append(
+                Note.info("request %s: attaches to run %s (%s)", attempt.request_id, run_id, state)
+            )
+        else:
+            run = Run(
+                run_id,
+                run_request,
+                owner=attempt.owner,
+                now=now,
+                config=self.config,
+                deadlines=self.timers,
+            )
+            run.first_request_id = attempt.request_id
+            self.runs[run_id] = run
+            for other in self.runs.values() if self.supersedes(run_request) else ():
+                if (
+                    other is not run
+                    and other.running
+                    and other.owner == run.owner
+                    and run.conversation_id
+                    and other.conversation_id == run.conversation_id
+                ):
+                    commands.append(CancelTurn(other, "superseded by a newer message"))
+            commands.append(StartTurn(run, run_request))
+        attempt._step(AttemptEvent.BIND)
+        attempt.run = run
+        attempt.bind_epoch = run.bind(attempt.request_id, streams=len(attempt.subscribers), now=now)
+        return commands
+
+    def _fail_attempt(self, attempt: Attempt, code: str, message: str) -> list[Command]:
+        self._close(attempt, EndStreamError(code, message))
+        commands: list[Command] = [Note.warning("request %s: %s", attempt.request_id, message)]
+        run = attempt.run
+        if run is not None and run.running:
+            commands.append(FailTurn(run, code, message))
+        return commands
+
+    # --- subscribers ------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        request_id: str,
+        *,
+        owner: bytes,
+        now: float,
+        encoding: str | None = None,
+        grpc_web: bool = False,
+        transport: str = "bidi",
+    ) -> tuple[Subscriber, list[Command]]:
+        """A new response stream of a request id (and the notes of opening its attempt)."""
+        attempt, notes = self.open_attempt(request_id, owner=owner, now=now, transport=transport)
+        sub = Subscriber(self._next_sid, attempt, encoding, grpc_web, last_sent_at=now)
+        self._next_sid += 1
+        attempt.subscribers[sub.sid] = sub
+        self.timers.due(now + self.config.heartbeat_interval)
+        run = attempt.run
+        if run is not None:
+            sub.joined_at = len(run.entries)
+            run.stream_opened()
+        return sub, notes
+
+    def unsubscribe(self, sub: Subscriber, *, now: float) -> None:
+        sub.done = True
+        attempt = sub.attempt
+        attempt.subscribers.pop(sub.sid, None)
+        attempt.last_active = now
+        if attempt.run is not None:
+            attempt.run.stream_closed(now=now)
+        elif attempt.state is AttemptState.REFUSED:
+            self.timers.due(now + self.config.linger)
+
+    def read(self, sub: Subscriber, *, now: float) -> tuple[list[bytes], bool]:
+        """Encoded frames this subscriber has not been given yet, and whether its stream ended."""
+        frames: list[bytes] = []
+        ended = False
+        attempt = sub.attempt
+        run = attempt.run
+        if run is not None:
+            outbox = run.outbox
+            entries = outbox.entries
+            end = outbox.readable()
+            encoding = sub.encoding
+            while sub.position < end:
+                entry = entries[sub.position]
+                sub.position += 1
+                if entry.key is not None:
+                    epoch = run.resolved.get(entry.key)
+                    if epoch is not None and epoch < attempt.bind_epoch:
+                        continue  # answered on an earlier attempt: never twice on the client
+                frame = entry.frame
+                if frame is None:  # an open delta: taken now, so final now
+                    frame = outbox.close(entry)
+                if entry.end_stream:
+                    frames.append(
+                        connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame
+                    )
+                    ended = True
+                    break
+                frames.append(frame if encoding is None else entry.encoded(encoding))
+            if sub.position > outbox.read_mark:
+                outbox.read_mark = sub.position
+        if not ended and attempt.ended:
+            end_frame = (
+                connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
+            )
+            frames.append(end_frame(attempt.end))
+            ended = True
+        if not frames and sub.heartbeat_due:
+            frames.append(_HEARTBEAT_FRAME)
+        sub.heartbeat_due = False
+        if frames:
+            sub.last_sent_at = now
+        return frames, ended
+
+    # --- time -------------------------------------------------------------------------------
+
+    def next_deadline(self) -> float | None:
+        """When `tick` must run next (never later than the earliest timer; O(1))."""
+        return self.timers.next()
+
+    def _scan_deadline(self) -> float:
+        """The earliest timer other than coalescing releases, exactly."""
+        cfg = self.config
+        deadlines: list[float] = []
+        for attempt in self.attempts.values():
+            if attempt.state is AttemptState.NEW:
+                deadlines.append(attempt.created_at + cfg.run_request_timeout)
+            gap = attempt.inbox.gap_since
+            if gap is not None:
+                deadlines.append(gap + cfg.gap_timeout)
+            for sub in attempt.subscribers.values():
+                deadlines.append(sub.last_sent_at + cfg.heartbeat_interval)
+            if attempt.state is AttemptState.REFUSED and not attempt.subscribers:
+                deadlines.append(attempt.last_active + cfg.linger)
+        for run in self.runs.values():
+            deadlines += run.deadlines()
+        return min(deadlines, default=math.inf)
+
+    def tick(self, now: float) -> Tick:
+        """Advance every timer that is due; returns what the shell must do and wake."""
+        wake: set[str] = set()
+        news: list[Run] = []
+        for run in self.timers.releases_due(now):
+            if run.release_due(now):
+                news.append(run)
+                wake.update(run.attempt_ids)
+        commands: list[Command] = []
+        if now >= self.timers.scan_at:
+            commands = self._scan(now, wake)
+            self.timers.scan_at = self._scan_deadline()
+        return Tick(commands, wake, news)
+
+    def _scan(self, now: float, wake: set[str]) -> list[Command]:
+        """Every timer but the coalescing releases: heartbeats, time-outs, linger, grace."""
+        cfg = self.config
+        commands: list[Command] = []
+        for attempt in list(self.attempts.values()):
+            if (
+                attempt.state is AttemptState.NEW
+                and now >= attempt.created_at + cfg.run_request_timeout
+            ):
+                self._close(
+                    attempt, EndStreamError("not_found", "no run request for this request id")
+                )
+                wake.add(attempt.request_id)
+            gap = attempt.inbox.gap_since
+            if gap is not None and now >= gap + cfg.gap_timeout:
+                missing = attempt.inbox.next_seqno
+                attempt.inbox.clear()
+                commands += self._fail_attempt(
+                    attempt,
+                    "invalid_argument",
+                    f"protocol error: append_seqno {missing} never arrived",
+                )
+                wake.add(attempt.request_id)
+            for sub in attempt.subscribers.values():
+                if now >= sub.last_sent_at + cfg.heartbeat_interval:
+                    sub.heartbeat_due = True
+                    sub.last_sent_at = now
+                    wake.add(attempt.request_id)
+            if (
+                attempt.state is AttemptState.REFUSED
+                and not attempt.subscribers
+                and now >= attempt.last_active + cfg.linger
+            ):
+                self._forget_attempt(attempt)
+        for run in list(self.runs.values()):
+            for command in run.tick(now):
+                if isinstance(command, DropRun):
+                    self._drop(run)
+                    commands.append(Note.debug("run %s: forgotten", run.run_id))
+                commands.append(command)
+        return commands
+
+    def _drop(self, run: Run) -> None:
+        """Forget a run that lingered long enough, and its attempts nobody reads."""
+        run.drop()
+        self.runs.pop(run.run_id, None)
+        for request_id in list(run.attempt_ids):
+            carrier = self.attempts.get(request_id)
+            if carrier is not None and carrier.run is run and not carrier.subscribers:
+                self._forget_attempt(carrier)
+
+    # --- queries ----------------------------------------------------------------------------
+
+    def running_runs(self) -> list[Run]:
+        return [r for r in self.runs.values() if r.running]
+
+
+def _answers_unissued(run: Run, message: pb.AgentClientMessage) -> bool:
+    kind = message.WhichOneof("message")
+    if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
+        return not run.issued((PendingKind.EXEC, message.exec_client_message.id))
+    if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
+        return not run.issued((PendingKind.KV, message.kv_client_message.id))
+    return False
+
+
+__all__ = ["Attempt", "Registry", "RunState", "Subscriber", "Tick"]
