@@ -12,11 +12,12 @@ test *ARGS:
 proto:
     uv run python proto/generate.py
 
-# Lint, format check and type check (mypy, configured in pyproject.toml)
+# Lint, format check, type check (mypy) and the layering contract (import-linter), as CI runs them
 lint:
     uv run ruff check .
     uv run ruff format --check .
     uv run mypy
+    uv run lint-imports
 
 # Benchmarks (figures, not tests; ~10 min on 2 cores): codec/inbox throughput, the provider
 # stream's CPU per delta stage by stage and its memory under compression bombs (issue 23), turns

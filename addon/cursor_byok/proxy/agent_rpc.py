@@ -248,7 +248,7 @@ class AgentRpc:
                 _forward_of(request, body=request.raw_content or b"")
             )
         owner = self._owner(request)
-        self.registry.core.attempt(request_id, owner=owner, now=self.registry.clock())
+        self.registry.open_attempt(request_id, owner=owner)
         flow.metadata[METADATA_KEY] = request_id
         accept = request.headers.get(
             "grpc-accept-encoding" if grpc_web else "connect-accept-encoding"
@@ -278,9 +278,7 @@ class AgentRpc:
         except connect.ConnectError as exc:
             raise BadFraming(str(exc)) from None
         owner = self._owner(request)
-        self.registry.core.attempt(
-            request_id, owner=owner, now=self.registry.clock(), transport="run"
-        )
+        self.registry.open_attempt(request_id, owner=owner, transport="run")
         forward = ""
         pipe: asyncio.Queue | None = None
         known = self.routing.routes.get(request_id)

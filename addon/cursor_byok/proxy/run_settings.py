@@ -7,7 +7,7 @@ from __future__ import annotations
 from mitmproxy import ctx
 from mitmproxy import exceptions
 
-from cursor_byok.protocol.session import SessionConfig
+from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.proxy import options
 from cursor_byok.proxy.shell import SessionRegistry
 

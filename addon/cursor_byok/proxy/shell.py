@@ -13,12 +13,10 @@ import time
 from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-from typing import Any
 
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.attempts import Attempt
 from cursor_byok.protocol.attempts import Registry
 from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.connect import EndStreamError
@@ -168,8 +166,8 @@ class LiveRun:
     @property
     def transport(self) -> str:
         """How the attempt that started the run came: "run" (HTTP/2 `Run`) or "bidi"."""
-        attempts = self.core.attempts
-        return attempts[0].transport if attempts else "bidi"
+        attempt = self.registry._core.attempts.get(self.core.first_request_id)
+        return attempt.transport if attempt is not None else "bidi"
 
     @property
     def finished(self) -> bool:
@@ -284,11 +282,6 @@ class SessionRegistry:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._stopped = False
-
-    @property
-    def core(self) -> _EdgeView:
-        """What proxy/addon.py still reaches for (`core.attempt(...)`); use `open_attempt`."""
-        return _EdgeView(self)
 
     @property
     def config(self) -> SessionConfig:
@@ -552,21 +545,3 @@ class SessionRegistry:
         if tasks:
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)
-
-
-class _EdgeView:
-    """`registry.core` as proxy/addon.py still uses it until it calls
-    `SessionRegistry.open_attempt`: `attempt(...)` goes through the shell (its notes logged, its
-    time-out armed); anything else is the core's own. Delete it with that last use."""
-
-    def __init__(self, registry: SessionRegistry) -> None:
-        self._registry = registry
-
-    def attempt(
-        self, request_id: str, *, owner: bytes, now: float | None = None, transport: str = "bidi"
-    ) -> Attempt:
-        self._registry.open_attempt(request_id, owner=owner, transport=transport)
-        return self._registry._core.attempts[request_id]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._registry._core, name)
