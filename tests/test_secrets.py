@@ -56,3 +56,59 @@ def test_token_shapes_are_scrubbed_even_when_nobody_said_so() -> None:
     scrubbed = scrub(text)
     assert "sk-abcdefghijklmnop" not in scrubbed and "abc.def.ghi" not in scrubbed
     assert "eyJhbGciOi" not in scrubbed and scrub(scrubbed) == scrubbed
+
+
+# Issue 27 item 7: a provider echoing the key in another spelling (percent-encoded in a URL it
+# quotes, base64 in a Basic header it shows, JSON-escaped in a request body it repeats).
+ODD_KEY = "AbC/dEf+GhI=jKl9876é:x"
+
+
+def _spellings(secret: str) -> dict[str, str]:
+    import base64
+    import json
+    import re
+    from urllib.parse import quote
+    from urllib.parse import quote_plus
+
+    raw = secret.encode()
+    return {
+        "percent": quote(secret, safe=""),
+        "percent-lower": re.sub(
+            "%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")
+        ),
+        "percent-plus": quote_plus(secret),
+        "base64": base64.b64encode(raw).decode(),
+        "base64url": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "basic": base64.b64encode(b"user:" + raw).decode(),
+        "json": json.dumps(secret)[1:-1],
+        "json-slash": json.dumps(secret)[1:-1].replace("/", "\\/"),
+    }
+
+
+@pytest.mark.parametrize("spelling", list(_spellings(ODD_KEY)))
+def test_a_configured_secret_is_scrubbed_in_every_spelling(spelling: str) -> None:
+    form = _spellings(ODD_KEY)[spelling]
+    assert form != ODD_KEY
+    text = f"invalid key {form} (see docs)"
+    scrubbed = scrub(text, [ODD_KEY])
+    assert form not in scrubbed, scrubbed
+    assert scrubbed.startswith("invalid key ") and scrubbed.endswith(" (see docs)")
+    assert scrub(scrubbed, [ODD_KEY]) == scrubbed
+
+
+def test_base64_of_a_secret_is_found_at_any_offset_inside_a_longer_value() -> None:
+    import base64
+
+    for prefix in (b"", b"a", b"ab", b"abc:", b"user:"):
+        encoded = base64.b64encode(prefix + ODD_KEY.encode() + b"\ntrailer").decode()
+        scrubbed = scrub(f"header {encoded}", [ODD_KEY])
+        assert REDACTED in scrubbed, (prefix, scrubbed)
+        before, after = scrubbed.split(REDACTED, 1)
+        # what stays visible is the prefix's own characters and the trailer's, not the key's
+        assert len(before) <= len("header ") + len(prefix) * 4 // 3 + 3
+        assert len(after) <= len(b"\ntrailer") * 4 // 3 + 6
+
+
+def test_ordinary_text_is_left_alone_by_the_spellings() -> None:
+    text = "the model said hello world, nothing secret here: 12345 abc/def"
+    assert scrub(text, ["abcd1234"]) == text

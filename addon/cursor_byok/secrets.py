@@ -2,16 +2,22 @@
 
 Used for capture files, provider error messages shown in Cursor or logged, the config's rule
 that credential headers come from an env var or a file, and the secrets a provider's settings
-hold. Two things are redacted: values the caller knows are secrets (the configured key), and any
+hold. Two things are redacted: values the caller knows are secrets (the configured key), in every
+spelling a server may echo them in (percent-encoded, base64, JSON-escaped: `spellings`), and any
 substring shaped like a credential, even one we were never told about.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
+from urllib.parse import quote_plus
 
 REDACTED = "<redacted>"
 
@@ -56,18 +62,55 @@ _TOKENS = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b"
 )
 _MIN_SECRET = 4  # shorter "secrets" would redact ordinary words
+_MIN_BASE64 = 8  # a base64 run shorter than this (6 bytes of a key) is not searched for
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+# Characters a base64 run's first 1-3 characters mix with what precedes the secret, by where the
+# secret starts in its 3-byte group (offset 0, 1 or 2): those are left out of the searched run.
+_BASE64_SKIP = (0, 2, 3)
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace the given secrets and every token-shaped substring with `REDACTED`.
+    """Replace the given secrets (in every spelling of `spellings`) and every token-shaped
+    substring with `REDACTED`.
 
     Idempotent: scrubbed text scrubs to itself.
     """
     for secret in secrets:
         if secret and len(secret) >= _MIN_SECRET:
-            text = text.replace(secret, REDACTED)
+            for form in spellings(secret):
+                if form in text:
+                    text = text.replace(form, REDACTED)
     text = _SCHEME.sub(_keep_scheme, text)
     return _TOKENS.sub(REDACTED, text)
+
+
+@functools.lru_cache(maxsize=64)
+def spellings(secret: str) -> tuple[str, ...]:
+    """The secret as a server may echo it, longest first: as it is; percent-encoded (upper and
+    lower hex, `+` for spaces); JSON-escaped (`\\uXXXX`, `\\/`); and base64 (standard and URL
+    alphabets), as the run of characters that encodes it wherever it starts in a longer encoded
+    value (a Basic header's `user:key`), minus the 1-3 characters it shares with its neighbours.
+
+    Why all of them: a provider that rejects a key often quotes the request back (a URL with the
+    key in its query, the Authorization header, the JSON body), and a key with `/`, `+`, `=` or a
+    non-ASCII character then shows up in Cursor and in the log in a form `str.replace` of the
+    key itself never finds."""
+    forms = {secret}
+    for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret)):
+        forms.add(encoded)
+        forms.add(_PERCENT.sub(lambda m: m.group(0).lower(), encoded))
+    for escaped in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
+        forms.add(escaped)
+        forms.add(escaped.replace("/", "\\/"))
+    raw = secret.encode("utf-8", "surrogatepass")
+    for offset, skip in enumerate(_BASE64_SKIP):
+        padded = bytes(offset) + raw
+        whole = padded[: len(padded) // 3 * 3]  # the groups the secret's bytes fill alone
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            run = encode(whole).decode("ascii")[skip:]
+            if len(run) >= _MIN_BASE64:
+                forms.add(run)
+    return tuple(sorted(forms, key=len, reverse=True))
 
 
 def _keep_scheme(match: re.Match[str]) -> str:
