@@ -82,6 +82,24 @@ def check_unused_providers(config: Config) -> list[Check]:
     ]
 
 
+def check_safety(config: Config, *, pinged: bool) -> list[Check]:
+    """What makes this config unsafe or sure to fail (config/safety.py): a key variable not
+    set (✘: every turn fails; left to the provider check when it pings), a key file others may
+    read, a key sent over plain http:// to another machine (!)."""
+    from cursor_byok.config.safety import warnings
+
+    findings = warnings(config)
+    if not findings:
+        return [Check(OK, "provider keys: set, in private files, encrypted in transit")]
+    checks = []
+    for finding in findings:
+        if finding.kind == "env" and pinged:
+            continue  # the one-word request says so, with the same words
+        title, _, fix = finding.text.partition("; ")
+        checks.append(Check(FAIL if finding.kind == "env" else WARN, title, fix=fix))
+    return checks
+
+
 async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
     from cursor_byok.providers import make_provider
     from cursor_byok.providers.base import ModelRequest
@@ -413,6 +431,7 @@ def run_doctor(
     if config is not None and providers:
         report(*check_providers(config))
     if config is not None:
+        report(*check_safety(config, pinged=providers))
         report(*check_unused_providers(config))
     report(*check_ca(confdir, first_run))
     report(check_local_capture())

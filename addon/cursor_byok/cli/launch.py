@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,8 +142,26 @@ def setup_text(opts: RunOptions) -> str:
     )
 
 
+def start_warnings(opts: RunOptions) -> list[str]:
+    """What the config makes unsafe or sure to fail (config/safety.py), said before the proxy
+    starts instead of by the first turn. A config that does not load says so itself: the proxy
+    logs its error at start and every turn shows it."""
+    if opts.agent != "provider":
+        return []
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import load_config
+    from cursor_byok.config.safety import warnings
+
+    try:
+        config = load_config(opts.config or default_config_path())
+    except ConfigError:
+        return []
+    return [f"warning: {finding}" for finding in warnings(config)]
+
+
 def run(opts: RunOptions) -> int:
     from rich.console import Console
+    from rich.text import Text
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if opts.print_rules and opts.mode != "transparent":
@@ -153,10 +172,13 @@ def run(opts: RunOptions) -> int:
 
         sys.stdout.write(rules_text(opts.port, opts.redirect_hosts))
         return 0
+    notes = start_warnings(opts)
     if opts.log_file is not None and opts.mode != "transparent":
-        return run_logged(mitmdump_args(opts), opts)
+        return run_logged(mitmdump_args(opts), opts, notes)
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
     console.print(setup_text(opts))
+    for note in notes:
+        console.print(Text(note, style="yellow"))
     if opts.web:
         console.print(
             "mitmweb: the flows open in your browser (the URL with its token is printed below); "
@@ -185,7 +207,7 @@ def run(opts: RunOptions) -> int:
     return 0  # not reached
 
 
-def run_logged(args: list[str], opts: RunOptions) -> int:
+def run_logged(args: list[str], opts: RunOptions, notes: Sequence[str] = ()) -> int:
     """Run mitmdump as a child and copy its output into a size-rotated log file.
 
     For service managers without a journal (launchd, Task Scheduler): the log never grows past
@@ -211,6 +233,8 @@ def run_logged(args: list[str], opts: RunOptions) -> int:
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         logger.info("cursor-byok: starting %s", " ".join(args))
+        for note in notes:
+            logger.info("cursor-byok: %s", note)
         child = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
         )

@@ -1,17 +1,20 @@
 """Reading the config file: TOML in, a validated `Config` out, and the file reloaded on change.
 
 Every problem is a `ConfigError` naming the file, the key and what is wrong, so a typo is a
-one-line fix instead of a traceback.
+one-line fix instead of a traceback. A file other users may write is never loaded, nor reloaded
+(`safety.refuse_shared`): it says where the key goes.
 """
 
 from __future__ import annotations
 
+import os
 import ssl
 import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
 from cursor_byok.config.settings import ROUTE_OTHER_MODELS
@@ -81,7 +84,11 @@ _HEADER_REF_KEYS = {"env", "file", "prefix"}
 
 def load_config(path: Path) -> Config:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:  # the mode checked is the mode of the bytes read
+            refuse_shared(path, os.fstat(file.fileno()))
+            raw = tomllib.loads(file.read().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: {exc.reason}") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file (see config.example.toml)") from None
     except OSError as exc:
@@ -469,16 +476,19 @@ class ConfigSource:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
-        self._cached: tuple[int, Config] | None = None
+        self._cached: tuple[tuple[int, int], Config] | None = None
 
     def get(self) -> Config:
         try:
-            stamp = self.path.stat().st_mtime_ns
+            status = self.path.stat()
         except OSError:
             raise ConfigError(
                 f"{self.path}: no such file. Create it from config.example.toml in the "
                 "cursor-byok repository, or point cursor_byok_config at yours"
             ) from None
+        # A chmod changes no mtime: the mode is part of the stamp, so a file that turns
+        # writable by others is refused at the next use, not served from the cache.
+        stamp = (status.st_mtime_ns, status.st_mode)
         if self._cached is None or self._cached[0] != stamp:
             self._cached = (stamp, load_config(self.path))
         return self._cached[1]
