@@ -5,6 +5,11 @@ stream whatever an upstream server sends once `flow.response.stream = True`. So 
 RunSSE and `Run` flows at this server, on 127.0.0.1 and an ephemeral port, in the same event loop;
 it writes the frames of one attempt as they are queued, all frames ready together as one chunk.
 Internal headers, guarded by a per-process secret, say which attempt a loopback request reads.
+
+Any local process can connect to these ports, so a connection that has not yet sent a complete
+request is bounded twice: in time (`HEAD_TIMEOUT`; mitmproxy sends its whole head and small body
+at once) and in number (`MAX_PENDING`: past it the oldest such connection is closed, and a
+flood costs at most that many descriptors); `MAX_CONNECTIONS` caps them all.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from cursor_byok.proxy.shell import SessionRegistry
 log = logging.getLogger(__name__)
 
 _MAX_HEAD = 64 * 1024
+HEAD_TIMEOUT = 10.0  # seconds for a connection's request head and body to arrive
+MAX_PENDING = 64  # connections still sending their request; past it the oldest is closed
+MAX_CONNECTIONS = 4096  # every connection, served streams included (20 x 5 per client)
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
 _CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
 _MAX_ERROR_BODY = 64 * 1024
@@ -74,6 +82,9 @@ class Streamer:
         self.ports: list[int] = []  # one listener each (loopback_ports.py says why several)
         self._servers: list[asyncio.Server] = []
         self._connections: set[asyncio.Task] = set()
+        # connections whose request has not arrived yet, oldest first
+        self._pending: OrderedDict[asyncio.Task, asyncio.StreamWriter] = OrderedDict()
+        self.dropped = 0  # connections closed before they sent a request (for the log)
         self.routes = routes
         self.upstream_ssl = upstream_ssl or ssl.create_default_context
         self.upstream_proxy = upstream_proxy or (lambda: None)
@@ -120,25 +131,49 @@ class Streamer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        if task is not None:
-            self._connections.add(task)
+        assert task is not None
+        if len(self._connections) >= MAX_CONNECTIONS:
+            self._drop(writer, f"{MAX_CONNECTIONS} loopback connections open")
+            return
+        self._connections.add(task)
+        self._pending[task] = writer
+        while len(self._pending) > MAX_PENDING:
+            _, oldest = self._pending.popitem(last=False)
+            self._drop(oldest, f"more than {MAX_PENDING} connections without a request")
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
         try:
-            request = await self._read_request(conn, reader)
+            async with asyncio.timeout(HEAD_TIMEOUT):
+                request = await self._read_request(conn, reader)
+            self._pending.pop(task, None)
             if request is None:
                 return
             await self._respond(conn, request, reader, writer)
+        except TimeoutError:
+            self._drop(writer, f"no complete request within {HEAD_TIMEOUT:g} s")
         except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
             log.debug("loopback connection ended: %s", exc)
         except asyncio.CancelledError:
             log.debug("loopback connection closed by shutdown")  # nothing awaits this task
         finally:
-            if task is not None:
-                self._connections.discard(task)
+            self._pending.pop(task, None)
+            self._connections.discard(task)
             writer.close()
             # At shutdown this task is cancelled: end it quietly, nobody awaits it.
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
+
+    def _drop(self, writer: asyncio.StreamWriter, why: str) -> None:
+        """Close a connection that sent no request in time (mitmproxy's never do that: another
+        local process does); said once, then every 256th, never per connection."""
+        writer.transport.abort()
+        self.dropped += 1
+        if self.dropped % 256 == 1:
+            log.warning(
+                "loopback streamer: closed a connection (%s; %d so far): another local process "
+                "is connecting to it",
+                why,
+                self.dropped,
+            )
 
     async def _read_request(
         self, conn: h11.Connection, reader: asyncio.StreamReader
