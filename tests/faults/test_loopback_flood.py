@@ -18,9 +18,9 @@ pytestmark = [
     pytest.mark.timeout(120),
     pytest.mark.skipif(sys.platform != "linux", reason="open descriptors are read from /proc"),
 ]
-FLOOD = 1000 if LARGE else 300
+FLOOD = 1000 if LARGE else 400
 HEAD_TIMEOUT = 10.0  # proxy/loopback/server.py
-MAX_PENDING = 64
+MAX_PENDING = 256
 
 
 def open_fds(pid: int) -> int:

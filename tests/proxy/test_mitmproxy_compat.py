@@ -116,3 +116,112 @@ def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
     plain = tflow.tflow(resp=True)
     compat.give_end_stream_trailers(plain)
     assert not plain.response.trailers
+
+
+def _h2_pair():
+    """mitmproxy's client-facing HTTP/2 connection (sans-IO) and an h2 client talking to it."""
+    import h2.config
+    import h2.connection
+    from mitmproxy.proxy.layers.http._http2 import Http2Server
+    from mitmproxy.proxy.layers.http._http_h2 import BufferedH2Connection
+
+    server = BufferedH2Connection(Http2Server.h2_conf)
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    client.initiate_connection()
+    server.initiate_connection()
+    server.receive_data(client.data_to_send())
+    client.receive_data(server.data_to_send())
+    server.receive_data(client.data_to_send())  # the client's SETTINGS ack
+    return server, client
+
+
+def test_mitmproxys_http2_server_advertises_the_stream_limit_assumed() -> None:
+    server, client = _h2_pair()
+    assert client.remote_settings.max_concurrent_streams == compat.CLIENT_MAX_CONCURRENT_STREAMS
+    assert server.local_settings.max_concurrent_streams == compat.CLIENT_MAX_CONCURRENT_STREAMS
+
+
+def test_a_stream_past_the_limit_is_refused_alone_not_the_connection() -> None:
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+    import h2.settings
+
+    def open_streams(server, client, count: int) -> list:
+        """`count` uploads, each sent headers first, then a body (as a `Run` upload is)."""
+        events = []
+        client.remote_settings = h2.settings.Settings(client=False)  # a client ignoring it
+        for _ in range(count):
+            stream = client.get_next_available_stream_id()
+            client.send_headers(
+                stream,
+                [(":method", "POST"), (":path", "/x"), (":scheme", "https"), (":authority", "a")],
+            )
+            events += server.receive_data(client.data_to_send())
+            client.send_data(stream, b"body", end_stream=True)
+            events += server.receive_data(client.data_to_send())
+        return events
+
+    limit = compat.CLIENT_MAX_CONCURRENT_STREAMS
+    server, client = _h2_pair()  # unpatched: mitmproxy's h2 raises (the connection's end)
+    if not compat._refusing:
+        with pytest.raises(h2.exceptions.TooManyStreamsError):
+            open_streams(server, client, limit + 1)
+    compat.refuse_streams_over_the_limit()
+    assert compat.refuse_streams_over_the_limit() is False  # once per process
+    server, client = _h2_pair()
+    events = open_streams(server, client, limit + 3)
+    assert sum(isinstance(e, h2.events.RequestReceived) for e in events) == limit
+    assert sum(isinstance(e, h2.events.DataReceived) for e in events) == limit  # theirs only
+    answers = client.receive_data(server.data_to_send())
+    refused = [e for e in answers if isinstance(e, h2.events.StreamReset)]
+    assert {e.error_code for e in refused} <= {
+        h2.errors.ErrorCodes.REFUSED_STREAM,
+        h2.errors.ErrorCodes.STREAM_CLOSED,  # the answer to a refused stream's body
+    }
+    first = {}
+    for e in refused:
+        first.setdefault(e.stream_id, e.error_code)
+    assert list(first.values()) == [h2.errors.ErrorCodes.REFUSED_STREAM] * 3
+    # The connection lives, and HPACK stayed in sync: a stream after a slot frees is served.
+    server.send_headers(1, [(":status", "200")], end_stream=True)
+    client.receive_data(server.data_to_send())
+    events = open_streams(server, client, 1)
+    assert [type(e) for e in events][:1] == [h2.events.RequestReceived]
+    assert dict(events[0].headers)[b":path"] == b"/x"
+
+
+def test_server_event_waits_for_a_lock_so_a_cancelled_reader_can_skip_its_close() -> None:
+    """Why close_sockets_when_told exists: the task reading a connection is cancelled to close
+    it, and it closes the socket on its way out, unless the cancellation finds it waiting in
+    `server_event` for the handler's lock, which is outside the try that catches it."""
+    handle = inspect.getsource(server.ConnectionHandler.handle_connection)
+    assert "await self.server_event(events.DataReceived(connection, data))" in handle
+    assert "writer.close()" in handle
+    assert "async with self._server_event_lock:" in inspect.getsource(
+        server.ConnectionHandler.server_event
+    )
+    close = inspect.getsource(inspect.unwrap(server.ConnectionHandler.close_connection))
+    assert 'handler.cancel("closed by command")' in close
+
+
+def test_a_closed_connections_socket_is_closed_at_once() -> None:
+    from types import SimpleNamespace
+
+    from mitmproxy.connection import ConnectionState
+
+    compat.close_sockets_when_told()
+    assert compat.close_sockets_when_told() is False  # once per process
+    closed: list[str] = []
+    writer = SimpleNamespace(close=lambda: closed.append("writer"))
+    handler = SimpleNamespace(cancel=lambda why: closed.append(why))
+
+    class Connection:
+        state = ConnectionState.OPEN
+
+    connection = Connection()
+    io = SimpleNamespace(handler=handler, writer=writer)
+    owner = SimpleNamespace(transports={connection: io}, log=lambda *a, **k: None)
+    server.ConnectionHandler.close_connection(owner, connection)  # type: ignore[arg-type]
+    assert closed == ["closed by command", "writer"]
+    assert connection.state is ConnectionState.CLOSED

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
+from cursor_byok.protocol import limits
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.inbox import Budget
 from cursor_byok.protocol.inbox import Inbox
@@ -38,7 +40,6 @@ from cursor_byok.protocol.runs import Deadlines
 from cursor_byok.protocol.runs import DropRun
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import Note
-from cursor_byok.protocol.runs import PendingKind
 from cursor_byok.protocol.runs import Refused
 from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
@@ -168,6 +169,7 @@ class Registry:
         self.supersedes = supersedes  # does this new run replace the conversation's running one?
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
+        self.owners: Counter[bytes] = Counter()  # live request ids per owner (limits.py)
         self.budget = Budget(self.config.max_buffered_bytes)
         self.timers = Deadlines()  # shared with every run
         self._next_sid = 1
@@ -186,8 +188,8 @@ class Registry:
     def open_attempt(
         self, request_id: str, *, owner: bytes, now: float, transport: str = "bidi"
     ) -> tuple[Attempt, list[Command]]:
-        """The attempt for a request id, created on first sight (making room if it must);
-        refused for another owner, or when every attempt is busy."""
+        """The attempt for a request id, created on first sight (making room if it must:
+        `limits.py`); refused for another owner, or when every attempt is busy."""
         attempt = self.attempts.get(request_id)
         if attempt is not None:
             if attempt.owner != owner:
@@ -195,47 +197,56 @@ class Registry:
             attempt._step(AttemptEvent.OPEN)
             attempt.last_active = now
             return attempt, []
-        notes: list[Command] = []
-        if len(self.attempts) >= self.config.max_attempts:
-            notes.append(self._evict_one())
+        cfg = self.config
+        commands: list[Command] = []
+        if self.owners[owner] >= cfg.max_owner_attempts:
+            commands += self._make_room(owner, now)
+        if len(self.attempts) >= cfg.max_attempts:
+            commands += self._make_room(None, now)
         attempt = Attempt(
             request_id,
             created_at=now,
             owner=owner,
             transport=transport,
-            inbox=Inbox(
-                max_buffered_bytes=self.config.max_attempt_buffered_bytes, budget=self.budget
-            ),
+            inbox=Inbox(max_buffered_bytes=cfg.max_attempt_buffered_bytes, budget=self.budget),
         )
         self.attempts[request_id] = attempt
-        self.timers.due(now + self.config.run_request_timeout)
-        return attempt, notes
+        self.owners[owner] += 1
+        self.timers.due(now + cfg.run_request_timeout)
+        return attempt, commands
 
     def run_of(self, request_id: str) -> Run | None:
         """The run a request id carries, if it carries one."""
         attempt = self.attempts.get(request_id)
         return None if attempt is None else attempt.run
 
-    def _evict_one(self) -> Note:
-        """Make room for one attempt: forget the longest-idle one nobody is reading."""
-        idle = [
-            a
-            for a in self.attempts.values()
-            if not a.subscribers and (a.run is None or not a.run.running)
-        ]
-        if not idle:
+    def _make_room(self, owner: bytes | None, now: float) -> list[Command]:
+        """Drop one attempt (of `owner`, at its own bound) as `limits.victim` picks, cancelling
+        a detached run no attempt carries any more; refuse when every one is being read."""
+        victim = limits.victim(self.attempts.values(), self.owners, now=now, owner=owner)
+        if victim is None:
+            held = self.owners[owner] if owner is not None else len(self.attempts)
+            who = "this client has" if owner is not None else "the proxy has"
             raise Refused(
                 "resource_exhausted",
-                f"too many live Agent requests ({len(self.attempts)}); try again later",
+                f"{who} {held} Agent requests streaming at once; try again when one ends",
             )
-        victim = min(idle, key=lambda a: a.last_active)
+        run = victim.run
         self._forget_attempt(victim)
-        return Note.warning("request %s: dropped to make room for new requests", victim.request_id)
+        commands: list[Command] = [
+            Note.warning("request %s: dropped to make room for new requests", victim.request_id)
+        ]
+        if run is not None and run.running and not run.attempt_ids:
+            commands.append(CancelTurn(run, "abandoned (no stream), and its client started more"))
+        return commands
 
     def _forget_attempt(self, attempt: Attempt) -> None:
         attempt._step(AttemptEvent.FORGET)
         attempt.inbox.clear()
-        self.attempts.pop(attempt.request_id, None)
+        if self.attempts.pop(attempt.request_id, None) is not None:
+            self.owners[attempt.owner] -= 1
+            if not self.owners[attempt.owner]:
+                del self.owners[attempt.owner]
         run = attempt.run
         if run is not None and attempt.request_id in run.attempt_ids:
             run.attempt_ids.remove(attempt.request_id)
@@ -355,7 +366,7 @@ class Registry:
                     message.WhichOneof("message"),
                 )
             ]
-        if attempt.transport == "run" and _answers_unissued(run, message):
+        if attempt.transport == "run" and run.answers_unissued(message):
             return self._fail_attempt(
                 attempt, "invalid_argument", "protocol error: a result for a request never sent"
             )
@@ -578,15 +589,6 @@ class Registry:
 
     def running_runs(self) -> list[Run]:
         return [r for r in self.runs.values() if r.running]
-
-
-def _answers_unissued(run: Run, message: pb.AgentClientMessage) -> bool:
-    kind = message.WhichOneof("message")
-    if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
-        return not run.issued((PendingKind.EXEC, message.exec_client_message.id))
-    if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
-        return not run.issued((PendingKind.KV, message.kv_client_message.id))
-    return False
 
 
 __all__ = ["Attempt", "Registry", "RunState", "Subscriber", "Tick"]

@@ -46,7 +46,8 @@ class SessionConfig:
     # are held until it has passed and go out as one frame; the first delta after a quiet spell
     # goes at once (0: no holding, and every delta is its own frame unless a stream lags).
     coalesce_window: float = 0.015
-    max_attempts: int = 1024  # live request ids, all runs together
+    max_attempts: int = 1024  # live request ids, all runs together (limits.py: who makes room)
+    max_owner_attempts: int = 256  # live request ids of one owner (a credential, a connection)
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
     max_attempt_buffered_bytes: int = 32 * MiB
     # A run keeps every frame of its turn for reconnects and retries; a turn whose frames pass
@@ -233,6 +234,7 @@ class Run:
         self.outbox = Outbox()
         self.attempt_ids: list[str] = []  # the request ids carrying it (attempts.py)
         self.streams = 0  # response streams of those attempts reading it now
+        self.was_read = False  # a stream read it once (none now: its client left it)
         self.pending: dict[PendingKey, _Pending] = {}
         self.resolved: dict[PendingKey, int] = {}  # key → epoch of its answer
         self.epoch = 0
@@ -280,6 +282,7 @@ class Run:
     def stream_opened(self) -> None:
         self._step(RunEvent.STREAM_OPENED)
         self.streams += 1
+        self.was_read = True
 
     def stream_closed(self, *, now: float) -> None:
         """A stream of one of its attempts went away; the grace period starts with the last."""
@@ -379,6 +382,15 @@ class Run:
         kind, ident = key
         counter = self._next_kv_id if kind is PendingKind.KV else self._next_exec_id
         return 0 < ident < counter
+
+    def answers_unissued(self, message: pb.AgentClientMessage) -> bool:
+        """Whether `message` is a result for an exec or KV request we never sent."""
+        kind = message.WhichOneof("message")
+        if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.EXEC, message.exec_client_message.id))
+        if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.KV, message.kv_client_message.id))
+        return False
 
     # --- server → client --------------------------------------------------------------------
 

@@ -32,8 +32,10 @@ from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
+from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_traceback
 from cursor_byok.proxy.mitmproxy_compat import give_end_stream_trailers
+from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routing
@@ -79,6 +81,10 @@ class AgentRpc:
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_hosts")
+        # A client's 101st stream on one connection: refused alone, not the connection's end;
+        # and the loopback hop of a stream the client reset is closed, not left open.
+        refuse_streams_over_the_limit()
+        close_sockets_when_told()
 
     def _ours(self, flow: http.HTTPFlow) -> str | None:
         """Which of our RPCs this flow is, if any."""

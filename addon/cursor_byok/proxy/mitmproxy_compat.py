@@ -20,15 +20,31 @@ touches this file only:
   parsed several times over, unless those frames are cleared first.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
+- `CLIENT_MAX_CONCURRENT_STREAMS`: what mitmproxy's HTTP/2 server advertises to the client in
+  SETTINGS_MAX_CONCURRENT_STREAMS (h2's default, which mitmproxy keeps), so a client that honours
+  it queues its 101st `Run` stream; the loopback server's ports are sized to it.
+- `refuse_streams_over_the_limit`: a client that opens a stream past that limit anyway makes h2
+  raise TooManyStreamsError, which mitmproxy treats as a connection error: every stream on the
+  connection dies (120 `Run` streams at once ended all 120). RFC 9113 §5.1.2 makes it a stream
+  error; the patch answers that one stream RST_STREAM(REFUSED_STREAM), which tells the client
+  it was not processed and may be retried, and the connection lives.
+- `close_sockets_when_told`: mitmproxy closes a connection (`CloseConnection`) by cancelling the
+  task that reads it, which closes the socket on its way out; but when that task is waiting for
+  the handler's event lock (`server_event`, as it often is while frames stream), the
+  cancellation skips the close, and the socket stays open for the life of the client
+  connection. A client resetting `Run` streams left ~1 in 5 loopback hops open that way (the
+  stream went on being served to nobody, and counted as live). The patch closes the socket.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import traceback
 from typing import Any
 
 CONNECTIONS_PER_ADDRESS = 5
+CLIENT_MAX_CONCURRENT_STREAMS = 100
 CONNECTION_LOGGER = "mitmproxy.proxy.server"  # ConnectionHandler logs through this one
 
 
@@ -100,4 +116,75 @@ def freeze_startup_heap() -> bool:
         return False
     _frozen = True
     gc.freeze()
+    return True
+
+
+_refusing = False
+
+
+def refuse_streams_over_the_limit() -> bool:
+    """Make a client's stream past SETTINGS_MAX_CONCURRENT_STREAMS a stream error (REFUSED_STREAM)
+    instead of the end of its connection; once per process. Returns whether this call did it.
+
+    The refused stream's header block is still decoded (HPACK state is per connection: skipping
+    one block would garble every later one), the stream is opened and at once reset, and its
+    events are dropped, so mitmproxy never sees it; h2 answers later frames on it by itself."""
+    global _refusing
+    if _refusing:
+        return False
+    import h2.connection
+    import h2.errors
+    import h2.exceptions
+    from mitmproxy.proxy.layers.http import _http_h2
+
+    connection_class = _http_h2.BufferedH2Connection
+    original = connection_class._receive_headers_frame
+
+    def _receive_headers_frame(self, frame):
+        try:
+            return original(self, frame)
+        except h2.exceptions.TooManyStreamsError:
+            if self.config.client_side:
+                raise
+        headers = h2.connection._decode_headers(self.decoder, frame.data)
+        self.state_machine.process_input(h2.connection.ConnectionInputs.RECV_HEADERS)
+        stream = self._get_or_create_stream(
+            frame.stream_id, h2.connection.AllowedStreamIDs(not self.config.client_side)
+        )
+        stream.receive_headers(headers, "END_STREAM" in frame.flags, self.config.header_encoding)
+        return stream.reset_stream(h2.errors.ErrorCodes.REFUSED_STREAM), []
+
+    _receive_headers_frame.__wrapped__ = original  # type: ignore[attr-defined]
+    connection_class._receive_headers_frame = _receive_headers_frame  # type: ignore[method-assign]
+    _refusing = True
+    return True
+
+
+_closing = False
+
+
+def close_sockets_when_told() -> bool:
+    """Close a connection's socket as soon as mitmproxy's layers close it (not only when the
+    task reading it gets to), once per process. Returns whether this call did it."""
+    global _closing
+    if _closing:
+        return False
+    from mitmproxy.connection import ConnectionState
+    from mitmproxy.proxy import server
+
+    original = server.ConnectionHandler.close_connection
+
+    def close_connection(self, connection, half_close: bool = False) -> None:
+        original(self, connection, half_close)
+        if connection.state is not ConnectionState.CLOSED:
+            return
+        io = self.transports.get(connection)
+        writer = io.writer if io is not None else None
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                writer.close()  # what the reading task does on its way out; twice is harmless
+
+    close_connection.__wrapped__ = original  # type: ignore[attr-defined]
+    server.ConnectionHandler.close_connection = close_connection  # type: ignore[method-assign]
+    _closing = True
     return True

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from cursor_byok.proxy.mitmproxy_compat import CLIENT_MAX_CONCURRENT_STREAMS
 from cursor_byok.proxy.mitmproxy_compat import CONNECTIONS_PER_ADDRESS
 
-# loopback ports: 16 x CONNECTIONS_PER_ADDRESS = 80 concurrent Agent streams per client connection
-LISTENERS = 16
+# Enough loopback ports for every stream mitmproxy lets one client connection open at once
+# (20 x 5 = 100): none of them waits, unseen, for a loopback connection.
+LISTENERS = -(-CLIENT_MAX_CONCURRENT_STREAMS // CONNECTIONS_PER_ADDRESS)
 
 
 class PortPicker:

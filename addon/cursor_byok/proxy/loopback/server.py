@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 
 _MAX_HEAD = 64 * 1024
 HEAD_TIMEOUT = 10.0  # seconds for a connection's request head and body to arrive
-MAX_PENDING = 64  # connections still sending their request; past it the oldest is closed
+# Connections still sending their request; past it the oldest is closed. mitmproxy opens up to
+# 100 at once per client connection (a burst of `Run` streams) and sends each request at once.
+MAX_PENDING = 256
 MAX_CONNECTIONS = 4096  # every connection, served streams included (20 x 5 per client)
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
 _CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
@@ -194,13 +196,12 @@ class Streamer:
             elif isinstance(event, h11.ConnectionClosed):
                 return None
 
-    async def _refuse(self, conn, writer, status: int, text: str) -> None:
-        body = text.encode()
-        head = h11.Response(status_code=status, headers=[("content-length", str(len(body)))])
-        writer.write(
-            conn.send(head) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
-        )
-        await writer.drain()
+    async def _refuse(self, conn, writer, spec: StreamSpec, code: str, message: str) -> None:
+        """A stream the core will not open: a Connect (or gRPC-Web) error in the stream the
+        client asked for, never a bare HTTP status (Cursor shows only what it can parse)."""
+        headers = [("content-type", spec.content_type), ("cache-control", "no-cache")]
+        writer.write(conn.send(h11.Response(status_code=200, headers=headers)))
+        await end_with_error(conn, writer, spec, code, message)
 
     async def _answer_error(self, conn, writer, spec: StreamSpec) -> None:
         code, message = spec.error or ("internal", "")
@@ -233,9 +234,8 @@ class Streamer:
     ) -> None:
         headers = {k.decode().lower(): v.decode() for k, v in request.headers}
         spec = StreamSpec.decode(headers.get(STREAM_HEADER, ""), self.secret)
-        if spec is None:
-            await self._refuse(conn, writer, 404, "unknown stream\n")
-            return
+        if spec is None:  # not mitmproxy pointing a flow here: a Connect error all the same
+            spec = StreamSpec("", error=("not_found", "unknown stream"))
         if spec.error is not None:
             await self._answer_error(conn, writer, spec)
             return
@@ -248,7 +248,9 @@ class Streamer:
                 transport=spec.transport,
             )
         except Refused as exc:
-            await self._refuse(conn, writer, 403, f"{exc}\n")
+            what = "Run" if spec.transport == "run" else "RunSSE"
+            log.warning("%s %s refused: %s", what, spec.request_id, exc)
+            await self._refuse(conn, writer, spec, exc.code, str(exc))
             return
         sub: Subscriber | None = subscribed
         response_headers = [

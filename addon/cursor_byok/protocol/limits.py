@@ -1,0 +1,102 @@
+"""Who gives up a live request id when the registry is at one of its bounds. Sans-IO.
+
+The registry keeps at most `max_owner_attempts` live request ids per owner (the keyed hash of a
+client's credential, or of its connection when it sends none) and `max_attempts` in all. One
+client must not lock everyone out by filling them (issue 27: `Run` streams reset right after
+their first exec request, 1,024 in 15 s, left runs waiting for their grace period, and every
+Agent request of everyone was refused meanwhile). So a bound makes room before it refuses:
+
+1. a **spent** attempt first (no stream reads it, and it ended or its run no longer runs), the
+   one idle longest: dropping it loses nothing;
+2. then one whose run still runs but has no stream (**detached**: waiting out its grace for a
+   client that reset it, or for a first stream that never came), oldest first, of the owner
+   holding the most request ids: that run is cancelled once no attempt carries it (it was
+   abandoned; its owner started newer ones);
+3. then one still **waiting** for its run request, idle longest (a request on its way from the
+   edge to the core waits a few milliseconds; one that is junk, up to the run-request time-out);
+4. never an attempt a stream is reading: when only those are left, the new request is refused.
+
+At an owner's own bound only that owner's attempts are candidates, so a new run of a client
+replaces its own abandoned ones and never another client's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Protocol
+
+UNREAD_GRACE = 10.0  # seconds a run may wait for its first stream before it counts as left
+
+
+class _Run(Protocol):
+    @property
+    def running(self) -> bool: ...
+
+    streams: int
+    was_read: bool
+    detached_since: float
+    created_at: float
+
+
+class _Attempt(Protocol):
+    owner: bytes
+    last_active: float
+
+    @property
+    def ended(self) -> bool: ...
+
+    @property
+    def run(self) -> _Run | None: ...
+
+    @property
+    def subscribers(self) -> dict: ...
+
+
+def spent(attempt: _Attempt) -> bool:
+    """Nobody reads it and nothing runs for it any more: dropping it loses nothing live."""
+    run = attempt.run
+    if attempt.subscribers:
+        return False
+    return attempt.ended if run is None else not run.running
+
+
+def detached(attempt: _Attempt, now: float) -> bool:
+    """Its run still runs but no stream reads it: streams did and its client left it, or none
+    ever came for `UNREAD_GRACE` (a stream comes within milliseconds of its run request)."""
+    run = attempt.run
+    if attempt.subscribers or run is None or not run.running or run.streams:
+        return False
+    return run.was_read or now - run.created_at > UNREAD_GRACE
+
+
+def waiting(attempt: _Attempt) -> bool:
+    """No run request and no stream yet (on its way in, or junk). One whose run request came
+    is never taken for this: its run would be lost while its stream is on its way."""
+    return not attempt.subscribers and attempt.run is None and not attempt.ended
+
+
+def victim[A: _Attempt](
+    attempts: Iterable[A], owners: Counter[bytes], *, now: float, owner: bytes | None = None
+) -> A | None:
+    """The attempt to drop to make room (only `owner`'s, if given), or None: refuse instead."""
+    candidates = [a for a in attempts if owner is None or a.owner == owner]
+    done = [a for a in candidates if spent(a)]
+    if done:
+        return min(done, key=lambda a: a.last_active)
+    abandoned = [a for a in candidates if detached(a, now)]
+    if abandoned:
+        return min(abandoned, key=lambda a: (-owners[a.owner], _detached_since(a)))
+    arriving = [a for a in candidates if waiting(a)]
+    if arriving:
+        return min(arriving, key=lambda a: a.last_active)
+    return None
+
+
+def _detached_since(attempt: _Attempt) -> float:
+    run = attempt.run
+    assert run is not None
+    return run.detached_since
+
+
+__all__ = ["UNREAD_GRACE", "detached", "spent", "victim", "waiting"]

@@ -1,0 +1,89 @@
+"""Issue 27 item 3 in the core: one owner's live request ids are bounded on their own, and a
+bound makes room (spent, then abandoned, then arriving attempts) before it refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from cursor_byok.protocol.attempts import Registry
+from cursor_byok.protocol.limits import UNREAD_GRACE
+from cursor_byok.protocol.runs import CancelTurn
+from cursor_byok.protocol.runs import Note
+from cursor_byok.protocol.runs import Refused
+from cursor_byok.protocol.runs import SessionConfig
+from cursor_byok.protocol.runs import StartTurn
+
+ATTACKER, BYSTANDER = b"attacker", b"bystander"
+
+
+def run_request(request_id: str):
+    from cursor_byok.pb import agent_v1_pb2 as pb
+
+    message = pb.AgentClientMessage()
+    message.run_request.run_id = request_id
+    message.run_request.conversation_id = request_id
+    return message
+
+
+def abandoned(core: Registry, request_id: str, owner: bytes, now: float):
+    """A `Run` stream that got its run request going, was read, then reset by its client."""
+    sub, _ = core.subscribe(request_id, owner=owner, now=now, transport="run")
+    [start] = core.receive(
+        request_id, None, run_request(request_id), owner=owner, now=now, transport="run"
+    )
+    assert isinstance(start, StartTurn)
+    core.unsubscribe(sub, now=now)
+    return start.run
+
+
+def test_one_owners_storm_never_refuses_another_owner() -> None:
+    core = Registry(SessionConfig(max_attempts=64, max_owner_attempts=8))
+    cancelled = []
+    for i in range(200):  # the reset storm: far more than either bound
+        _, commands = core.open_attempt(f"a{i}", owner=ATTACKER, now=i)
+        cancelled += [c.run.run_id for c in commands if isinstance(c, CancelTurn)]
+        abandoned(core, f"a{i}", ATTACKER, now=i)
+    assert core.owners[ATTACKER] == 8  # its own bound, its newest runs
+    assert sorted(core.attempts) == sorted(f"a{i}" for i in range(192, 200))
+    assert len(cancelled) == 192 and cancelled[0] == "a0"  # oldest abandoned first
+    _, notes = core.subscribe("b", owner=BYSTANDER, now=300)
+    assert notes == [] and core.owners[BYSTANDER] == 1
+
+
+def test_the_global_bound_drops_the_heaviest_owners_oldest_abandoned_run() -> None:
+    core = Registry(SessionConfig(max_attempts=4, max_owner_attempts=4))
+    abandoned(core, "b1", BYSTANDER, now=0)
+    for i, now in enumerate((1, 2, 3)):
+        abandoned(core, f"a{i}", ATTACKER, now=now)
+    _, commands = core.open_attempt("new", owner=BYSTANDER, now=10)
+    assert "a0" not in core.attempts and "b1" in core.attempts
+    assert any(isinstance(c, CancelTurn) and c.run.run_id == "a0" for c in commands)
+    assert any(isinstance(c, Note) and "a0: dropped" in str(c) for c in commands)
+
+
+def test_spent_attempts_go_first_and_streaming_ones_never() -> None:
+    core = Registry(SessionConfig(max_attempts=100, max_owner_attempts=3))
+    reading, _ = core.subscribe("live", owner=ATTACKER, now=0)
+    abandoned(core, "left", ATTACKER, now=1)
+    core.open_attempt("junk", owner=ATTACKER, now=2)  # no run request, no stream yet
+    core.open_attempt("n1", owner=ATTACKER, now=3)
+    assert "left" not in core.attempts  # an abandoned run before an arriving request
+    assert "junk" in core.attempts and "live" in core.attempts
+    core.open_attempt("n2", owner=ATTACKER, now=4)
+    assert "junk" not in core.attempts  # then the one waiting longest for its run request
+    core.subscribe("n1", owner=ATTACKER, now=5)
+    core.subscribe("n2", owner=ATTACKER, now=5)
+    with pytest.raises(Refused) as refused:  # only streaming ones left: refused, not dropped
+        core.open_attempt("n3", owner=ATTACKER, now=6)
+    assert refused.value.code == "resource_exhausted"
+    assert "this client has 3 Agent requests streaming" in str(refused.value)
+    assert reading.attempt.request_id in core.attempts
+
+
+def test_a_run_on_its_way_to_its_stream_is_not_taken_for_abandoned() -> None:
+    core = Registry(SessionConfig(max_attempts=100, max_owner_attempts=1))
+    core.receive("r", None, run_request("r"), owner=ATTACKER, now=0, transport="run")
+    with pytest.raises(Refused):  # its stream comes within milliseconds: wait for it
+        core.open_attempt("other", owner=ATTACKER, now=1)
+    _, commands = core.open_attempt("other", owner=ATTACKER, now=UNREAD_GRACE + 1)
+    assert any(isinstance(c, CancelTurn) for c in commands)  # none came: it was left
