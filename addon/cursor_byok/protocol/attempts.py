@@ -50,6 +50,9 @@ from cursor_byok.protocol.states import AttemptState
 from cursor_byok.protocol.states import RunState
 from cursor_byok.protocol.states import step
 
+# what binds a run (proxy/agent_rpc.py), said to a client it refuses
+NOT_YOURS = "belongs to another client (bound to its Authorization, or its connection if none)"
+
 _HEARTBEAT = pb.AgentServerMessage(
     interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
 ).SerializeToString()
@@ -193,7 +196,7 @@ class Registry:
         attempt = self.attempts.get(request_id)
         if attempt is not None:
             if attempt.owner != owner:
-                raise Refused("permission_denied", "this request id belongs to another client")
+                raise Refused("permission_denied", f"this request id {NOT_YOURS}")
             attempt._step(AttemptEvent.OPEN)
             attempt.last_active = now
             return attempt, []
@@ -378,9 +381,7 @@ class Registry:
         commands: list[Command] = []
         if run is not None:
             if run.owner != attempt.owner:
-                return self._fail_attempt(
-                    attempt, "permission_denied", "this run belongs to another client"
-                )
+                return self._fail_attempt(attempt, "permission_denied", f"this run {NOT_YOURS}")
             state = "running" if run.running else run.state.value
             commands.append(
                 Note.info("request %s: attaches to run %s (%s)", attempt.request_id, run_id, state)

@@ -98,12 +98,20 @@ class AgentRpc:
             return None
         return path
 
-    def _owner(self, request: http.Request) -> bytes:
-        """A keyed hash of the client's credential: runs are bound to it, it is never stored."""
-        token = request.headers.get("authorization", "")
-        if not token:
-            return b""
-        return hmac.new(self._owner_key, token.encode(), hashlib.sha256).digest()[:16]
+    def _owner(self, flow: http.HTTPFlow) -> bytes:
+        """What a run and its request ids are bound to, as a keyed hash (never stored): the
+        client's credential (`authorization`); a client that sends none is bound to its
+        connection instead (peer address and mitmproxy's connection id), so a second
+        credential-less client that learns a run id can neither read the run nor answer for
+        it, and only that connection may carry it on (a new stream on it, after a reset)."""
+        token = flow.request.headers.get("authorization", "")
+        if token:
+            material = b"credential:" + token.encode()
+        else:
+            client = flow.client_conn
+            host, port = (client.peername or ("", 0))[:2]
+            material = f"connection:{host}:{port}:{client.id}".encode()
+        return hmac.new(self._owner_key, material, hashlib.sha256).digest()[:16]
 
     async def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error or not flow.live:
@@ -223,7 +231,7 @@ class AgentRpc:
             append.seqno,
             append.message,
             raw=append.raw,
-            owner=self._owner(request),
+            owner=self._owner(flow),
         )
         del append  # see _forget: Response.make must not find the body on this frame
         if _is_grpc_web(request):
@@ -253,7 +261,7 @@ class AgentRpc:
             forward = self.loopback.hold_forward(
                 _forward_of(request, body=request.raw_content or b"")
             )
-        owner = self._owner(request)
+        owner = self._owner(flow)
         self.registry.open_attempt(request_id, owner=owner)
         flow.metadata[METADATA_KEY] = request_id
         accept = request.headers.get(
@@ -283,7 +291,7 @@ class AgentRpc:
             upload_encoding = connect.normalise_encoding(headers.get(encoding_header))
         except connect.ConnectError as exc:
             raise BadFraming(str(exc)) from None
-        owner = self._owner(request)
+        owner = self._owner(flow)
         self.registry.open_attempt(request_id, owner=owner, transport="run")
         forward = ""
         pipe: asyncio.Queue | None = None

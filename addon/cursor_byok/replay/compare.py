@@ -364,7 +364,12 @@ async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
         for data in capture.blobs.values():
             store.put(data)
         async with _proxy(agent, root / "conf", root / "data") as port:
-            headers = {"connect-protocol-version": "1", "x-request-id": capture.request_id}
+            headers = {
+                "connect-protocol-version": "1",
+                "x-request-id": capture.request_id,
+                # one owner for the BidiAppends and the RunSSE, on connections of their own
+                "authorization": "Bearer cursor-byok-replay",
+            }
             seqno = 0
             base = f"http://127.0.0.1:{port}"
             async with outbound.new_session(

@@ -324,7 +324,13 @@ async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0)
     from cursor_byok import outbound
 
     base = f"http://127.0.0.1:{port}"
-    headers = {"connect-protocol-version": "1", "x-request-id": capture.request_id}
+    headers = {
+        "connect-protocol-version": "1",
+        "x-request-id": capture.request_id,
+        # RunSSE and the BidiAppends come on connections of their own: a credential-less
+        # client would be bound to one of them (proxy/agent_rpc.py), so this one has one.
+        "authorization": "Bearer cursor-byok-replay",
+    }
     stream = _Stream()
     sent = 0
     stalled = False
