@@ -70,6 +70,8 @@ class H2Client:
         self._lock = asyncio.Lock()
         self._pump: asyncio.Task | None = None
         self.closed = asyncio.Event()
+        self.holding = False  # True: received DATA is not acknowledged (a slow reader)
+        self._unacked: dict[int, int] = {}  # stream id -> bytes received while holding
 
     @classmethod
     async def connect(cls, proxy_port: int, host: str, ca_file: Path, port: int = 443) -> H2Client:
@@ -108,9 +110,15 @@ class H2Client:
                         stream_id = getattr(event, "stream_id", None)
                         stream = self.streams.get(stream_id) if stream_id else None
                         if isinstance(event, h2.events.DataReceived):
-                            self.conn.acknowledge_received_data(
-                                event.flow_controlled_length, event.stream_id
-                            )
+                            if self.holding:
+                                self._unacked[event.stream_id] = (
+                                    self._unacked.get(event.stream_id, 0)
+                                    + event.flow_controlled_length
+                                )
+                            else:
+                                self.conn.acknowledge_received_data(
+                                    event.flow_controlled_length, event.stream_id
+                                )
                         if stream is None:
                             continue
                         if isinstance(event, h2.events.StreamEnded):
@@ -159,6 +167,16 @@ class H2Client:
                 if not data:
                     return
             await asyncio.sleep(0.005)  # wait for WINDOW_UPDATE
+
+    async def release(self) -> None:
+        """Stop holding: acknowledge what came meanwhile (the sender's windows open again)."""
+        async with self._lock:
+            self.holding = False
+            unacked, self._unacked = self._unacked, {}
+            for stream_id, size in unacked.items():
+                with contextlib.suppress(Exception):  # a stream closed meanwhile
+                    self.conn.acknowledge_received_data(size, stream_id)
+            await self._flush()
 
     async def reset(self, stream_id: int) -> None:
         async with self._lock:

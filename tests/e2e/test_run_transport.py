@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import random
+import string
 import uuid
 
 import pytest
@@ -15,6 +17,7 @@ from cursor_client import FAKE_TOKEN
 from cursor_client import CursorLikeClient
 from cursor_client import CursorTurn
 from mitm import TEST_HOST
+from mitm import start_mitmdump
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
@@ -308,3 +311,38 @@ async def test_an_http1_client_of_run_streams_both_ways(mitm, workspace) -> None
     await client.aclose()
     assert end.ok, end.error
     assert "alpha" in "".join(texts)
+
+
+async def test_a_run_ends_whole_for_a_client_that_reads_slower_than_the_turn(
+    tmp_path, workspace
+) -> None:
+    """The client reads slower than the turn: when the turn ends, most of the answer still
+    waits in mitmproxy for the client's flow-control window. The loopback hop stays open until
+    mitmproxy closes it; closing it first made mitmproxy reset the stream (INTERNAL_ERROR: its
+    HTTP/1 reader saw the hop end while the client's upload was open) and drop what it held, so
+    the client lost the rest of the answer and the end of the turn."""
+    line = "".join(random.Random(7).choices(string.ascii_letters, k=300_000))  # gzip: ~225 KB
+    (workspace / "big.txt").write_text(line + "\nend\n")
+    proxy = start_mitmdump(
+        tmp_path, "--set", "cursor_byok_heartbeat_ms=300", "--set", "cursor_byok_ack_timeout_ms=300"
+    )
+    client = run_client(proxy, workspace)
+    try:
+        h2 = await client.h2()
+        h2.holding = True  # acknowledge nothing: the stream's window (64 KiB) fills
+        turn = asyncio.ensure_future(
+            client.turn(client.run_request("read big.txt", conversation_id=str(uuid.uuid4())))
+        )
+        async with asyncio.timeout(30):  # mitmproxy has the whole response: its flow line
+            while f"{RUN} HTTP/2.0" not in proxy.log():
+                assert not turn.done(), turn.result()
+                await asyncio.sleep(0.02)
+        await h2.release()
+        result = await asyncio.wait_for(turn, 30)
+    finally:
+        await client.aclose()
+        proxy.stop()
+    # The whole stream came: every frame, then its end (the blob acks this client could not
+    # send while it read nothing are past the 0.3 s given to them: that is the end it names).
+    assert line in result.text
+    assert result.end.error is not None and "acknowledge stored blobs" in result.end.error.message

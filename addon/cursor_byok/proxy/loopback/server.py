@@ -54,6 +54,10 @@ _MAX_ERROR_BODY = 64 * 1024
 # A stream stops writing while this much is unsent to mitmproxy (asyncio's own high-water mark,
 # where StreamWriter.drain() starts to wait).
 WRITE_HIGH_WATER = 64 * 1024
+# After a `Run` response ends, its hop stays open until mitmproxy closes it (the client ended its
+# upload, or went away), at most this long: mitmproxy resets a stream whose hop ends while the
+# client's upload is open, dropping what it still holds for a client slower than the turn.
+RUN_END_HOLD = 60.0
 _HOP_BY_HOP = {
     "connection",
     "keep-alive",
@@ -294,6 +298,9 @@ class Streamer:
             if not gone.done():
                 writer.write(conn.send(h11.EndOfMessage()))
                 await writer.drain()
+                if spec.transport == "run":
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(gone), RUN_END_HOLD)
         finally:
             gone.cancel()
             if sub is not None:
