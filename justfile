@@ -22,7 +22,8 @@ lint:
 # Benchmarks (figures, not tests; ~10 min on 2 cores): codec/inbox throughput, the provider
 # stream's CPU per delta stage by stage and its memory under compression bombs (issue 23), turns
 # through a real mitmdump, streaming cost against plain mitmproxy (issue 15), memory bounds and
-# 100 concurrent turns (issue 13). Each script takes --help for bigger or smaller runs.
+# 100 concurrent turns (issue 13), RSS per MB of streamed text (issue 27). Each script takes
+# --help for bigger or smaller runs.
 bench:
     uv run python bench/bench_codec.py
     uv run python bench/bench_provider_stream.py --repeats 3 --deltas 1000
@@ -30,6 +31,7 @@ bench:
     uv run python bench/bench_turns.py 30
     uv run python bench/bench_streaming.py
     uv run python bench/bench_hardening.py
+    uv run python bench/bench_memory.py
     uv run python bench/bench_run_transport.py 30
     uv run python bench/bench_prompt_cache.py
 

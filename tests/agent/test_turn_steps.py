@@ -5,6 +5,8 @@ from __future__ import annotations
 from cursor_byok.agent.turn import Turn
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.checkpoint import Transcript
+from cursor_byok.protocol.checkpoint import clear_volatile
+from cursor_byok.protocol.checkpoint import has_volatile
 from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.store.blobs import BlobStore
 
@@ -51,3 +53,26 @@ def test_timeless_ignores_only_clock_fields() -> None:
     c = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text="y", duration_ms=5))
     assert timeless(a) == timeless(b) != timeless(c)
     assert a.thinking_message.duration_ms == 5  # the argument is left as it was
+
+
+def test_has_volatile_sees_clock_fields_anywhere_in_the_tree() -> None:
+    """`timeless` skips its copy when `has_volatile` says nothing would change: so it must see
+    every clock field a copy would clear, nested, repeated or in a map."""
+    shell = pb.ConversationStep()
+    shell.tool_call.shell_tool_call.result.success.execution_time = 12
+    todos = pb.ConversationStep()
+    todos.tool_call.update_todos_tool_call.args.todos.add(content="a", created_at=3)
+    todo_free = pb.ConversationStep()
+    todo_free.tool_call.update_todos_tool_call.args.todos.add(content="a")
+    plain = pb.ConversationStep(assistant_message=pb.AssistantMessage(text="x" * 1000))
+    state = pb.ConversationStateStructure()
+    state.subagent_runs_by_parent_tool_call_id["c"].SetInParent()
+    for message in (shell, todos, todo_free, plain, state):
+        copy = type(message)()
+        copy.CopyFrom(message)
+        clear_volatile(copy)
+        changed = copy.SerializeToString(deterministic=True) != message.SerializeToString(
+            deterministic=True
+        )
+        assert has_volatile(message) == changed, message
+    assert timeless(plain) == plain.SerializeToString(deterministic=True)

@@ -10,6 +10,7 @@ staged and settled checkpoints, end-stream), cancellation and errors Cursor can 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -37,6 +38,7 @@ from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import HistoryMessage
+from cursor_byok.protocol.text import TextParts
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import record_turn
 
@@ -163,6 +165,10 @@ class RunChannel(Protocol):
 
     def open_kv(self, message: pb.KvServerMessage) -> tuple[Any, Awaitable[Any]]: ...
 
+    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]:
+        """`open_kv` of a SetBlobArgs, without a protobuf message holding the blob."""
+        ...
+
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
 
     def abort_pending(self) -> None: ...
@@ -201,9 +207,9 @@ class Turn:
         self._instruction: Instruction | None = None
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
-        self._text: list[str] = []
-        self._thinking: list[str] = []
-        self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # see _add_step
+        self._text = TextParts()
+        self._thinking = TextParts()
+        self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # digest: see _add_step
         live.turn = self
 
     @property
@@ -234,6 +240,9 @@ class Turn:
         elif "tool_call_completed" in variant:
             self.current_tool = None
         self._record_step(variant)
+        self._send_update(variant)
+
+    def _send_update(self, variant: dict) -> None:
         update = pb.InteractionUpdate(**variant)
         self.emit(pb.AgentServerMessage(interaction_update=update))
         if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
@@ -255,17 +264,18 @@ class Turn:
 
     def _flush_thinking(self, duration_ms: int = 0) -> None:
         if self._thinking:
-            text, self._thinking = "".join(self._thinking), []
-            thinking = pb.ThinkingMessage(text=text, duration_ms=max(duration_ms, 0))
-            self._add_step(pb.ConversationStep(thinking_message=thinking))
+            step = pb.ConversationStep()  # filled in place: a message passed in is copied
+            step.thinking_message.text = self._thinking.take()
+            step.thinking_message.duration_ms = max(duration_ms, 0)
+            self._add_step(step)
 
     def flush_steps(self) -> None:
         """Close the thinking and text gathered so far into steps (before a checkpoint)."""
         self._flush_thinking()
         if self._text:
-            text, self._text = "".join(self._text), []
-            message = pb.AssistantMessage(text=text)
-            self._add_step(pb.ConversationStep(assistant_message=message))
+            step = pb.ConversationStep()
+            step.assistant_message.text = self._text.take()
+            self._add_step(step)
 
     def _add_step(self, step: pb.ConversationStep) -> None:
         """Add a step; one that differs from an earlier step of this turn only in timings
@@ -276,25 +286,31 @@ class Turn:
         whether their measured durations happen to be equal, and the turn's frames (how many
         blob SETs, hence every later KV id) on the clock: replay could not reproduce them.
         """
-        step = self._step_shapes.setdefault(timeless(step), step)
+        shape = hashlib.sha256(timeless(step)).digest()  # not the bytes: a copy of the text
+        step = self._step_shapes.setdefault(shape, step)
         self.transcript.add_step(step)
 
     def checkpoint(
-        self, *, pending: AssistantHistoryMessage | None = None
+        self,
+        *,
+        pending: AssistantHistoryMessage | None = None,
+        into: pb.ConversationStateStructure | None = None,
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
-        """The checkpoint as of now, with the steps shown so far."""
+        """The checkpoint as of now, with the steps shown so far (made in `into` if given)."""
         self.flush_steps()
-        return self.transcript.checkpoint(pending=pending, mode=self.mode)
+        return self.transcript.checkpoint(pending=pending, mode=self.mode, into=into)
 
     def text(self, text: str) -> None:
-        self.update(text_delta=pb.TextDeltaUpdate(text=text))
+        # The step keeps the caller's string, not one read back from the protobuf message
+        # (a copy each): the provider's history holds the same objects until it joins them.
+        self._flush_thinking()
+        self._text.append(text)
+        self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
 
     def thinking(self, text: str) -> None:
-        self.update(
-            thinking_delta=pb.ThinkingDeltaUpdate(
-                text=text, thinking_style=pb.THINKING_STYLE_DEFAULT
-            )
-        )
+        self._thinking.append(text)
+        delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
+        self._send_update({"thinking_delta": delta})
 
     def step_started(self) -> int:
         self._step_id += 1
@@ -351,6 +367,7 @@ class Turn:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
         self.blobs.put_all(blobs)  # on disk before the checkpoint that refers to them goes out
+        blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
             return
 
@@ -364,9 +381,10 @@ class Turn:
 
         waiting = set()
         tasks = []
-        for ident, data in missing.items():
-            args = pb.SetBlobArgs(blob_id=ident, blob_data=data)
-            key, answer = self.live.open_kv(pb.KvServerMessage(set_blob_args=args))
+        for ident in list(missing):  # in order: the KV ids and frames are the recorded ones
+            data = missing.pop(ident)
+            key, answer = self.live.open_set_blob(ident, data)
+            del data
             waiting.add(key)
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
         await self._ack_barrier(tasks, waiting)
@@ -403,9 +421,19 @@ class Turn:
                 task.cancel()
 
     async def publish_checkpoint(self, *, pending: AssistantHistoryMessage | None = None) -> None:
-        state, blobs = self.checkpoint(pending=pending)
+        message = pb.AgentServerMessage()  # the state made in it, not copied into it
+        _, blobs = self.checkpoint(pending=pending, into=message.conversation_checkpoint_update)
         await self.store_on_client(blobs)
-        self.emit(pb.AgentServerMessage(conversation_checkpoint_update=state))
+        self.emit(message)
+
+    def forget_content(self) -> None:
+        """After the turn: let go of what only it needed (the conversation, its steps, all
+        copies of the answer); the run keeps its frames, the status display this summary."""
+        light = Transcript(pb.ConversationStateStructure(), [], self.request_id)
+        light.used_tokens = self.transcript.used_tokens
+        light.context_window = self.transcript.context_window
+        self.transcript = light
+        self._step_shapes.clear()
 
     @property
     def mode(self) -> int:
@@ -522,6 +550,7 @@ async def run_turn(
         )
         # The usage database sits beside the blobs in the data dir; never raises.
         record_turn(blobs.root.parent, turn, outcome=outcome, duration=time.monotonic() - started)
+        turn.forget_content()
 
 
 async def _close_interrupted(turn: Turn, reason: BaseException) -> str:

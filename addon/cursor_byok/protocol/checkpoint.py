@@ -58,8 +58,32 @@ def clear_volatile(message: Message) -> None:
                     clear_volatile(item)
 
 
+def has_volatile(message: Message) -> bool:
+    """Whether any `VOLATILE_FIELDS` field is set in a message tree. Reads only message fields
+    and the volatile ones (a text field read would copy the text out of the message)."""
+    for fd in message.DESCRIPTOR.fields:
+        if fd.name in VOLATILE_FIELDS:
+            if fd.has_presence and message.HasField(fd.name):
+                return True
+            if not fd.has_presence and getattr(message, fd.name):
+                return True
+        elif fd.message_type is not None:
+            value = getattr(message, fd.name)
+            if fd.message_type.GetOptions().map_entry:
+                items = list(value.values()) if fd.message_type.fields[1].message_type else []
+            elif fd.is_repeated:
+                items = list(value)
+            else:
+                items = [value] if message.HasField(fd.name) else []
+            if any(has_volatile(item) for item in items):
+                return True
+    return False
+
+
 def timeless(message: Message) -> bytes:
     """A message's bytes without its `VOLATILE_FIELDS`: equal for equal content at any speed."""
+    if not has_volatile(message):  # most steps: their bytes as they are, no copy first
+        return message.SerializeToString(deterministic=True)
     copy = type(message)()
     copy.CopyFrom(message)
     clear_volatile(copy)
@@ -68,7 +92,11 @@ def timeless(message: Message) -> bytes:
 
 def encode_message(message: HistoryMessage) -> bytes:
     """Canonical bytes of one history message: stable, so equal messages share a blob id."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    return _json(message).encode()
+
+
+def _json(message: HistoryMessage) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode_message(data: bytes) -> HistoryMessage:
@@ -140,7 +168,11 @@ class Transcript:
         self.summary = summary
 
     def checkpoint(
-        self, *, pending: AssistantHistoryMessage | None = None, mode: int | None = None
+        self,
+        *,
+        pending: AssistantHistoryMessage | None = None,
+        mode: int | None = None,
+        into: pb.ConversationStateStructure | None = None,
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The state to publish and every blob it references that this turn created.
 
@@ -154,7 +186,7 @@ class Transcript:
             blobs[ident] = data
             return ident
 
-        state = pb.ConversationStateStructure()
+        state = pb.ConversationStateStructure() if into is None else into
         state.CopyFrom(self.base)
         del state.pending_tool_calls[:]
         if self.rewritten:
@@ -164,7 +196,7 @@ class Transcript:
         settled = [m for m in self.new_messages if m is not pending]
         state.root_prompt_messages_json.extend(store(encode_message(m)) for m in settled)
         if pending is not None:
-            state.pending_tool_calls.append(encode_message(pending).decode())
+            state.pending_tool_calls.append(_json(pending))
         if self.user_message is not None:
             turn = pb.AgentConversationTurnStructure(
                 user_message=store(self.user_message.SerializeToString()),

@@ -43,6 +43,34 @@ class PendingKind(enum.Enum):
 
 PendingKey = tuple[PendingKind, int]
 
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(number: int, data: bytes) -> list[bytes]:
+    """A length-delimited field's parts (empty when `data` is: proto3 leaves it out)."""
+    return [_varint(number << 3 | 2), _varint(len(data)), data] if data else []
+
+
+def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
+    """The envelope of `AgentServerMessage{kv_server_message{id, set_blob_args{blob_id,
+    blob_data}}}`, byte for byte what upb serialises, made by joining the field headers and the
+    blob once (tests/protocol/test_outbox_frames.py holds it to upb's bytes)."""
+    args = _field(1, blob_id) + _field(2, data)
+    args_size = sum(map(len, args))
+    kv = ([b"\x08", _varint(kv_id)] if kv_id else []) + [b"\x1a", _varint(args_size)]
+    kv_size = sum(map(len, kv)) + args_size
+    head = [b"\x22", _varint(kv_size)]
+    size = sum(map(len, head)) + kv_size
+    return b"".join([b"\x00", size.to_bytes(4, "big"), *head, *kv, *args])
+
+
 _COALESCED = frozenset({"text_delta", "thinking_delta", "token_delta"})
 _HEADER = connect.HEADER_SIZE
 

@@ -23,6 +23,7 @@ from cursor_byok.protocol.outbox import Entry
 from cursor_byok.protocol.outbox import Outbox
 from cursor_byok.protocol.outbox import PendingKey
 from cursor_byok.protocol.outbox import PendingKind
+from cursor_byok.protocol.outbox import set_blob_frame
 from cursor_byok.protocol.states import RUN_TRANSITIONS
 from cursor_byok.protocol.states import HoldState
 from cursor_byok.protocol.states import RunEvent
@@ -433,7 +434,7 @@ class Run:
 
     def _request(
         self,
-        message: pb.AgentServerMessage,
+        frame: bytes,
         key: PendingKey,
         what: str,
         now: float,
@@ -443,7 +444,7 @@ class Run:
         self._step(RunEvent.REQUEST)
         watched = watched and what not in _UNWATCHED_EXECS
         self.pending[key] = _Pending(what, now, watched)
-        self.outbox.append(connect.encode_frame_raw(0, message.SerializeToString()), key=key)
+        self.outbox.append(frame, key=key)
         if self.outbox.size > self.config.max_backlog_bytes:
             self._backlog_full(now)
         if watched:
@@ -457,7 +458,7 @@ class Run:
             exec_message.exec_id = f"exec-{self.run_id[:8]}-{ident}"
         what = exec_message.WhichOneof("message") or "?"
         message = pb.AgentServerMessage(exec_server_message=exec_message)
-        self._request(message, (PendingKind.EXEC, ident), what, now)
+        self._request(_frame(message), (PendingKind.EXEC, ident), what, now)
         return ident
 
     def open_interaction(self, query: pb.InteractionQuery, *, now: float) -> int:
@@ -466,7 +467,7 @@ class Run:
         message = pb.AgentServerMessage(interaction_query=query)
         key = (PendingKind.INTERACTION, ident)
         # A person answers: no watchdog.
-        self._request(message, key, query.WhichOneof("query") or "?", now, watched=False)
+        self._request(_frame(message), key, query.WhichOneof("query") or "?", now, watched=False)
         return ident
 
     def open_kv(self, kv: pb.KvServerMessage, *, now: float) -> int:
@@ -474,7 +475,19 @@ class Run:
         self._next_kv_id += 1
         kv.id = ident
         message = pb.AgentServerMessage(kv_server_message=kv)
-        self._request(message, (PendingKind.KV, ident), kv.WhichOneof("message") or "?", now)
+        self._request(
+            _frame(message), (PendingKind.KV, ident), kv.WhichOneof("message") or "?", now
+        )
+        return ident
+
+    def open_set_blob(self, blob_id: bytes, data: bytes, *, now: float) -> int:
+        """`open_kv` of a SetBlobArgs, its frame made straight from the blob's bytes (one copy:
+        a protobuf message would take three more of a blob that may be megabytes)."""
+        ident = self._next_kv_id
+        self._next_kv_id += 1
+        self._request(
+            set_blob_frame(ident, blob_id, data), (PendingKind.KV, ident), "set_blob_args", now
+        )
         return ident
 
     def _take_exec_id(self) -> int:
@@ -576,3 +589,7 @@ class Run:
                 )
             ]
         return []
+
+
+def _frame(message: pb.AgentServerMessage) -> bytes:
+    return connect.encode_frame_raw(0, message.SerializeToString())

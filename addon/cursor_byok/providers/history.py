@@ -33,6 +33,7 @@ from cursor_byok.protocol.history_format import ProviderState
 from cursor_byok.protocol.history_format import ReasoningPart
 from cursor_byok.protocol.history_format import ToolCallPart
 from cursor_byok.protocol.history_format import UserPart
+from cursor_byok.protocol.text import TextParts
 
 log = logging.getLogger(__name__)
 
@@ -299,7 +300,7 @@ class MessageBuilder:
         self.replay: ProviderState = {"kind": kind, "provider": provider, "model": model}
         # type of the part that deltas currently extend
         self._open: Literal["text", "reasoning"] | None = None
-        self._chunks: list[str] = []
+        self._chunks = TextParts()  # few large strings, not one per delta
 
     def append_text(self, text: str) -> None:
         self._append("text", text)
@@ -349,10 +350,10 @@ class MessageBuilder:
 
     def _flush(self) -> None:
         if self._open is not None and self._chunks:
-            text = "".join(self._chunks)
+            text = self._chunks.take()
             if self._open == "text":
                 self.parts.append({"type": "text", "text": text})
             else:
                 self.parts.append({"type": "reasoning", "text": text})
         self._open = None
-        self._chunks = []
+        self._chunks.take()

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from cursor_byok.agent.turn import TurnCancelled
@@ -245,6 +246,11 @@ class LiveRun:
         key = (PendingKind.KV, ident)
         return key, self._await(key, self._waiter(key))
 
+    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[PendingKey, Awaitable]:
+        ident = self.core.open_set_blob(blob_id, data, now=self.clock())
+        key = (PendingKind.KV, ident)
+        return key, self._await(key, self._waiter(key))
+
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
         _, answer = self.open_kv(message)
         return await answer
@@ -405,8 +411,8 @@ class SessionRegistry:
                 return
             try:
                 frames, end = self._core.read(sub, now=self.clock())
-                if frames:
-                    write(b"".join(frames))
+                for piece in _pieces(frames):
+                    write(piece)
                     chunks += 1
                 if end:
                     ended.set_result(None)
@@ -545,3 +551,19 @@ class SessionRegistry:
         if tasks:
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)
+
+
+def _pieces(frames: list[bytes], large: int = 64 * 1024) -> Iterator[bytes]:
+    """Frames ready together, as few writes as can be made without copying a large one: small
+    frames joined, a large frame (a blob SET, a checkpoint) written as it is."""
+    small: list[bytes] = []
+    for frame in frames:
+        if len(frame) < large:
+            small.append(frame)
+            continue
+        if small:
+            yield b"".join(small)
+            small = []
+        yield frame
+    if small:
+        yield b"".join(small)

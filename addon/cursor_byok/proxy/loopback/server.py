@@ -290,7 +290,7 @@ class Streamer:
             transport = writer.transport
             chunks = await self.registry.stream_to(
                 subscribed,
-                lambda chunk: writer.write(conn.send(h11.Data(data=chunk))),
+                lambda chunk: _write_chunk(writer, conn, chunk),
                 until=gone,
                 full=lambda: transport.get_write_buffer_size() > WRITE_HIGH_WATER,
                 drain=writer.drain,
@@ -406,3 +406,11 @@ class Streamer:
             return
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
+
+
+def _write_chunk(writer: asyncio.StreamWriter, conn: h11.Connection, chunk: bytes) -> None:
+    """One chunk of the response: its framing and the chunk itself, not joined into a copy
+    (the transport keeps views of what it cannot send at once)."""
+    pieces = conn.send_with_data_passthrough(h11.Data(data=chunk))
+    if pieces:
+        writer.writelines(pieces)

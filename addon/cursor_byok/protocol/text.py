@@ -1,0 +1,47 @@
+"""Text that grows by small pieces (a model's deltas), kept in few large strings.
+
+A Python string costs about 50 bytes besides its characters, so a list of 20-character deltas
+holds about 4 bytes per character of text; every `BLOCK` characters the pieces gathered are
+joined into one string, so the text costs about what its characters do, whatever the delta
+sizes (issue 27 item 1).
+"""
+
+from __future__ import annotations
+
+BLOCK = 8192  # characters gathered before the pieces are joined into one string
+
+
+class TextParts:
+    """Append pieces, take the whole once: `"".join(pieces)` with a bounded overhead."""
+
+    __slots__ = ("_blocks", "_pending", "_pieces", "chars")
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._pieces: list[str] = []
+        self._pending = 0  # characters in `_pieces`
+        self.chars = 0
+
+    def __bool__(self) -> bool:
+        return self.chars > 0
+
+    def append(self, text: str) -> None:
+        if not text:
+            return
+        self._pieces.append(text)
+        self._pending += len(text)
+        self.chars += len(text)
+        if self._pending >= BLOCK:
+            self._blocks.append("".join(self._pieces))
+            self._pieces = []
+            self._pending = 0
+
+    def take(self) -> str:
+        """The text so far, joined; the parts are empty after."""
+        blocks, self._blocks = self._blocks, []
+        blocks.extend(self._pieces)
+        self._pieces = []
+        self._pending = self.chars = 0
+        text = "".join(blocks)
+        del blocks[:]  # each block goes as soon as the whole exists
+        return text

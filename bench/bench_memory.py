@@ -1,0 +1,356 @@
+"""Memory follows the bytes (issue 27 item 1): the proxy's RSS growth per MB of streamed text.
+
+    uv run python bench/bench_memory.py [--tiny-mib 1.2] [--kb-mib 8] [--endless-mib 17]
+        [--endless-seconds 40] [--only tiny,kb,endless] [--tree PATH]
+
+Each case gets a fresh mitmdump with the addon (defaults: coalescing 15 ms, the provider agent)
+and one warm-up turn of the same shape (64 KiB of text), then one measured Agent turn over
+Cursor's default transport (one HTTP/2 `Run` stream; KV acks on the open upload). The model is
+an OpenAI-Chat endpoint in this process that streams as fast as the proxy reads:
+
+- tiny: deltas of 20 characters, --tiny-mib MiB of text (the issue: 1.2 MB of bursts grew the
+  proxy by +261 MiB);
+- kb: deltas of 1 KiB, --kb-mib MiB;
+- endless: 100-character deltas without end, paced to --endless-mib MiB in --endless-seconds s
+  (the issue: 17 MiB in 40 s took the proxy from 89 to 375 MiB); once the client has received
+  --endless-mib MiB it presses stop (a cancel action) and waits for the end of the turn.
+
+Growth = VmHWM during the turn (reset to the current RSS just before it, /proc/<pid>/clear_refs)
+minus VmRSS before it, per MiB of text the client received; "after" is VmRSS once the turn is
+over (the finished run keeps its frames for reconnects for cursor_byok_linger_ms). The goal
+printed is the issue's: growth ≤ 3 MB per MB of text, whatever the delta sizes.
+
+--tree PATH measures another checkout (its .venv's mitmdump and its addon/main.py), e.g. the
+tree before the fix. Linux only (/proc), 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import re
+import string
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(HERE))
+
+import h2.settings  # noqa: E402
+from mitm import Mitm  # noqa: E402
+from mitm import start_mitmdump  # noqa: E402
+from provider_config import KEY_ENV  # noqa: E402
+from streamlib import _CHAT_HEAD  # noqa: E402
+from streamlib import _CHAT_TAIL  # noqa: E402
+from streamlib import RUN  # noqa: E402
+from streamlib import _chat_event  # noqa: E402
+from streamlib import _chunk  # noqa: E402
+from streamlib import _Envelopes  # noqa: E402
+from streamlib import _headers  # noqa: E402
+from streamlib import client_tls_h2  # noqa: E402
+from streamlib import open_h2  # noqa: E402
+from streamlib import read_body  # noqa: E402
+from streamlib import reset_peak  # noqa: E402
+from streamlib import run_request  # noqa: E402
+from streamlib import status_kib  # noqa: E402
+
+from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
+from cursor_byok.protocol import connect  # noqa: E402
+
+MiB = 1 << 20
+GOAL = 3.0  # MB of growth per MB of text
+ASK = re.compile(rb"bench-mem chars=(\d+) bytes=(\d+) rate=([\d.]+)")
+POOL = "".join(random.Random(27).choices(string.ascii_letters + " ", k=MiB))  # text to slice
+
+
+class Provider:
+    """An OpenAI-Chat endpoint streaming what the user's message asks: `bench-mem chars=N
+    bytes=B rate=R` is B bytes of N-character deltas (B = 0: without end), paced to R bytes a
+    second (0: as fast as the reader takes them)."""
+
+    def __init__(self) -> None:
+        self.server: asyncio.Server | None = None
+        self.sent = 0  # text bytes of the current stream
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(
+            ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError
+        ):
+            while line := await reader.readline():
+                headers: dict[str, str] = {}
+                while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = raw.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await read_body(reader, headers)
+                match = ASK.search(body)
+                if not line.split()[1].endswith(b"/chat/completions") or match is None:
+                    writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                chars, total, rate = int(match[1]), int(match[2]), float(match[3])
+                await self.stream(writer, chars, total, rate)
+        writer.close()
+
+    async def stream(self, writer, chars: int, total: int, rate: float) -> None:
+        writer.write(_CHAT_HEAD)
+        self.sent = 0
+        start = time.monotonic()
+        offset = 0
+        while not total or self.sent < total:
+            batch = []
+            for _ in range(max(1, 32768 // chars)):  # ~32 KiB of text a write
+                if offset + chars > len(POOL):
+                    offset = 0
+                batch.append(_chat_event(POOL[offset : offset + chars]))
+                offset += chars
+                self.sent += chars
+                if total and self.sent >= total:
+                    break
+            writer.write(_chunk(b"".join(batch)))
+            await writer.drain()
+            if rate:  # paced: never ahead of the clock
+                ahead = self.sent / rate - (time.monotonic() - start)
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
+        writer.write(_CHAT_TAIL)
+        await writer.drain()
+
+
+def write_config(tmp: Path, base_url: str) -> Path:
+    path = tmp / "config.toml"
+    path.write_text(
+        f"""
+default_model = "Fake Model"
+
+[providers.bench]
+kind = "openai-chat"
+base_url = "{base_url}"
+api_key_env = "{KEY_ENV}"
+max_retries = 0
+
+[[models]]
+name = "Fake Model"
+provider = "bench"
+model = "bench-1"
+context_window = 1000000
+"""
+    )
+    path.chmod(0o600)
+    return path
+
+
+def start_proxy(tmp: Path, base_url: str, tree: Path | None) -> Mitm:
+    tmp.mkdir(parents=True, exist_ok=True)
+    command = None
+    if tree is not None:  # another checkout: its own mitmdump, its own addon
+        command = [
+            str(tree / ".venv" / "bin" / "mitmdump"),
+            "--listen-host", "127.0.0.1", "-p", "0",
+            "--set", f"confdir={tmp / 'mitmconf'}",
+            "--set", "connection_strategy=lazy",
+            "--set", f"cursor_byok_data_dir={tmp / 'data'}",
+            "--set", "cursor_byok_hosts=api2.cursor.test",
+            "--set", "cursor_byok_agent=provider",
+            "--set", f"cursor_byok_config={write_config(tmp, base_url)}",
+            "-s", str(tree / "addon" / "main.py"),
+        ]  # fmt: skip
+    return start_mitmdump(
+        tmp,
+        agent="provider",
+        config=write_config(tmp, base_url),
+        env={KEY_ENV: "sk-bench-not-a-key"},
+        command=command,
+    )
+
+
+@dataclass
+class Turn:
+    chars: int = 0  # text characters received (ASCII: bytes)
+    frames: int = 0
+    end: str = ""  # "ok" or the error
+    seconds: float = 0.0
+    request_id: str = ""
+
+
+async def one_turn(
+    proxy: Mitm, workspace: Path, ask: str, *, stop_at: int = 0, timeout: float = 600
+) -> Turn:
+    """One Agent turn on a `Run` stream of its own connection; with `stop_at`, the client
+    presses stop once it has received that many characters."""
+    loop = asyncio.get_running_loop()
+    tls = client_tls_h2(proxy.ca_file)
+    conn = await open_h2(proxy.port, tunnel="api2.cursor.test:443", tls=tls)
+    assert conn.conn is not None  # a reader as fast as the proxy: a 16 MiB stream window
+    conn.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 16 * MiB})
+    conn._flush()
+    turn = Turn()
+    done = loop.create_future()
+    stream_id = 0
+    stopped = False
+
+    def send(message: pb.AgentClientMessage) -> None:
+        conn.send(stream_id, connect.encode_frame(message.SerializeToString()))
+
+    def frame(flags: int, payload: bytes, now: int) -> None:
+        nonlocal stopped
+        if flags & connect.FLAG_END_STREAM:
+            end = connect.parse_end_stream(payload)
+            turn.end = "ok" if end.ok else f"{end.error.code}: {end.error.message}"
+            if not done.done():
+                done.set_result(None)
+            return
+        turn.frames += 1
+        message = pb.AgentServerMessage.FromString(payload)
+        kind = message.WhichOneof("message")
+        if kind == "interaction_update":
+            if message.interaction_update.WhichOneof("message") == "text_delta":
+                turn.chars += len(message.interaction_update.text_delta.text)
+                if stop_at and turn.chars >= stop_at and not stopped:
+                    stopped = True
+                    action = pb.AgentClientMessage()
+                    action.conversation_action.cancel_action.reason = "stop"
+                    send(action)
+        elif kind == "kv_server_message":
+            kv = message.kv_server_message
+            reply = pb.KvClientMessage(id=kv.id)
+            if kv.WhichOneof("message") == "set_blob_args":
+                reply.set_blob_result.SetInParent()
+            else:
+                reply.get_blob_result.SetInParent()
+            send(pb.AgentClientMessage(kv_client_message=reply))
+
+    envelopes = _Envelopes(frame)
+    started = time.monotonic()
+    try:
+        turn.request_id = str(uuid.uuid4())
+        headers = _headers(turn.request_id, "application/connect+proto")
+        headers["te"] = "trailers"
+        stream_id, _, ended = conn.request(RUN, headers, envelopes.feed)
+        send(run_request(ask, workspace))
+        async with asyncio.timeout(timeout):
+            await asyncio.wait([done, ended], return_when=asyncio.FIRST_COMPLETED)
+        if not done.done():
+            try:
+                ended.result()
+                turn.end = "the stream ended without an end-stream envelope"
+            except Exception as exc:
+                turn.end = f"{type(exc).__name__}: {exc}"
+            turn.end += f" after {turn.chars} characters, {turn.frames} frames"
+        conn.send(stream_id, b"", end=True)
+    finally:
+        turn.seconds = time.monotonic() - started
+        conn.close()
+    return turn
+
+
+@dataclass
+class Case:
+    name: str
+    chars: int  # characters a delta
+    mib: float  # text to stream (endless: where the client presses stop)
+    seconds: float = 0.0  # pacing (0: as fast as the proxy reads)
+    endless: bool = False
+
+
+async def measure(case: Case, tmp: Path, workspace: Path, tree: Path | None) -> dict:
+    provider = Provider()
+    base_url = await provider.start()
+    proxy = start_proxy(tmp / case.name, base_url, tree)
+    pid = proxy.process.pid
+    try:
+        warm = await one_turn(
+            proxy, workspace, f"bench-mem chars={case.chars} bytes={64 * 1024} rate=0"
+        )
+        assert warm.end == "ok", warm.end
+        total = int(case.mib * MiB)
+        reset_peak(pid)
+        before = status_kib(pid, "VmRSS")
+        rate = total / case.seconds if case.seconds else 0
+        ask = f"bench-mem chars={case.chars} bytes={0 if case.endless else total} rate={rate:.0f}"
+        turn = await one_turn(
+            proxy,
+            workspace,
+            ask,
+            stop_at=total if case.endless else 0,
+        )
+        peak = status_kib(pid, "VmHWM")
+        after = status_kib(pid, "VmRSS")
+    finally:
+        proxy.stop()
+        assert provider.server is not None
+        provider.server.close()
+    text_mib = turn.chars / MiB
+    growth = (peak - before) / 1024
+    return {
+        "case": case,
+        "turn": turn,
+        "before": before / 1024,
+        "peak": peak / 1024,
+        "after": after / 1024,
+        "growth": growth,
+        "text_mib": text_mib,
+        "per_mib": growth / text_mib if text_mib else float("nan"),
+    }
+
+
+def report(results: list[dict], tree: Path | None) -> None:
+    print(f"\nproxy: {tree or ROOT}")
+    print("| case | delta | text | turn | frames | RSS before | peak | after | growth | per MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        case, turn = r["case"], r["turn"]
+        end = "ok" if turn.end == "ok" else turn.end[:60]
+        if turn.end != "ok":
+            print(turn.end, file=sys.stderr)
+        goal = "✔" if r["per_mib"] <= GOAL else "✘"
+        print(
+            f"| {case.name} | {case.chars} ch | {r['text_mib']:.1f} MiB in {turn.seconds:.1f} s "
+            f"| {end} | {turn.frames} | {r['before']:.0f} MiB | {r['peak']:.0f} MiB "
+            f"| {r['after']:.0f} MiB | +{r['growth']:.0f} MiB | {r['per_mib']:.2f} {goal} |"
+        )
+
+
+async def run(args: argparse.Namespace) -> None:
+    cases = {
+        "tiny": Case("tiny", 20, args.tiny_mib),
+        "kb": Case("kb", 1024, args.kb_mib),
+        "endless": Case("endless", 100, args.endless_mib, args.endless_seconds, endless=True),
+    }
+    chosen = [cases[name] for name in args.only.split(",")]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp_name:
+        tmp = Path(tmp_name)
+        workspace = tmp / "workspace"
+        workspace.mkdir()
+        (workspace / "README.md").write_text("# bench\n")
+        for case in chosen:
+            print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
+            results.append(await measure(case, tmp, workspace, args.tree))
+    report(results, args.tree)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tiny-mib", type=float, default=1.2)
+    parser.add_argument("--kb-mib", type=float, default=8.0)
+    parser.add_argument("--endless-mib", type=float, default=17.0)
+    parser.add_argument("--endless-seconds", type=float, default=40.0)
+    parser.add_argument("--only", default="tiny,kb,endless")
+    parser.add_argument("--tree", type=Path, default=None, help="another checkout to measure")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
