@@ -301,6 +301,9 @@ class FakeProvider:
             return True
         if step.kind == "raw":
             chunks, status, headers = step.chunks, step.status, step.headers
+        elif step.kind in ("trickle", "endless") and step.text:
+            chunks = r.reply(Step("reply", text=step.text), terminate=False)
+            status, headers = 200, {}
         elif step.kind in ("empty", "stall", "trickle", "giant"):
             chunks, status, headers = [], 200, {}
         elif step.kind == "stream_error":
@@ -347,6 +350,12 @@ class FakeProvider:
                     await writer.drain()
                     record.sent_bytes += 14
                     await asyncio.sleep(step.delay or 0.05)
+            if step.kind == "endless":
+                while True:  # the last text delta again and again
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunks[-1]), chunks[-1]))
+                    await writer.drain()
+                    record.sent_bytes += len(chunks[-1])
+                    await asyncio.sleep(step.delay or 0.01)
             if step.kind == "giant":
                 piece = b"data: " + b"a" * (64 * 1024 - 6)
                 while record.sent_bytes < step.size:

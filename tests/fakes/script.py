@@ -16,7 +16,17 @@ class Step:
     """One scripted response, format-neutral. Build it with `Script` methods."""
 
     kind: Literal[
-        "reply", "error", "stream_error", "cut", "hang", "raw", "empty", "stall", "trickle", "giant"
+        "reply",
+        "error",
+        "stream_error",
+        "cut",
+        "hang",
+        "raw",
+        "empty",
+        "stall",
+        "trickle",
+        "giant",
+        "endless",
     ]
     text: str = ""
     reasoning: str | None = None
@@ -115,10 +125,15 @@ class Script:
         """HTTP 200 headers, then nothing at all until the client gives up."""
         return self.add(Step("stall"))
 
-    def trickle(self, *, every: float = 0.05) -> Step:
+    def trickle(self, *, every: float = 0.05, text: str = "") -> Step:
         """HTTP 200, then only keep-alive comments (`: keep-alive`) every `every` seconds:
-        the connection looks alive to a read timeout, yet no event ever comes."""
-        return self.add(Step("trickle", delay=every))
+        the connection looks alive to a read timeout, yet no event ever comes (after the
+        events of `text`, if given: the first-token budget is then spent)."""
+        return self.add(Step("trickle", text=text, delay=every))
+
+    def endless(self, *, text: str = "more ", every: float = 0.01) -> Step:
+        """HTTP 200 and a text delta every `every` seconds, for ever (until the client goes)."""
+        return self.add(Step("endless", text=text, delay=every))
 
     def giant(self, size: int) -> Step:
         """HTTP 200 and one `data:` line of `size` bytes that never ends (sent lazily)."""

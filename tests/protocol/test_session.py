@@ -647,7 +647,19 @@ def test_a_backlog_past_its_bound_fails_the_turn_once_naming_the_limit() -> None
     assert core.next_deadline() == 2  # over it: the next tick fails the turn
     [fail] = ticked(core, 2)
     assert isinstance(fail, FailTurn) and fail.code == "resource_exhausted"
-    assert "passed 1000 bytes" in fail.message and "max_backlog_bytes" in fail.message
+    assert "passed 1000 bytes" in fail.message and "cursor_byok_max_turn_output_mb" in fail.message
     run.emit(text("z"), now=3)  # the turn stops at its next await: no second failure
     assert ticked(core, 3) == []
     assert run.outbox.size == sum(len(e.frame) for e in run.entries if e.frame is not None)
+
+
+def test_a_turn_past_its_time_limit_fails_once_naming_the_option() -> None:
+    core = Registry(SessionConfig(turn_timeout=100, grace_period=1000, heartbeat_interval=1000))
+    run = started(core)
+    start = run.created_at
+    assert core.next_deadline() <= start + 100
+    assert ticked(core, start + 99) == []
+    [fail] = ticked(core, start + 100)
+    assert isinstance(fail, FailTurn) and fail.code == "deadline_exceeded"
+    assert "ran for 100 s" in fail.message and "cursor_byok_turn_timeout_ms" in fail.message
+    assert ticked(core, start + 200) == []  # once; the turn stops at its next await

@@ -462,7 +462,7 @@ async def test_a_turn_streaming_past_the_backlog_bound_ends_with_resource_exhaus
     envelopes = connect.decode_envelopes(b"".join(chunks))
     end = connect.parse_end_stream(envelopes[-1].payload)
     assert end.error.code == "resource_exhausted" and "passed 65536 bytes" in end.error.message
-    assert "max_backlog_bytes" in end.error.message
+    assert "cursor_byok_max_turn_output_mb" in end.error.message
     streamed = sum(len(e.payload) for e in envelopes[:-1])
     assert limit < streamed < limit + 16 * len(chunk)  # a frame or so beyond the bound
     await registry.stop()

@@ -54,7 +54,7 @@ def provider_turn_error(exc: ProviderError) -> TurnError:
     if exc.kind == "context_length":
         return TurnError("invalid_argument", exc.message, title=title, error=CUSTOM_MESSAGE)
     return TurnError(
-        "unavailable",
+        "deadline_exceeded" if exc.reason == "idle_timeout" else "unavailable",
         f"{exc.provider}: {exc.message}" if exc.provider else exc.message,
         title=title,
         error=PROVIDER_ERROR,

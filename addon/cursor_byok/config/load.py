@@ -46,6 +46,7 @@ _PROVIDER_KEYS = {
     "extra_body",
     "reasoning_passback",
     "first_token_timeout",
+    "idle_timeout",
 }
 _MODEL_KEYS = {
     "name",
@@ -284,7 +285,7 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
             prefix + "reasoning_passback",
             "must be reasoning_content, reasoning or reasoning_details",
         )
-    for key in ("connect_timeout", "read_timeout", "first_token_timeout"):
+    for key in ("connect_timeout", "read_timeout", "first_token_timeout", "idle_timeout"):
         value = table.get(key, 1)
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             raise fail(prefix + key, "must be a positive number of seconds")
@@ -311,6 +312,7 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         extra_body=dict(table.get("extra_body", {})),
         reasoning_passback=table.get("reasoning_passback"),
         first_token_timeout=float(table.get("first_token_timeout", 120.0)),
+        idle_timeout=float(table.get("idle_timeout", 600.0)),
     )
 
 

@@ -75,6 +75,8 @@ class ProviderConfig:
     reasoning_passback: str | None = None
     # seconds from a model call until its first event, over all retries (None = no bound)
     first_token_timeout: float | None = 120.0
+    # seconds a stream may go without an SSE event (keep-alive comments do not count)
+    idle_timeout: float = 600.0
 
     def api_key(self) -> str:
         """Read the key now (so a rotated key file or env var is picked up); never logged."""
@@ -112,6 +114,7 @@ class ProviderConfig:
             extra_headers=self.resolved_headers(),
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
+            idle_timeout=self.idle_timeout,
             max_retries=self.max_retries,
             name=self.name,
             proxy=self.proxy,

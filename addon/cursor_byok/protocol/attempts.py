@@ -30,13 +30,13 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol import limits
 from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.deadlines import Deadlines
 from cursor_byok.protocol.inbox import Budget
 from cursor_byok.protocol.inbox import Inbox
 from cursor_byok.protocol.inbox import InboxOverflow
 from cursor_byok.protocol.inbox import Outcome
 from cursor_byok.protocol.runs import CancelTurn
 from cursor_byok.protocol.runs import Command
-from cursor_byok.protocol.runs import Deadlines
 from cursor_byok.protocol.runs import DropRun
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import Note
@@ -174,7 +174,7 @@ class Registry:
         self.runs: dict[str, Run] = {}
         self.owners: Counter[bytes] = Counter()  # live request ids per owner (limits.py)
         self.budget = Budget(self.config.max_buffered_bytes)
-        self.timers = Deadlines()  # shared with every run
+        self.timers: Deadlines[Run] = Deadlines()  # shared with every run
         self._next_sid = 1
         self.seqno_clashes = 0
 

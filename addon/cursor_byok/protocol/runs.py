@@ -9,9 +9,6 @@ shell should log comes back as a `Note`.
 
 from __future__ import annotations
 
-import heapq
-import itertools
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -19,6 +16,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.deadlines import Deadlines
 from cursor_byok.protocol.outbox import Entry
 from cursor_byok.protocol.outbox import Outbox
 from cursor_byok.protocol.outbox import PendingKey
@@ -55,6 +53,10 @@ class SessionConfig:
     # this fails with resource_exhausted. Real turns stream a few MiB (text, tool requests, blob
     # SETs of what was read and written); this bounds a provider that streams without end.
     max_backlog_bytes: int = 128 * MiB
+    # A turn still running this long after it started fails with deadline_exceeded: its model
+    # calls, tools and waits together (a provider that streams slowly for ever, say). Agent
+    # turns of many steps run for minutes, rarely an hour.
+    turn_timeout: float = 4 * 3600.0
 
 
 # --- commands for the async shell ---------------------------------------------------------------
@@ -149,50 +151,6 @@ class DropRun:
 Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | LiveAction | DropRun | Note
 
 
-# --- when the core must run next ----------------------------------------------------------------
-
-
-class Deadlines:
-    """When `tick` must next run, kept so that asking costs O(1): the shell asks after every
-    frame, and holding deltas for coalescing makes a deadline every few milliseconds per run.
-
-    Coalescing releases are many, short and exact: each is an entry of a heap (one that was
-    taken out early by another frame is skipped when it comes up). Every other timer (heartbeats,
-    grace, linger, run-request, gap and exec time-outs) is few and long, and is covered by one
-    lower bound, `scan_at`: whatever can bring a deadline forward lowers it (`due`), and the
-    registry's `tick` scans everything and makes it exact again once it is reached. So the one
-    timer may fire early for those, never late."""
-
-    def __init__(self) -> None:
-        self.scan_at = math.inf
-        self._releases: list[tuple[float, int, Run]] = []
-        self._order = itertools.count()  # ties between runs never compare runs
-
-    def due(self, when: float) -> None:
-        """Something may need `tick` at `when`."""
-        if when < self.scan_at:
-            self.scan_at = when
-
-    def release_at(self, when: float, run: Run) -> None:
-        """`run`'s held deltas may go out at `when`."""
-        heapq.heappush(self._releases, (when, next(self._order), run))
-
-    def next(self) -> float | None:
-        when = self.scan_at
-        releases = self._releases
-        if releases and releases[0][0] < when:
-            when = releases[0][0]
-        return None if when == math.inf else when
-
-    def releases_due(self, now: float) -> list[Run]:
-        """The runs whose release time has come (some may have been released already)."""
-        releases = self._releases
-        due = []
-        while releases and releases[0][0] <= now:
-            due.append(heapq.heappop(releases)[2])
-        return due
-
-
 # --- runs ---------------------------------------------------------------------------------------
 
 
@@ -223,7 +181,7 @@ class Run:
         owner: bytes,
         now: float,
         config: SessionConfig,
-        deadlines: Deadlines | None = None,
+        deadlines: Deadlines[Run] | None = None,
     ) -> None:
         self.run_id = run_id
         self.first_request_id = run_id  # the attempt that started it (logs, captures)
@@ -249,7 +207,8 @@ class Run:
         self.ignored_results = 0
         self.backlog_full_at: float | None = None  # when the backlog passed its bound
         self._backlog_failed = False  # ... and the turn was failed for it (once)
-        self.timers = deadlines if deadlines is not None else Deadlines()
+        self._timed_out = False  # the turn ran past turn_timeout and was failed for it (once)
+        self.timers: Deadlines[Run] = deadlines if deadlines is not None else Deadlines()
         self.timers.due(now + config.grace_period)
 
     def _step(self, event: RunEvent) -> None:
@@ -537,7 +496,7 @@ class Run:
             if self.state is RunState.FINISHED and self.finished_at is not None:
                 return [self.finished_at + cfg.linger]
             return []
-        out = []
+        out = [] if self._timed_out else [self.created_at + cfg.turn_timeout]
         if self.backlog_full_at is not None and not self._backlog_failed:
             out.append(self.backlog_full_at)
         if self.state is RunState.DETACHED:
@@ -565,8 +524,20 @@ class Run:
                 FailTurn(
                     self,
                     "resource_exhausted",
-                    f"this turn's output passed {size}, the most one run keeps for reconnects "
-                    "(max_backlog_bytes); the turn was ended",
+                    f"this turn's output passed {size}, the output limit of a turn (everything "
+                    "it sends Cursor is kept for reconnects; max_backlog_bytes, raise it with "
+                    "--set cursor_byok_max_turn_output_mb=...); the turn was ended",
+                )
+            ]
+        if not self._timed_out and now >= self.created_at + cfg.turn_timeout:
+            self._timed_out = True
+            return [
+                FailTurn(
+                    self,
+                    "deadline_exceeded",
+                    f"this turn ran for {_duration(cfg.turn_timeout)}, the time limit of a turn "
+                    "(turn_timeout, raise it with --set cursor_byok_turn_timeout_ms=...); the "
+                    "turn was ended",
                 )
             ]
         if self.state is RunState.DETACHED and now >= self.detached_since + cfg.grace_period:
@@ -593,3 +564,11 @@ class Run:
 
 def _frame(message: pb.AgentServerMessage) -> bytes:
     return connect.encode_frame_raw(0, message.SerializeToString())
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"

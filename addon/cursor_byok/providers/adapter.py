@@ -7,6 +7,7 @@ module is the thin IO loop around it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -46,14 +47,34 @@ class StreamState(Protocol):
 
 
 async def decode_stream(
-    chunks: AsyncIterable[bytes], state: StreamState, *, provider: str = ""
+    chunks: AsyncIterable[bytes],
+    state: StreamState,
+    *,
+    provider: str = "",
+    idle_timeout: float | None = None,
 ) -> AsyncIterator[ProviderEvent]:
     """Bytes → SSE events → normalised events. Stops reading at the terminator (the server
-    may keep the connection open); raises for an empty body or a premature EOF."""
+    may keep the connection open); raises for an empty body or a premature EOF, and when
+    `idle_timeout` seconds pass without an SSE event (keep-alive comments reset the read
+    timeout, not this one). Only the reads are timed, never the caller's work between them."""
     parser = SseParser()
     received = False
     started = False
-    async for chunk in chunks:
+    loop = asyncio.get_running_loop()
+    deadline = None if idle_timeout is None else loop.time() + idle_timeout
+    iterator = aiter(chunks)
+    while True:
+        try:
+            if deadline is None:
+                chunk = await anext(iterator)
+            else:
+                async with asyncio.timeout_at(deadline):
+                    chunk = await anext(iterator)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            assert idle_timeout is not None
+            raise idle_error(provider, idle_timeout, parser.comments) from None
         if not chunk:
             continue
         received = True
@@ -61,7 +82,11 @@ async def decode_stream(
             parsed = parser.feed(chunk)
         except SseTooLarge as exc:
             raise too_large(exc, provider) from None
-        if parsed and not started:
+        if not parsed:
+            continue
+        if deadline is not None and idle_timeout is not None:
+            deadline = loop.time() + idle_timeout
+        if not started:
             started = True
             stream_started()
         for sse in parsed:
@@ -83,6 +108,20 @@ async def decode_stream(
         )
     for event in state.on_eof():
         yield event
+
+
+def idle_error(provider: str, idle_timeout: float, comments: int) -> ProviderError:
+    """The stream went `idle_timeout` seconds without an event: its turn ends, saying so."""
+    only = f" ({comments} keep-alive comments do not count)" if comments else ""
+    table = f"[providers.{provider}]" if provider else "the provider's table"
+    return ProviderError(
+        "timeout",
+        f"no event from the provider for {idle_timeout:g} s{only}, the idle limit: the stream "
+        f"was given up. Raise idle_timeout in {table} of the config to wait longer",
+        provider=provider,
+        retryable=False,
+        reason="idle_timeout",
+    )
 
 
 def too_large(exc: SseTooLarge, provider: str) -> ProviderError:
@@ -187,7 +226,12 @@ class SseProvider:
                 await self._check_response(response, secrets)
                 state = self.new_state(request)
                 async with contextlib.aclosing(response.iter_bytes()) as chunks:
-                    async for event in decode_stream(chunks, state, provider=self.label):
+                    async for event in decode_stream(
+                        chunks,
+                        state,
+                        provider=self.label,
+                        idle_timeout=self.settings.idle_timeout,
+                    ):
                         yield event
         except ProviderError as error:
             error.provider = error.provider or self.label

@@ -187,6 +187,9 @@ class ProviderSettings:
     extra_headers: dict[str, str] = field(default_factory=dict, repr=False)
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
+    # a stream that goes this long without an SSE event ends (comments do not count: a
+    # provider sending only keep-alives would hold the turn for ever); None = no bound
+    idle_timeout: float | None = 600.0
     max_retries: int = 2
     name: str = ""  # label for errors, logs and replay matching; defaults to the host
     proxy: str | None = None  # an HTTP proxy (CONNECT for https) for this provider's calls

@@ -67,6 +67,18 @@ OPTIONS: dict[str, Option] = {
         "Fail a run when the client leaves a tool request (other than a shell command) "
         "unanswered this long.",
     ),
+    "cursor_byok_turn_timeout_ms": Option(
+        int,
+        4 * 3600 * 1000,
+        "End a turn still running this long after it started (model calls, tools and waits "
+        "together) with deadline_exceeded.",
+    ),
+    "cursor_byok_max_turn_output_mb": Option(
+        int,
+        128,
+        "End a turn whose frames (its answer, tool requests, the blobs it stores in Cursor) "
+        "pass this many MiB with resource_exhausted: a run keeps them all for reconnects.",
+    ),
     "cursor_byok_ack_timeout_ms": Option(
         int,
         300_000,

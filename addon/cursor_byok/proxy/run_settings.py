@@ -18,6 +18,8 @@ _TIMINGS = (
     "cursor_byok_linger_ms",
     "cursor_byok_exec_timeout_ms",
     "cursor_byok_gap_timeout_ms",
+    "cursor_byok_turn_timeout_ms",
+    "cursor_byok_max_turn_output_mb",
 )
 
 
@@ -40,6 +42,8 @@ class RunSettings:
             linger=opts.cursor_byok_linger_ms / 1000,
             gap_timeout=opts.cursor_byok_gap_timeout_ms / 1000,
             exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
+            turn_timeout=opts.cursor_byok_turn_timeout_ms / 1000,
+            max_backlog_bytes=opts.cursor_byok_max_turn_output_mb * 1024 * 1024,
             # Recordings must replay frame for frame, and coalescing depends on timing.
             coalesce_window=0
             if opts.cursor_byok_record_dir
