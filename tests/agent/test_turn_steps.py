@@ -76,3 +76,27 @@ def test_has_volatile_sees_clock_fields_anywhere_in_the_tree() -> None:
         )
         assert has_volatile(message) == changed, message
     assert timeless(plain) == plain.SerializeToString(deterministic=True)
+
+
+async def test_blob_files_are_written_off_the_event_loop(tmp_path) -> None:
+    """Issue 27 item 4: a blob the turn stores (here one the client sent) is written by a
+    worker thread, so a slow disk never stalls the proxy's event loop."""
+    import threading
+
+    from cursor_byok.protocol.blob_ids import blob_id
+
+    threads: list[int] = []
+
+    class Recorded(BlobStore):
+        def _store(self, ident: bytes, data: bytes) -> None:
+            threads.append(threading.get_ident())
+            super()._store(ident, data)
+
+    run = pb.AgentRunRequest(conversation_id="c")
+    transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
+    store = Recorded(tmp_path / "blobs")
+    turn = Turn(_Live(), run, store, transcript, set())  # type: ignore[arg-type]
+    data = b"a blob the client sent"
+    assert await turn._accept(blob_id(data), data) == data
+    assert threads and threading.get_ident() not in threads
+    assert store.get(blob_id(data)) == data

@@ -15,6 +15,7 @@ from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
 from cursor_byok.store.usage import record_turn
 from cursor_byok.store.usage import summarise
+from cursor_byok.store.usage import writer_for
 
 CONFIG = parse_config(
     {
@@ -79,6 +80,7 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
         transcript=SimpleNamespace(used_tokens=1200, context_window=200_000),
     )
     record_turn(tmp_path, turn, outcome="ok", duration=1.5)
+    assert writer_for(tmp_path).flush(10)  # written by the writer's thread
     store = UsageStore(tmp_path)
     [recorded] = store.rows()
     store.close()
@@ -86,6 +88,7 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
     assert (recorded["context_used"], recorded["context_max"]) == (1200, 200_000)
     (tmp_path / "file").write_text("")
     record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
+    assert writer_for(tmp_path / "file").flush(10)
     assert "could not record the usage" in caplog.text
 
 
@@ -174,3 +177,49 @@ def test_a_database_of_the_first_schema_keeps_its_rows_and_gains_the_context(tmp
     store.close()
     assert (old["input_tokens"], old["context_used"], old["context_max"]) == (10, 0, 0)
     assert (new["context_used"], new["context_max"]) == (7, 9)
+
+
+def _locked(tmp_path):
+    """Another connection holding the database's write lock, as a DB browser or a backup may."""
+    import sqlite3
+
+    UsageStore(tmp_path).close()  # the database exists, in WAL mode
+    holder = sqlite3.connect(tmp_path / "usage.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def test_a_locked_database_spools_rows_and_writes_them_once_free(tmp_path) -> None:
+    from cursor_byok.store.usage import UsageWriter
+
+    holder = _locked(tmp_path)
+    writer = UsageWriter(tmp_path, retry=0.05, busy_timeout=0.05)
+    for i in range(3):
+        writer.add(row("Free", 100.0 + i))
+    assert writer.flush(10)  # handed over at once, none waits for the lock
+    assert writer.spooled == 3 and (tmp_path / "usage-spool.jsonl").exists()
+    assert not writer.written(0.2)  # still locked
+    holder.execute("ROLLBACK")
+    holder.close()
+    assert writer.written(10)  # the thread retried and got through
+    writer.close()
+    store = UsageStore(tmp_path)
+    assert [r["started"] for r in store.rows()] == [100.0, 101.0, 102.0]  # in order, once
+    store.close()
+    assert not (tmp_path / "usage-spool.jsonl").exists()
+
+
+def test_rows_spooled_at_shutdown_are_imported_by_the_next_start(tmp_path) -> None:
+    from cursor_byok.store.usage import UsageWriter
+
+    holder = _locked(tmp_path)
+    writer = UsageWriter(tmp_path, retry=0.05, busy_timeout=0.05)
+    writer.add(row("Free", 7.0))
+    assert writer.flush(10)
+    writer.close()  # the lock is still held: the row stays in the spool
+    holder.execute("ROLLBACK")
+    holder.close()
+    store = UsageStore(tmp_path)  # the next start
+    assert [r["started"] for r in store.rows()] == [7.0]
+    assert store.import_spool() == 0  # imported once
+    store.close()

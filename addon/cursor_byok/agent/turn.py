@@ -346,27 +346,28 @@ class Turn:
             return data
         for pre in self.run_request.pre_fetched_blobs:
             if pre.id == ident:
-                return self._accept(ident, pre.value)
+                return await self._accept(ident, pre.value)
         reply = await self.live.kv(pb.KvServerMessage(get_blob_args=pb.GetBlobArgs(blob_id=ident)))
         result = reply.get_blob_result
         if not result.HasField("blob_data"):
             why = f" ({result.error.message})" if result.error.message else ""
             raise TurnError("not_found", f"the client has no blob {ident.hex()}{why}")
-        return self._accept(ident, result.blob_data)
+        return await self._accept(ident, result.blob_data)
 
-    def _accept(self, ident: bytes, data: bytes) -> bytes:
+    async def _accept(self, ident: bytes, data: bytes) -> bytes:
         try:
             verify(ident, data)
         except BlobMismatch as exc:
             raise TurnError("invalid_argument", f"protocol error: {exc}") from None
-        self.blobs.put(data)
+        await asyncio.to_thread(self.blobs.put, data)  # files are written off the event loop
         self.client_blobs.add(ident)
         return data
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
-        self.blobs.put_all(blobs)  # on disk before the checkpoint that refers to them goes out
+        # on disk before the checkpoint that refers to them goes out; off the event loop
+        await asyncio.to_thread(self.blobs.put_all, blobs)
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
             return

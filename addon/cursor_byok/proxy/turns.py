@@ -31,6 +31,7 @@ from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.shell import LiveRun
+from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
 
@@ -84,9 +85,11 @@ class Turns:
                 self.blobs = BlobStore(options.data_dir(opts) / "blobs")
             except OSError as exc:
                 raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
+            usage.writer_for(options.data_dir(opts))  # its thread imports rows left spooled
 
     def done(self) -> None:
         self._spawn(self.providers.aclose())
+        usage.close_writers()  # what the database would not take stays in its spool
 
     # --- the agent ------------------------------------------------------------------------
 

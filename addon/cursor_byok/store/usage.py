@@ -4,19 +4,26 @@ A BYOK user pays per token, so every turn's usage (model, input / cached / outpu
 tokens, duration, outcome, route) is kept locally in `<data_dir>/usage.sqlite3` (stdlib sqlite3,
 WAL, private to the user). Costs are not stored: `cursor-byok usage` prices the rows with the
 `prices` of each model in the current config, so prices added later apply to past turns too.
-Recording must never break a turn: `record_turn` logs and returns on any failure.
+Recording must never break a turn, nor wait for the database: `record_turn` hands the row to
+a writer thread (`UsageWriter`) and returns. The thread retries while another program holds the
+database's lock (a DB browser, a backup), and keeps rows it could not write in a spool file
+beside the database (`usage-spool.jsonl`, one JSON row a line, synced) that it, or the next
+start, imports: a row is never lost.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import queue
 import re
 import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import asdict
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timedelta
@@ -59,6 +66,7 @@ class Prices:
 
 
 USAGE_FILE = "usage.sqlite3"
+SPOOL_FILE = "usage-spool.jsonl"  # rows the database was too busy for, imported later
 SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -122,17 +130,29 @@ def turn_cost(prices: Prices | None, row: Any) -> float | None:
 
 
 class UsageStore:
-    """The usage database of one data dir (safe to share between threads; close it after)."""
+    """The usage database of one data dir (safe to share between threads; close it after).
 
-    def __init__(self, data_dir: Path) -> None:
+    Opening it imports the spool of rows an earlier writer could not write (`UsageWriter`);
+    `busy_timeout` is how long a statement waits for another program's lock before it raises
+    `sqlite3.OperationalError` ("database is locked")."""
+
+    def __init__(self, data_dir: Path, *, busy_timeout: float = 5.0) -> None:
         data_dir = Path(data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = data_dir / USAGE_FILE
+        self.spool = data_dir / SPOOL_FILE
         # Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout)
         self._db.row_factory = sqlite3.Row
+        try:
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _prepare(self) -> None:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -145,36 +165,68 @@ class UsageStore:
                     self._db.executescript(_SCHEMA)
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self._db.commit()
+        self.import_spool()
+
+    def import_spool(self) -> int:
+        """Insert the spooled rows, once each (even after a crash mid-import); how many. Raises
+        like `add` while the database is locked: the rows then stay where they are."""
+        importing = self.spool.with_suffix(".importing")
+        total = 0
+        for _ in range(2):  # what an earlier import left, then what was spooled since
+            if not importing.exists():
+                if not self.spool.exists():
+                    break
+                os.replace(self.spool, importing)  # rows spooled from now on wait for the next
+            total += self._import(importing)
+        return total
+
+    def _import(self, path: Path) -> int:
+        rows = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rows.append(TurnUsage(**json.loads(line)))
+            except (ValueError, TypeError):
+                log.warning("usage spool %s: a line that is no row skipped", path)
+        with self._lock:
+            fresh = [
+                r
+                for r in rows
+                if self._db.execute(
+                    "SELECT 1 FROM turns WHERE request = ? AND started = ?", (r.request, r.started)
+                ).fetchone()
+                is None
+            ]
+            self._insert(fresh)
+        path.unlink()
+        return len(fresh)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
     def add(self, usage: TurnUsage) -> None:
+        self.add_many([usage])
+
+    def add_many(self, rows: list[TurnUsage]) -> None:
+        """Insert rows in one transaction (all or none)."""
         with self._lock:
-            self._db.execute(
+            self._insert(rows)
+
+    def _insert(self, rows: list[TurnUsage]) -> None:
+        if not rows:
+            return
+        try:
+            self._db.executemany(
                 "INSERT INTO turns (started, duration, conversation, request, model, "
                 "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, "
                 "reasoning_tokens, outcome, route, context_used, context_max) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    usage.started,
-                    usage.duration,
-                    usage.conversation,
-                    usage.request,
-                    usage.model,
-                    usage.input_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                    usage.output_tokens,
-                    usage.reasoning_tokens,
-                    usage.outcome[:200],
-                    usage.route,
-                    usage.context_used,
-                    usage.context_max,
-                ),
+                [_values(usage) for usage in rows],
             )
             self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
 
     def prune(self, retention_days: int, now: float | None = None) -> int:
         """Delete rows older than `retention_days`; returns how many went."""
@@ -189,6 +241,25 @@ class UsageStore:
             return self._db.execute(
                 "SELECT * FROM turns WHERE started >= ? ORDER BY started", (since,)
             ).fetchall()
+
+
+def _values(usage: TurnUsage) -> tuple:
+    return (
+        usage.started,
+        usage.duration,
+        usage.conversation,
+        usage.request,
+        usage.model,
+        usage.input_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.output_tokens,
+        usage.reasoning_tokens,
+        usage.outcome[:200],
+        usage.route,
+        usage.context_used,
+        usage.context_max,
+    )
 
 
 _OPEN_STORES = 4  # replays use a fresh temp data dir each: keep only the last few open
@@ -213,8 +284,135 @@ def store_for(data_dir: Path) -> UsageStore:
         return store
 
 
+_TRY = object()  # the writer's queue: no new row, try the spool again
+
+
+class UsageWriter:
+    """One data dir's usage rows, written by a thread of its own: `add` returns at once.
+
+    While the database is locked by another program the rows go to the spool (synced) and the
+    thread tries again every `retry` seconds, each statement waiting at most `busy_timeout` for
+    the lock; once it gets through, the spool is imported first, so rows stay in order."""
+
+    def __init__(self, data_dir: Path, *, retry: float = 1.0, busy_timeout: float = 0.25) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self.spool = self.data_dir / SPOOL_FILE
+        self.retry = retry
+        self.busy_timeout = busy_timeout
+        self.spooled = 0  # rows that went to the spool (for logs and tests)
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._store: UsageStore | None = None
+        self._waiting = False  # rows wait in the spool: try again every `retry`
+        self._pending = 0  # rows handed over and not yet written or spooled
+        self._idle = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="cursor-byok usage", daemon=True)
+        self._thread.start()
+
+    def add(self, row: TurnUsage) -> None:
+        with self._idle:
+            self._pending += 1
+        self._queue.put(row)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every row handed over is written or spooled; whether that happened."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def written(self, timeout: float | None = None) -> bool:
+        """Wait until nothing waits in the spool either (tests); whether that happened."""
+        self._queue.put(_TRY)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._idle:
+            return self._idle.wait_for(
+                lambda: self._pending == 0 and not self._waiting,
+                None if deadline is None else max(0.0, deadline - time.monotonic()),
+            )
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Write what can be written (a last try of the spool), then stop the thread."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        self._write([])  # open the database now: that imports rows an earlier run spooled
+        while True:
+            try:
+                item = self._queue.get(timeout=self.retry if self._waiting else None)
+            except queue.Empty:
+                item = _TRY
+            rows = [item] if isinstance(item, TurnUsage) else []
+            self._write(rows)
+            with self._idle:
+                self._pending -= len(rows)
+                self._idle.notify_all()
+            if item is None:
+                if self._store is not None:
+                    self._store.close()
+                return
+
+    def _write(self, rows: list[TurnUsage]) -> None:
+        try:
+            if self._store is None:
+                self._store = UsageStore(self.data_dir, busy_timeout=self.busy_timeout)
+            elif self._waiting:
+                self._store.import_spool()
+            self._store.add_many(rows)
+        except (sqlite3.Error, OSError) as exc:
+            if rows:
+                self._to_spool(rows, exc)
+            if not self._waiting:
+                self._waiting = True
+                log.warning(
+                    "usage database %s: %s; rows wait in %s and are written when it is free "
+                    "(is another program holding it open?)",
+                    self.data_dir / USAGE_FILE,
+                    exc,
+                    self.spool.name,
+                )
+            return
+        if self._waiting:
+            self._waiting = False
+            log.info("usage database %s is free again: the waiting rows are written", self.data_dir)
+
+    def _to_spool(self, rows: list[TurnUsage], why: BaseException) -> None:
+        lines = "".join(json.dumps(asdict(row), separators=(",", ":")) + "\n" for row in rows)
+        try:
+            fd = os.open(self.spool, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, lines.encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self.spooled += len(rows)
+        except OSError as exc:
+            log.warning("could not record the usage of a turn: %s (and %s)", why, exc)
+
+
+_writers: dict[Path, UsageWriter] = {}
+
+
+def writer_for(data_dir: Path) -> UsageWriter:
+    """The writer of a data dir, started on first use (which imports its spool)."""
+    key = Path(data_dir).expanduser().absolute()
+    with _stores_lock:
+        writer = _writers.get(key)
+        if writer is None:
+            writer = _writers[key] = UsageWriter(key)
+        return writer
+
+
+def close_writers(timeout: float = 2.0) -> None:
+    """At shutdown: every writer writes what it can, the rest stays in its spool."""
+    with _stores_lock:
+        writers = list(_writers.values())
+        _writers.clear()
+    for writer in writers:
+        writer.close(timeout)
+
+
 def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> None:
-    """Append one turn's usage; never raises (a turn must not fail because of accounting).
+    """Hand one turn's usage to the writer; never raises, never waits (a turn must not fail,
+    nor stall the event loop, because of accounting).
 
     `turn` is a `cursor_byok.agent.turn.Turn`; its live session may carry a `route`
     attribute (how the turn's calls reached the proxy), recorded when present.
@@ -237,7 +435,7 @@ def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> 
             context_used=turn.transcript.used_tokens,
             context_max=turn.transcript.context_window,
         )
-        store_for(data_dir).add(row)
+        writer_for(data_dir).add(row)
     except Exception as exc:
         log.warning("could not record the usage of a turn: %s", exc)
 
