@@ -63,9 +63,11 @@ def start_mitmdump(
     timeout: float = 30,
     wait_ready: bool = True,
     hosts: str = TEST_HOST,
+    wrap: list[str] | None = None,
 ) -> Mitm:
-    """Start mitmdump. Pass each option once: a repeated `--set` of an addon option makes
-    mitmproxy 12 skip loading the script without a word."""
+    """Start mitmdump (under `wrap`, a command prefix, if given). Pass each option once: a
+    repeated `--set` of an addon option makes mitmproxy 12 skip loading the script without a
+    word."""
     confdir = tmp / "mitmconf"
     data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)
@@ -95,6 +97,8 @@ def start_mitmdump(
         args += ["--mode", mode]
     if command is not None:  # a launcher of our own (cursor-byok run) instead of mitmdump
         args = command
+    if wrap is not None:  # a command that runs mitmdump (e.g. in a mount namespace of its own)
+        args = [*wrap, *args]
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(name, None)

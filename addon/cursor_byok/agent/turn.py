@@ -19,6 +19,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 from typing import Protocol
 
@@ -123,6 +124,19 @@ class Usage:
         return update
 
 
+def disk_full_error(data_dir: Path, exc: OSError) -> TurnError:
+    """A write to the data dir failed: the turn ends with this, naming the directory."""
+    why = exc.strerror or str(exc)
+    return TurnError(
+        "resource_exhausted",
+        f"cursor-byok could not store this conversation in its data directory {data_dir} "
+        f"({why}). The answer so far is kept in Cursor's copy of the conversation; free some "
+        f"space in {data_dir} and continue",
+        title="cursor-byok's data directory is full",
+        error=aipb.ErrorDetails.ERROR_CUSTOM_MESSAGE,
+    )
+
+
 class RunChannel(Protocol):
     """What a turn needs from the run it serves; the proxy's shell implements it.
 
@@ -165,9 +179,8 @@ class RunChannel(Protocol):
 
     def open_kv(self, message: pb.KvServerMessage) -> tuple[Any, Awaitable[Any]]: ...
 
-    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]:
-        """`open_kv` of a SetBlobArgs, without a protobuf message holding the blob."""
-        ...
+    # open_kv of a SetBlobArgs, without a protobuf message holding the blob
+    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
 
@@ -210,6 +223,10 @@ class Turn:
         self._text = TextParts()
         self._thinking = TextParts()
         self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # digest: see _add_step
+        # A blob write to the data dir failed (a full disk): the turn keeps going to the next
+        # checkpoint Cursor gets (it stores the blobs too), then ends with this error.
+        self.disk_error: TurnError | None = None
+        self.ending = False  # run_turn's closing checkpoints: they all go out, then the error
         live.turn = self
 
     @property
@@ -301,8 +318,7 @@ class Turn:
         return self.transcript.checkpoint(pending=pending, mode=self.mode, into=into)
 
     def text(self, text: str) -> None:
-        # The step keeps the caller's string, not one read back from the protobuf message
-        # (a copy each): the provider's history holds the same objects until it joins them.
+        # the caller's string, not a copy read back from the message (the history has it too)
         self._flush_thinking()
         self._text.append(text)
         self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
@@ -359,15 +375,24 @@ class Turn:
             verify(ident, data)
         except BlobMismatch as exc:
             raise TurnError("invalid_argument", f"protocol error: {exc}") from None
-        await asyncio.to_thread(self.blobs.put, data)  # files are written off the event loop
+        await self._write_blobs(self.blobs.put, data)
         self.client_blobs.add(ident)
         return data
+
+    async def _write_blobs(self, write: Callable[[Any], object], blobs: Any) -> None:
+        """Write blobs to the data dir in a worker thread; a failure (a full disk) is kept for
+        the end of the turn: the blobs still go to Cursor, which keeps its copy of them."""
+        try:
+            await asyncio.to_thread(write, blobs)
+        except OSError as exc:
+            if self.disk_error is None:
+                self.disk_error = disk_full_error(self.blobs.root.parent, exc)
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
         # on disk before the checkpoint that refers to them goes out; off the event loop
-        await asyncio.to_thread(self.blobs.put_all, blobs)
+        await self._write_blobs(self.blobs.put_all, blobs)
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
             return
@@ -426,10 +451,11 @@ class Turn:
         _, blobs = self.checkpoint(pending=pending, into=message.conversation_checkpoint_update)
         await self.store_on_client(blobs)
         self.emit(message)
+        if self.disk_error is not None and not self.ending:
+            raise self.disk_error  # what this checkpoint holds is kept; no more model calls
 
     def forget_content(self) -> None:
-        """After the turn: let go of what only it needed (the conversation, its steps, all
-        copies of the answer); the run keeps its frames, the status display this summary."""
+        """After the turn: drop the conversation and its steps (the run keeps its frames)."""
         light = Transcript(pb.ConversationStateStructure(), [], self.request_id)
         light.used_tokens = self.transcript.used_tokens
         light.context_window = self.transcript.context_window
@@ -514,6 +540,7 @@ async def run_turn(
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
         turn.transcript.user_message = turn.user_message
         await agent.run(turn)
+        turn.ending = True
         await turn.store_on_client(turn.checkpoint()[1])
         turn.update(turn_ended=turn.usage.turn_ended())
         last = turn.transcript.new_messages[-1] if turn.transcript.new_messages else None
@@ -521,6 +548,8 @@ async def run_turn(
             await turn.publish_checkpoint(pending=last)
         await turn.publish_checkpoint()
         await turn.publish_checkpoint()
+        if turn.disk_error is not None:
+            raise turn.disk_error  # everything went out to Cursor: now say what failed
         live.finish()
     except asyncio.CancelledError:
         reason = live.take_interrupt()

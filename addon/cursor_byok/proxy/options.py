@@ -79,6 +79,12 @@ OPTIONS: dict[str, Option] = {
         "End a turn whose frames (its answer, tool requests, the blobs it stores in Cursor) "
         "pass this many MiB with resource_exhausted: a run keeps them all for reconnects.",
     ),
+    "cursor_byok_min_free_mb": Option(
+        int,
+        64,
+        "Refuse to start a turn (resource_exhausted, naming the data dir) while the data "
+        "dir has less than this many MiB free: its blobs and usage would not fit.",
+    ),
     "cursor_byok_ack_timeout_ms": Option(
         int,
         300_000,

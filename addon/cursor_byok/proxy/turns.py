@@ -34,6 +34,7 @@ from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
+from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,14 @@ class Turns:
             "cursor_byok_config",
             "cursor_byok_data_dir",
             "cursor_byok_ack_timeout_ms",
+            "cursor_byok_min_free_mb",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
         options.positive(opts, "cursor_byok_ack_timeout_ms")
+        if opts.cursor_byok_min_free_mb < 0:
+            raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
@@ -137,8 +141,20 @@ class Turns:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
+        agent = self.agent()
+        data_dir = self.blobs.root.parent
+        full = await asyncio.to_thread(low_space, data_dir, ctx.options.cursor_byok_min_free_mb)
+        if full is not None:  # before any provider token is spent on an answer we cannot keep
+            agent = FailingAgent(
+                TurnError(
+                    "resource_exhausted",
+                    full,
+                    title="cursor-byok's data directory is full",
+                    error=CUSTOM_MESSAGE,
+                )
+            )
         await run_turn(
-            live, run_request, blobs=self.blobs, agent=self.agent(), ack_timeout=self.ack_timeout
+            live, run_request, blobs=self.blobs, agent=agent, ack_timeout=self.ack_timeout
         )
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:

@@ -7,8 +7,11 @@ the modes (0700 directories, 0600 files, atomic replace) are decided once.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
+
+MiB = 1024 * 1024
 
 
 def default_data_dir() -> Path:
@@ -45,3 +48,19 @@ def write_private(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def low_space(directory: Path, minimum_mib: float) -> str | None:
+    """Why a turn should not start with `directory` this full (less than `minimum_mib` MiB
+    free), or None. A directory whose free space cannot be read passes: its writes will say."""
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        return None
+    if free >= minimum_mib * MiB:
+        return None
+    return (
+        f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; a turn "
+        f"needs {minimum_mib:g} MiB there to keep the conversation. Free some space there, or "
+        "lower cursor_byok_min_free_mb"
+    )

@@ -358,8 +358,8 @@ class UsageWriter:
                 self._store.import_spool()
             self._store.add_many(rows)
         except (sqlite3.Error, OSError) as exc:
-            if rows:
-                self._to_spool(rows, exc)
+            if rows and not self._to_spool(rows, exc):
+                return  # not even the spool took them (a full disk): said once, by _to_spool
             if not self._waiting:
                 self._waiting = True
                 log.warning(
@@ -374,7 +374,7 @@ class UsageWriter:
             self._waiting = False
             log.info("usage database %s is free again: the waiting rows are written", self.data_dir)
 
-    def _to_spool(self, rows: list[TurnUsage], why: BaseException) -> None:
+    def _to_spool(self, rows: list[TurnUsage], why: BaseException) -> bool:
         lines = "".join(json.dumps(asdict(row), separators=(",", ":")) + "\n" for row in rows)
         try:
             fd = os.open(self.spool, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -384,8 +384,10 @@ class UsageWriter:
             finally:
                 os.close(fd)
             self.spooled += len(rows)
+            return True
         except OSError as exc:
             log.warning("could not record the usage of a turn: %s (and %s)", why, exc)
+            return False
 
 
 _writers: dict[Path, UsageWriter] = {}
