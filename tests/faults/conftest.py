@@ -31,3 +31,9 @@ def mitm(tmp_path):
     proxy = start_mitmdump(tmp_path, "--set", "cursor_byok_heartbeat_ms=300")
     yield proxy
     proxy.stop()
+
+
+@pytest.fixture(params=["bidi", "run"], ids=["runsse", "run"])
+def transport(request) -> str:
+    """Both of Cursor's Agent transports: RunSSE + BidiAppend, and the HTTP/2 `Run` stream."""
+    return request.param

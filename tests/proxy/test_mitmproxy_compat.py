@@ -225,3 +225,13 @@ def test_a_closed_connections_socket_is_closed_at_once() -> None:
     server.ConnectionHandler.close_connection(owner, connection)  # type: ignore[arg-type]
     assert closed == ["closed by command", "writer"]
     assert connection.state is ConnectionState.CLOSED
+
+
+def test_the_server_connection_takes_its_via_from_the_flows_server_object() -> None:
+    """`direct_server`: mitmproxy makes a flow's server connection from the request's address
+    and `flow.server_conn.via`, so a server object without `via` is a direct connection."""
+    source = inspect.getsource(http_layer.HttpStream.make_server_connection)
+    assert "(self.flow.request.host, self.flow.request.port)" in source
+    assert "self.flow.server_conn.via" in source
+    server = compat.direct_server("127.0.0.1", 4242)
+    assert server.address == ("127.0.0.1", 4242) and server.via is None

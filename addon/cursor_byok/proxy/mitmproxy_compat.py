@@ -28,6 +28,12 @@ touches this file only:
   connection dies (120 `Run` streams at once ended all 120). RFC 9113 §5.1.2 makes it a stream
   error; the patch answers that one stream RST_STREAM(REFUSED_STREAM), which tells the client
   it was not processed and may be retried, and the connection lives.
+- `direct_server`: a flow's upstream is `flow.server_conn` as it is when mitmproxy makes the
+  server connection (`HttpStream.make_server_connection`: its address comes from the request,
+  its `via` from the server object). In `--mode upstream:` that object is the client tunnel's,
+  `via` the upstream proxy, so a flow pointed at the loopback server was sent through the
+  upstream proxy (CONNECT 127.0.0.1:port) and failed; a server object of its own, without
+  `via`, is a direct connection.
 - `close_sockets_when_told`: mitmproxy closes a connection (`CloseConnection`) by cancelling the
   task that reads it, which closes the socket on its way out; but when that task is waiting for
   the handler's event lock (`server_event`, as it often is while frames stream), the
@@ -158,6 +164,14 @@ def refuse_streams_over_the_limit() -> bool:
     connection_class._receive_headers_frame = _receive_headers_frame  # type: ignore[method-assign]
     _refusing = True
     return True
+
+
+def direct_server(host: str, port: int) -> Any:
+    """A server connection for `flow.server_conn` that mitmproxy opens directly, whatever the
+    proxy mode (never through an upstream proxy)."""
+    from mitmproxy import connection
+
+    return connection.Server(address=(host, port))
 
 
 _closing = False

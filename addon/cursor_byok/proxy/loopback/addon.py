@@ -25,6 +25,7 @@ from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
+from cursor_byok.proxy.mitmproxy_compat import direct_server
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import SessionRegistry
 
@@ -33,7 +34,13 @@ log = logging.getLogger(__name__)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
-_INTERNAL_HEADERS = ("transfer-encoding", "authorization", "cookie", "x-blob-encryption-key")
+_INTERNAL_HEADERS = (
+    "transfer-encoding",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-blob-encryption-key",
+)
 
 
 def _discard(chunk: bytes) -> list[bytes]:
@@ -138,6 +145,9 @@ class Loopback:
                 self.ports.open_streams(client),
             )
         request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
+        # A connection of its own, never `via` an upstream proxy (`--mode upstream:`): the hop
+        # must not leave the machine (mitmproxy_compat.direct_server).
+        flow.server_conn = direct_server(request.host, request.port)
         self.log_filter.opened(flow.client_conn.peername)
         flow.metadata[LOOPBACK_KEY] = True
 
