@@ -23,6 +23,20 @@ from cursor_byok.pb import aiserver_v1_pb2
 ROOT = Path(__file__).resolve().parents[2]
 PB_DIR = ROOT / "addon" / "cursor_byok" / "pb"
 REFERENCE = ROOT.parent / "shared" / "reference" / "proto"
+# Newer than the reference extraction: these are in the schema dumped from Cursor's official client
+# bundle (`@cursor/sdk` 1.1.0, every agent.v1 message with exact numbers; docs/protocol.md §15),
+# which the reference predates. Anything else we model must be in the reference.
+NEWER_THAN_REFERENCE = frozenset(
+    {
+        "agent.v1.SelectedImage.prompt_upload_ref = 10: no such number in the reference",
+        "agent.v1.PromptUploadRef: not in the reference schema",
+        "agent.v1.SelectedDocument.prompt_upload_ref = 10: no such number in the reference",
+        "agent.v1.GetPromptContextUsageRequest: not in the reference schema",
+        "agent.v1.GetPromptContextUsageResponse: not in the reference schema",
+        "agent.v1.WarmUpRequest: not in the reference schema",
+        "agent.v1.WarmUpResponse: not in the reference schema",
+    }
+)
 
 
 def _generator() -> types.ModuleType:
@@ -163,4 +177,5 @@ def test_subset_matches_reference(tmp_path: Path) -> None:
     # aiserver.v1.GetUsableModelsResponse.models: the extraction binds ModelDetails to the legacy
     # aiserver.v1 message; the bundle (and our file) use agent.v1.ModelDetails. Same local name.
     assert checked > 400
+    problems = [p for p in problems if p not in NEWER_THAN_REFERENCE]
     assert not problems, "\n".join(problems)
