@@ -116,3 +116,32 @@ def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
     plain = tflow.tflow(resp=True)
     compat.give_end_stream_trailers(plain)
     assert not plain.response.trailers
+
+
+def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams() -> None:
+    """What install_stream_release relies on: the server layer's event handler, the events and
+    commands it sends, the stream states of h2, and the wakeup a connection layer may request.
+    The behaviour is pinned end to end: tests/e2e/test_run_end.py (RST_STREAM NO_ERROR after
+    END_STREAM, no error for mitmproxy)."""
+    import h2.stream
+    from mitmproxy.proxy import commands
+    from mitmproxy.proxy import events
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http._base import ReceiveHttp
+    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
+    from mitmproxy.proxy.layers.http._events import ResponseTrailers
+
+    assert inspect.isgeneratorfunction(_http2.Http2Connection._handle_event)
+    assert _http2.Http2Server.ReceiveEndOfMessage is RequestEndOfMessage
+    assert "streams" in inspect.getsource(_http2.Http2Connection.__init__)
+    assert h2.stream.StreamState.HALF_CLOSED_LOCAL
+    assert issubclass(events.Wakeup, events.CommandCompleted)
+    assert ReceiveHttp(RequestEndOfMessage(1)).event.stream_id == 1
+    assert list(ResponseTrailers(1, http.Headers([compat.END_STREAM_TRAILER])).trailers.fields)
+    # the HTTP layer routes a connection layer's wakeup back to that layer
+    source = inspect.getsource(http_layer.HttpLayer.event_to_child)
+    assert "RequestWakeup" in source and "command_sources" in source
+    hash(commands.RequestWakeup(0))  # a weak-dict key
+    compat.install_stream_release()
+    assert not compat.install_stream_release()  # idempotent
+    assert _http2.Http2Server._cursor_byok_stream_release  # type: ignore[attr-defined]

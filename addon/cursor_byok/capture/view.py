@@ -157,6 +157,9 @@ def _is_bidi_append(payload: bytes) -> bool:
 def _decode_bidi(data: bytes) -> list[Item]:
     append = bidi.decode_bidi_append(data)
     meta = {"request_id": append.request_id, "seqno": append.seqno, "size": len(append.raw)}
+    if not append.agent and append.raw:  # another service's upload (e.g. voice input)
+        why = "does not parse" if append.message is None else "is another service's message"
+        raise bidi.TruncatedMessage(f"AgentClientMessage {why}")
     return [Item("bidi_append", append.message, meta)]
 
 

@@ -43,6 +43,8 @@ from cursor_byok.protocol.runs import Refused
 from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.protocol.runs import StartTurn
+from cursor_byok.protocol.runs import Tick
+from cursor_byok.protocol.runs import Unresolved
 from cursor_byok.protocol.states import ATTEMPT_TRANSITIONS
 from cursor_byok.protocol.states import AttemptEvent
 from cursor_byok.protocol.states import AttemptState
@@ -139,16 +141,6 @@ class Attempt:
         if not self.ended:
             self.end = error
         self._step(AttemptEvent.END)
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    """What `Registry.tick` did: commands for the shell, request ids whose streams have
-    something to write now (a heartbeat, an end), runs whose new frames are readable."""
-
-    commands: list[Command]
-    wake: set[str]
-    runs: list[Run]
 
 
 def _digest(raw: bytes) -> bytes:
@@ -442,18 +434,26 @@ class Registry:
         elif attempt.state is AttemptState.REFUSED:
             self.timers.due(now + self.config.linger)
 
-    def read(self, sub: Subscriber, *, now: float) -> tuple[list[bytes], bool]:
-        """Encoded frames this subscriber has not been given yet, and whether its stream ended."""
+    def read(
+        self, sub: Subscriber, *, now: float, max_bytes: int | None = None
+    ) -> tuple[list[bytes], bool]:
+        """Encoded frames this subscriber has not been given yet (at least one, then up to
+        `max_bytes`: a RunPoll answer), and whether its stream ended."""
         frames: list[bytes] = []
         ended = False
         attempt = sub.attempt
         run = attempt.run
+        size = 0
+        more = False  # stopped at max_bytes with frames left
         if run is not None:
             outbox = run.outbox
             entries = outbox.entries
             end = outbox.readable()
             encoding = sub.encoding
             while sub.position < end:
+                if max_bytes is not None and frames and size >= max_bytes:
+                    more = True
+                    break
                 entry = entries[sub.position]
                 sub.position += 1
                 if entry.key is not None:
@@ -470,9 +470,10 @@ class Registry:
                     ended = True
                     break
                 frames.append(frame if encoding is None else entry.encoded(encoding))
+                size += len(frames[-1])
             if sub.position > outbox.read_mark:
                 outbox.read_mark = sub.position
-        if not ended and attempt.ended:
+        if not ended and not more and attempt.ended:
             end_frame = (
                 connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
             )
@@ -535,6 +536,7 @@ class Registry:
                 self._close(
                     attempt, EndStreamError("not_found", "no run request for this request id")
                 )
+                commands.append(Unresolved("request id", attempt.request_id))
                 wake.add(attempt.request_id)
             gap = attempt.inbox.gap_since
             if gap is not None and now >= gap + cfg.gap_timeout:

@@ -144,7 +144,35 @@ class DropRun:
     run: Run
 
 
-Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | LiveAction | DropRun | Note
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """An id the core could not resolve (a request id no run request came for), for the census."""
+
+    kind: str
+    ident: str
+
+
+Command = (
+    StartTurn
+    | Resolve
+    | StreamEvent
+    | CancelTurn
+    | FailTurn
+    | LiveAction
+    | DropRun
+    | Unresolved
+    | Note
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """What `Registry.tick` did: commands for the shell, request ids whose streams have
+    something to write now (a heartbeat, an end), runs whose new frames are readable."""
+
+    commands: list[Command]
+    wake: set[str]
+    runs: list[Run]
 
 
 # --- when the core must run next ----------------------------------------------------------------

@@ -58,8 +58,9 @@ def compose(agent: Agent | None = None) -> Composition:
     )
     registry.observers.append(recording.frame)
     routing = Routing(turns, registry)
-    loopback = Loopback(registry, routing.routes)
     activity = ActivityRecord()
+    loopback = Loopback(registry, routing.routes, activity.census)
+    registry.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity)
     addons: list[Any] = [
         rpc,

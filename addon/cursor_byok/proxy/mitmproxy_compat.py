@@ -11,6 +11,14 @@ touches this file only:
   drops for the loopback hop.
 - `give_end_stream_trailers`: mitmproxy withholds an HTTP/2 response's END_STREAM while the
   client's upload is open, unless the response has trailers (mitmproxy.md §3.3).
+- `install_stream_release`: after that END_STREAM mitmproxy keeps reading the client's upload
+  until the client ends it; Cursor keeps its `Run` upload open for the whole turn and marks the
+  run failed (and retries it) while the server still reads. mitmproxy has no way for an addon to
+  reset a stream with NO_ERROR, so its HTTP/2 server layer is wrapped: after a response carrying
+  our end marker has ended while the upload is open, the stream is reset with NO_ERROR (RFC 9113
+  §8.1: "a complete response ... MAY request that the client abort transmission of a request
+  without error") and, one event later, mitmproxy's stream is told the request ended, so the
+  flow completes as if the client had ended its upload.
 - `LargeBodies`: building a Request or Response runs mitmproxy's type check of its data class,
   which raises and catches a TypeError for every optional field; the caught exception, its
   traceback and the frames form a cycle whose frames hold every caller's locals (`f_back`), so
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 import gc
 import traceback
+import weakref
 from typing import Any
 
 CONNECTIONS_PER_ADDRESS = 5
@@ -54,6 +63,58 @@ def give_end_stream_trailers(flow: Any) -> None:
     response = flow.response
     if response is not None and flow.request.is_http2 and not response.trailers:
         response.trailers = http.Headers([END_STREAM_TRAILER])
+
+
+_RELEASES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # wakeup → stream
+_RELEASE_FLAG = "_cursor_byok_stream_release"
+
+
+def install_stream_release() -> bool:
+    """Wrap mitmproxy's HTTP/2 server layer so our ended `Run` responses release their stream
+    (see the module doc); idempotent, returns whether this call installed it."""
+    import h2.errors
+    import h2.stream
+    from mitmproxy.proxy.commands import RequestWakeup
+    from mitmproxy.proxy.commands import SendData
+    from mitmproxy.proxy.events import Wakeup
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http._base import ReceiveHttp
+    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
+    from mitmproxy.proxy.layers.http._events import ResponseTrailers
+
+    server = _http2.Http2Server
+    if getattr(server, _RELEASE_FLAG, False):
+        return False
+    original = server._handle_event
+
+    def _handle_event(self, event):
+        if isinstance(event, Wakeup) and event.command in _RELEASES:
+            # The request side of the released stream ends for mitmproxy now (not within the
+            # response's own events: a layer must not be re-entered).
+            yield ReceiveHttp(RequestEndOfMessage(_RELEASES.pop(event.command)))
+            return
+        yield from original(self, event)
+        if (
+            not isinstance(event, ResponseTrailers)
+            or END_STREAM_TRAILER not in event.trailers.fields
+        ):
+            return
+        stream = self.h2_conn.streams.get(event.stream_id)
+        if (
+            stream is None
+            or stream.state_machine.state is not h2.stream.StreamState.HALF_CLOSED_LOCAL
+        ):
+            return  # the client ended its upload already: nothing to release
+        self.h2_conn.reset_stream(event.stream_id, h2.errors.ErrorCodes.NO_ERROR)
+        yield SendData(self.conn, self.h2_conn.data_to_send())
+        self.streams.pop(event.stream_id, None)  # later DATA of this stream is nobody's
+        wakeup = RequestWakeup(0)
+        _RELEASES[wakeup] = event.stream_id
+        yield wakeup
+
+    server._handle_event = _handle_event  # type: ignore[method-assign]
+    setattr(server, _RELEASE_FLAG, True)
+    return True
 
 
 def forget_traceback(exc: BaseException | None) -> None:

@@ -109,6 +109,12 @@ OPTIONS: dict[str, Option] = {
         "Cursor's answers; answer locally only while Cursor is unreachable), 'replace' "
         "(answer locally, never ask Cursor) or 'off'.",
     ),
+    "cursor_byok_poll_data": Option(
+        str,
+        "hex",
+        "How RunPoll answers (Cursor's HTTP/1.0 compatibility mode) carry each server message in "
+        "BidiPollResponse.data: 'hex' (as BidiAppend carries client messages) or 'base64'.",
+    ),
     "cursor_byok_status": Option(
         bool,
         True,

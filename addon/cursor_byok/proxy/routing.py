@@ -194,18 +194,47 @@ class Routing:
 
     async def append_route(self, append: BidiAppend) -> str:
         """The route of this append's run; the run request decides it, other appends of a run
-        not yet decided wait for it (bounded; then they go to Cursor as they came)."""
+        not yet decided wait for it (bounded; then they go to Cursor as they came).
+
+        Only Agent messages of runs we serve are ours (protocol.md §2.5): an append that is not
+        an Agent message goes to Cursor at once unless its request id is one we hold (its run
+        then refuses it), and an Agent-looking append of a request id nobody opened waits for a
+        run request (Cursor sends appends out of order), or for another service's stream to claim
+        the id (voice input's bytes can look like an Agent message)."""
         message = append.message
-        if message is not None and message.WhichOneof("message") == "run_request":
-            return self.decide(append.request_id, message.run_request)
-        route = self.routes.get(append.request_id)
+        request_id = append.request_id
+        if append.agent and message is not None and message.WhichOneof("message") == "run_request":
+            return self.decide(request_id, message.run_request)
+        route = self.routes.get(request_id)
         if route is not None:
             return route
-        if self.registry.run_for(append.request_id) is not None or not self.may_pass():
+        known = self.registry.knows(request_id)
+        if not append.agent and not known:
+            return CURSOR  # nobody's run: another service's upload, as it came
+        if self.registry.run_for(request_id) is not None or (known and not self.may_pass()):
             return LOCAL
         if self.routes.waiting >= MAX_ROUTE_WAITERS:
             return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
-        route = await self.routes.wait(append.request_id, self.routes.patience)
+        route = await self.routes.wait(request_id, self.routes.patience)
+        if route is not None:
+            return route
+        if not self.may_pass():
+            # Every run is served here, and no run request came: not a run, so not ours; the
+            # id is left undecided (a run request for it later is still served).
+            return CURSOR
         # No run request within the wait: this id goes to Cursor from now on, so its later
         # appends do not wait again (and a run split across both sides cannot happen).
-        return route or self.routes.decide(append.request_id, CURSOR)
+        return self.routes.decide(request_id, CURSOR)
+
+    async def poll_route(self, request_id: str) -> str:
+        """The route of a RunPoll: its run's. Cursor polls after its first append, so the route
+        is normally known; a poll of a request id nobody opened waits for it like an append."""
+        route = self.routes.get(request_id)
+        if route is not None:
+            return route
+        if self.registry.knows(request_id) or not self.may_pass():
+            return LOCAL  # served here; a request id without a run request ends with not_found
+        if self.routes.waiting >= MAX_ROUTE_WAITERS:
+            return LOCAL
+        route = await self.routes.wait(request_id, self.routes.patience)
+        return route or self.routes.decide(request_id, CURSOR)

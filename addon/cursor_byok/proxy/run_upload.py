@@ -47,6 +47,7 @@ class RunUpload:
         pipe: asyncio.Queue | None = None,
         decide: Callable[[str, pb.AgentClientMessage, str], str] | None = None,
         opened: str = "",
+        observe: Callable[[str, pb.AgentClientMessage], None] | None = None,
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -60,6 +61,7 @@ class RunUpload:
         self.route: str | None = None if decide is not None else LOCAL
         self.read = bytearray()  # raw upload bytes until the route is known
         self.opened = opened  # how the stream came (HTTP version...), for the route line
+        self.observe = observe  # the census: what served messages carry that we do not model
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
@@ -85,6 +87,8 @@ class RunUpload:
                         return []
                     self.read = bytearray()
                 self.recording.client(self.request_id, self.messages, frame.payload, {})
+                if self.observe is not None:
+                    self.observe(self.request_id, message)
                 self.messages += 1
                 self.registry.receive(
                     self.request_id,

@@ -34,6 +34,7 @@ from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.protocol.runs import StartTurn
 from cursor_byok.protocol.runs import StreamEvent
+from cursor_byok.protocol.runs import Unresolved
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -274,6 +275,7 @@ class SessionRegistry:
         self.runner = runner
         self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
+        self.on_unresolved: Callable[[str, str], None] | None = None  # the census
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
@@ -301,6 +303,10 @@ class SessionRegistry:
         if live is None or live.core is not run:
             live = self.runs[run.run_id] = LiveRun(run, self)
         return live
+
+    def knows(self, request_id: str) -> bool:
+        """Whether a request id has an attempt here (a stream, an upload or a poll opened it)."""
+        return request_id in self._core.attempts
 
     def run_for(self, request_id: str) -> LiveRun | None:
         run = self._core.run_of(request_id)
@@ -384,6 +390,7 @@ class SessionRegistry:
         until: asyncio.Future,
         full: Callable[[], bool] = lambda: False,
         drain: Callable[[], Awaitable[None]] | None = None,
+        max_bytes: int | None = None,
     ) -> int:
         """Write everything one response stream must carry, until its end-stream frame or until
         `until` completes (the client went away); returns how many chunks were written.
@@ -391,7 +398,8 @@ class SessionRegistry:
         Frames are written by whoever makes them readable (the turn's emit, the flush timer, a
         client message), not by a reader task woken for it: a task switch less per frame, on the
         path every delta takes. Frames that are ready together go as one chunk. When `full()`
-        says the writer's buffer is over its mark, writing stops until `drain()` returns."""
+        says the writer's buffer is over its mark, writing stops until `drain()` returns;
+        `max_bytes` bounds one write (a RunPoll answer)."""
         request_id = sub.attempt.request_id
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
@@ -404,7 +412,7 @@ class SessionRegistry:
             if blocked or ended.done():
                 return
             try:
-                frames, end = self._core.read(sub, now=self.clock())
+                frames, end = self._core.read(sub, now=self.clock(), max_bytes=max_bytes)
                 if frames:
                     write(b"".join(frames))
                     chunks += 1
@@ -469,6 +477,9 @@ class SessionRegistry:
                         )
                     else:
                         self.live_action(self.live(run), action)
+                case Unresolved(kind, ident):
+                    if self.on_unresolved is not None:
+                        self.on_unresolved(kind, ident)
                 case DropRun(run):
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cursor_byok.store.census import Census
 from cursor_byok.store.files import write_private
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,10 @@ class Activity:
         monotonic=time.monotonic,
         *,
         background: bool = True,
+        census: Census | None = None,
     ) -> None:
         self.path = Path(data_dir).expanduser() / ACTIVITY_FILE
+        self.census = census  # written with the record (`census` key) when present
         self._clock = clock
         self._monotonic = monotonic
         self._other_written = float("-inf")
@@ -68,6 +71,12 @@ class Activity:
             "pid": os.getpid(),
             "proxy_started_at": clock(),
         }
+
+    def touch(self) -> None:
+        """The census changed: write the record again (the writer thread gathers the changes of
+        one WRITE_INTERVAL into one write, so a busy proxy writes twice a second at most)."""
+        with self._changed:
+            self._schedule()
 
     def note(self, kind: str, transport: str = "", route: str = "") -> None:
         """Count one call. Agent calls are written at once (in the background: at most once
@@ -90,17 +99,21 @@ class Activity:
                 self._other_written = tick
             else:
                 raise ValueError(f"unknown activity kind {kind!r}")
-            if not self._background:
-                self._write(json.dumps(self.record).encode())
-                return
-            self._version += 1
-            if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
-                self._changed.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._writer, name="cursor-byok-activity", daemon=True
-                )
-                self._thread.start()
+            self._schedule()
+
+    def _schedule(self) -> None:
+        """Write the latest record (the caller holds the lock)."""
+        if not self._background:
+            self._write(self._serialise())
+            return
+        self._version += 1
+        if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
+            self._changed.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._writer, name="cursor-byok-activity", daemon=True
+            )
+            self._thread.start()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every note so far is on disk (tests, shutdown); False on timeout."""
@@ -125,12 +138,18 @@ class Activity:
                 while not self._hurry and (wait := due - time.monotonic()) > 0:
                     self._changed.wait(wait)
                 version = self._version
-                data = json.dumps(self.record).encode()
+                data = self._serialise()
             self._write(data)
             last = time.monotonic()
             with self._changed:
                 self._written = version
                 self._changed.notify_all()
+
+    def _serialise(self) -> bytes:
+        record = self.record
+        if self.census is not None:
+            record = {**record, "census": self.census.snapshot()}
+        return json.dumps(record).encode()
 
     def _write(self, data: bytes) -> None:
         try:

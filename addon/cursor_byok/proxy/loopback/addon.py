@@ -27,6 +27,7 @@ from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,12 @@ def _discard(chunk: bytes) -> list[bytes]:
 
 
 class Loopback:
-    def __init__(self, registry: SessionRegistry, routes: Routes) -> None:
+    def __init__(
+        self, registry: SessionRegistry, routes: Routes, census: Census | None = None
+    ) -> None:
         self.registry = registry
         self.routes = routes
+        self.census = census
         self.streamer: Streamer | None = None
         self.ports: PortPicker | None = None
         self.log_filter = LoopbackLogFilter()  # mitmproxy's console lines about the hop
@@ -71,6 +75,7 @@ class Loopback:
                 routes=self.routes,
                 upstream_ssl=upstream_ssl,
                 upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
+                census=self.census,
             )
             await self.streamer.start()
         except Exception as exc:

@@ -1,0 +1,165 @@
+"""The RPC census: what Cursor sends, counted, so a Cursor update that adds something shows at once.
+
+Users' first complaint about every BYOK proxy is that a Cursor update silently broke it. So the
+proxy counts every Cursor RPC path it sees and what became of it (served here, passed through to
+Cursor, relayed to Cursor by the loopback server on a run's route), every case and field of a
+client message our schema does not model (protobuf's unknown fields, `protocol/shape.py`) or
+that we model and do not serve, and every request id or blob id it could not resolve. The
+counts go into the activity record (`activity.json`), where `cursor-byok doctor --watch` reads
+them, and into the live status.
+
+Bounded: at most MAX_KEYS distinct keys per section (more go to "(other)"), so a client that
+invents paths cannot grow it. Thread-safe: the activity writer thread takes snapshots.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+MAX_KEYS = 256
+OTHER = "(other)"
+SERVED, PASSED, RELAYED = "served", "passed", "relayed"
+OUTCOMES = (SERVED, PASSED, RELAYED)
+
+
+class Census:
+    """Counts, by section. `on_change` is called (outside the lock) after each change, so the
+    activity record can schedule a write."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self.on_change = on_change
+        self._paths: dict[str, dict[str, int]] = {}
+        self._transports: dict[str, int] = {}
+        self._unmodelled: dict[str, int] = {}
+        self._notes: dict[str, str] = {}  # unmodelled key → its description, kept once
+        self._unresolved: dict[str, int] = {}
+
+    def rpc(self, path: str, outcome: str) -> None:
+        """One Cursor RPC: `path` (the query string dropped) and what became of it."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown census outcome {outcome!r}")
+        path = path.split("?", 1)[0][:200]
+        with self._lock:
+            key = path if path in self._paths or len(self._paths) < MAX_KEYS else OTHER
+            counts = self._paths.setdefault(key, {})
+            counts[outcome] = counts.get(outcome, 0) + 1
+        self._changed()
+
+    def transport(self, name: str) -> None:
+        """One Agent call by transport (`RunPoll`, `BidiAppend`, `Run (HTTP/2 stream)`, ...)."""
+        with self._lock:
+            _bump(self._transports, name)
+        self._changed()
+
+    def unmodelled(self, key: str, description: str) -> bool:
+        """A client message carried `key` (e.g. `AgentRunRequest.26`); True the first time, so
+        the caller logs it once."""
+        with self._lock:
+            first = key not in self._unmodelled and len(self._unmodelled) < MAX_KEYS
+            _bump(self._unmodelled, key)
+            if first:
+                self._notes[key] = description
+        self._changed()
+        return first
+
+    def unresolved(self, kind: str) -> None:
+        """An id that could not be resolved: "request id" (no run request ever came for it) or
+        "blob id" (neither our store, the upload, the run request nor the client had it)."""
+        with self._lock:
+            _bump(self._unresolved, kind)
+        self._changed()
+
+    def snapshot(self) -> dict[str, Any]:
+        """A copy, as plain JSON types."""
+        with self._lock:
+            return {
+                "paths": {path: dict(counts) for path, counts in self._paths.items()},
+                "transports": dict(self._transports),
+                "unmodelled": {
+                    key: {"count": count, "what": self._notes.get(key, "")}
+                    for key, count in self._unmodelled.items()
+                },
+                "unresolved": dict(self._unresolved),
+            }
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+
+def _bump(counts: dict[str, int], key: str) -> None:
+    if key not in counts and len(counts) >= MAX_KEYS:
+        key = OTHER
+    counts[key] = counts.get(key, 0) + 1
+
+
+def totals(snapshot: dict[str, Any]) -> dict[str, int]:
+    """Calls per outcome over every path of a snapshot."""
+    out = dict.fromkeys(OUTCOMES, 0)
+    for counts in snapshot.get("paths", {}).values():
+        for outcome, count in counts.items():
+            if outcome in out:
+                out[outcome] += int(count)
+    return out
+
+
+def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """What `now` counts beyond `before` (the doctor's snapshot when it started watching)."""
+    before = before or {}
+
+    def minus(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {k: v - b.get(k, 0) for k, v in a.items() if v - b.get(k, 0) > 0}
+
+    paths = {}
+    for path, counts in now.get("paths", {}).items():
+        delta = minus(counts, before.get("paths", {}).get(path, {}))
+        if delta:
+            paths[path] = delta
+    unmodelled = {}
+    for key, entry in now.get("unmodelled", {}).items():
+        old = before.get("unmodelled", {}).get(key, {}).get("count", 0)
+        if entry.get("count", 0) > old:
+            unmodelled[key] = {**entry, "count": entry["count"] - old}
+    return {
+        "paths": paths,
+        "transports": minus(now.get("transports", {}), before.get("transports", {})),
+        "unmodelled": unmodelled,
+        "unresolved": minus(now.get("unresolved", {}), before.get("unresolved", {})),
+    }
+
+
+def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
+    """The census as a few readable lines (doctor, live status)."""
+    lines = []
+    counts = totals(snapshot)
+    paths = snapshot.get("paths", {})
+    if paths:
+        lines.append(
+            f"Cursor RPCs: {len(paths)} path(s); " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES)
+        )
+        ranked = sorted(paths.items(), key=lambda kv: -sum(kv[1].values()))
+        for path, per in ranked[:limit]:
+            detail = ", ".join(f"{per[o]} {o}" for o in OUTCOMES if per.get(o))
+            lines.append(f"  {path}: {detail}")
+        if len(ranked) > limit:
+            lines.append(f"  … and {len(ranked) - limit} more")
+    transports = snapshot.get("transports", {})
+    if transports:
+        lines.append(
+            "Agent calls by transport: "
+            + ", ".join(f"{name} ×{n}" for name, n in sorted(transports.items()))
+        )
+    unmodelled = snapshot.get("unmodelled", {})
+    if unmodelled:
+        lines.append("Not modelled (new in this Cursor?):")
+        for key, entry in sorted(unmodelled.items()):
+            lines.append(f"  {key} ×{entry.get('count', 0)}: {entry.get('what', '')}".rstrip(": "))
+    unresolved = snapshot.get("unresolved", {})
+    if unresolved:
+        lines.append(
+            "Unresolved: " + ", ".join(f"{n} {kind}(s)" for kind, n in sorted(unresolved.items()))
+        )
+    return lines
