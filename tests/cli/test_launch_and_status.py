@@ -5,14 +5,18 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
+import pytest
 from rich.console import Console
 
 from cursor_byok.agent.turn import Usage
 from cursor_byok.cli.launch import ALLOW_HOSTS
+from cursor_byok.cli.launch import CURSOR_PROCESSES
+from cursor_byok.cli.launch import LOCAL_SPEC
 from cursor_byok.cli.launch import mitmdump_args
 from cursor_byok.cli.launch import setup_text
 from cursor_byok.cli.main import build_parser
 from cursor_byok.cli.proxy_commands import run_options
+from cursor_byok.proxy.mitmproxy_compat import local_mode_captures
 from cursor_byok.proxy.status import status_table
 
 
@@ -41,9 +45,54 @@ def test_reverse_mode_needs_no_ca_and_no_allow_hosts() -> None:
 
 def test_local_capture_and_passthrough_args() -> None:
     args = mitmdump_args(options("--local", "--quiet", "--", "--set", "termlog_verbosity=warn"))
-    assert args[args.index("--mode") + 1] == "local:Cursor"
+    assert args[args.index("--mode") + 1] == f"local:{LOCAL_SPEC}"
     assert "cursor_byok_status=false" in args
     assert args[-2:] == ["--set", "termlog_verbosity=warn"]
+    named = mitmdump_args(options("--local", "Code"))
+    assert named[named.index("--mode") + 1] == "local:Code"  # a spec of the user's, as given
+
+
+# Where Cursor's processes run from (the app, its Electron helpers, the Linux binary), and
+# where the proxy itself may: local capture must take the first and never the second.
+CURSOR_PATHS = {
+    "darwin": [
+        "/Applications/Cursor.app/Contents/MacOS/Cursor",
+        "/Applications/Cursor.app/Contents/Frameworks/Cursor Helper.app/Contents/MacOS/"
+        "Cursor Helper",
+        "/Applications/Cursor.app/Contents/Frameworks/Cursor Helper (Plugin).app/Contents/"
+        "MacOS/Cursor Helper (Plugin)",
+    ],
+    "win32": [
+        r"C:\Users\me\AppData\Local\Programs\cursor\Cursor.exe",
+        "Cursor Helper (Plugin)",  # a process name as a redirector may report it
+        "Cursor Helper",
+    ],
+    "linux": ["/tmp/.mount_Cursor1a2b/usr/share/cursor/cursor", "cursor"],
+}
+PROXY_PATHS = [
+    "/Users/me/.local/share/uv/tools/cursor-byok/bin/python",
+    r"C:\Users\me\AppData\Roaming\uv\tools\cursor-byok\Scripts\python.exe",
+]
+
+
+@pytest.mark.parametrize("platform", sorted(CURSOR_PATHS))
+def test_local_capture_takes_every_cursor_process_and_never_the_proxy(platform) -> None:
+    regex = platform == "darwin"  # the macOS network extension searches a regular expression
+    for path in CURSOR_PATHS[platform]:
+        assert local_mode_captures(LOCAL_SPEC, path, regex=regex), path
+    for path in PROXY_PATHS:
+        assert not local_mode_captures(LOCAL_SPEC, path, regex=regex), path
+    assert not local_mode_captures(LOCAL_SPEC, "/usr/bin/firefox", regex=regex)
+
+
+def test_local_spec_is_what_mitmproxy_parses_it_as() -> None:
+    """The installed mitmproxy_rs reads the spec as includes then an exclude, in this order."""
+    import mitmproxy_rs.local
+
+    described = mitmproxy_rs.local.LocalRedirector.describe_spec(LOCAL_SPEC)
+    wanted = [f'Include processes matching "{name}".' for name in CURSOR_PROCESSES]
+    wanted += ['Exclude processes matching "cursor-byok".']
+    assert described == " ".join(wanted)
 
 
 def test_status_table_shows_model_tokens_and_tool() -> None:

@@ -22,6 +22,14 @@ SCRIPT = Path(__file__).parents[1] / "proxy" / "script.py"
 WEB_SCRIPT = Path(__file__).parents[1] / "proxy" / "webview.py"
 LOG_BYTES = 5_000_000
 LOG_BACKUPS = 3
+# Local capture: Cursor's processes. Its Agent traffic comes from "Cursor" and from its Electron
+# helpers "Cursor Helper" and "Cursor Helper (Plugin)" (macOS, Windows), and on Linux from the
+# `cursor` binary. Each name is a substring of a process name or path (a regular expression on
+# macOS, so none may contain a metacharacter: "Cursor Helper" covers both helpers), and the proxy
+# itself (which may run from a path with "cursor-byok" in it) is never captured.
+CURSOR_PROCESSES = ("Cursor", "Cursor Helper", "cursor")
+NEVER_CAPTURED = ("cursor-byok",)
+LOCAL_SPEC = ",".join([*CURSOR_PROCESSES, *(f"!{name}" for name in NEVER_CAPTURED)])
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,7 @@ class RunOptions:
     port: int = 8080
     mode: str = "regular"  # regular | reverse | local | transparent
     upstream: str = CURSOR_API  # reverse mode target
-    local_process: str = "Cursor"  # local capture: process name substring
+    local_process: str = LOCAL_SPEC  # local capture: mitmproxy's process spec
     config: Path | None = None
     agent: str = "provider"
     data_dir: Path | None = None
@@ -126,9 +134,14 @@ def setup_text(opts: RunOptions) -> str:
             f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca} for its Node side."
         )
     if opts.mode == "local":
+        which = (
+            "Cursor and its helper processes"
+            if opts.local_process == LOCAL_SPEC
+            else f"the processes {opts.local_process!r}"
+        )
         return (
-            f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
-            "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
+            f"{opts.mode.title()} mode: the connections of {which} are redirected at the OS "
+            "level (needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
             "No Cursor setting is needed: both of its Agent transports are served.\n" + trust
         )
     return (

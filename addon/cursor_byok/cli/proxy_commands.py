@@ -96,9 +96,11 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     modes.add_argument(
         "--local",
         nargs="?",
-        const="Cursor",
-        metavar="PROCESS",
-        help="capture one application's traffic at the OS level (needs root)",
+        const=True,
+        metavar="PROCESSES",
+        help="capture Cursor's traffic at the OS level (needs root): by default Cursor and its "
+        'helper processes ("Cursor Helper", "Cursor Helper (Plugin)"), else the processes '
+        "named (mitmproxy's local:SPEC)",
     )
     modes.add_argument(
         "--transparent",
@@ -136,6 +138,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_options(args: argparse.Namespace):
     from pathlib import Path
 
+    from cursor_byok.cli.launch import LOCAL_SPEC
     from cursor_byok.cli.launch import RunOptions
 
     mode = "regular"
@@ -144,7 +147,8 @@ def run_options(args: argparse.Namespace):
     if args.reverse:
         mode, kwargs["upstream"] = "reverse", args.reverse
     elif args.local:
-        mode, kwargs["local_process"] = "local", args.local
+        spec = args.local if isinstance(args.local, str) else LOCAL_SPEC
+        mode, kwargs["local_process"] = "local", spec
     elif args.transparent:
         mode = "transparent"
         if args.redirect_host:

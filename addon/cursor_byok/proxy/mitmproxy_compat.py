@@ -28,6 +28,10 @@ touches this file only:
   parsed several times over, unless those frames are cleared first.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
+- `local_mode_captures`: how local mode (`--mode local:SPEC`, mitmproxy_rs) picks processes:
+  SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
+  first action an exclude: everything else is included); a NAME matches a process whose name
+  contains it, on macOS a regular expression searched in the executable's full path.
 """
 
 from __future__ import annotations
@@ -63,6 +67,34 @@ def give_end_stream_trailers(flow: Any) -> None:
     response = flow.response
     if response is not None and flow.request.is_http2 and not response.trailers:
         response.trailers = http.Headers([END_STREAM_TRAILER])
+
+
+def local_mode_captures(spec: str, process: str, *, regex: bool = False) -> bool:
+    """Whether local mode with `spec` captures the process named (or at the path) `process`,
+    as mitmproxy_rs decides it (`regex`: the macOS network extension's way)."""
+    import re
+
+    actions = [part.strip() for part in spec.split(",") if part.strip()]
+    if not actions:
+        return False
+
+    def matches(name: str) -> bool:
+        if name.isdigit():
+            return False  # a pid, never a name
+        if regex:
+            try:
+                return re.search(name, process) is not None
+            except re.error:
+                return name in process
+        return name in process
+
+    captured = actions[0].startswith("!")
+    for action in actions:
+        if action.startswith("!"):
+            captured = captured and not matches(action[1:])
+        else:
+            captured = captured or matches(action)
+    return captured
 
 
 _RELEASES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # wakeup → stream
