@@ -160,7 +160,7 @@ class ProviderAgent:
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
         else:
-            _add_user_turn(turn, instruction, model)
+            await _add_user_turn(turn, instruction, model)
         provider = self._factory(model)
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
@@ -235,9 +235,10 @@ class ProviderAgent:
         )
 
 
-def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> None:
+async def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> None:
     """A message (or Build, or background completions): what it brings into the conversation,
-    then the user message the model answers."""
+    then the user message the model answers, with the context Cursor uploaded for it (blobs
+    `UploadConversationBlobs` put in our store; else pre-fetched or from the client's KV)."""
     if instruction.todos:  # Build: the plan's todos become the conversation's
         turn.transcript.todos[:] = instruction.todos
     if instruction.completions:  # background subagents: their Task cards end
@@ -246,8 +247,13 @@ def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> 
                 turn.run_request.conversation_state, instruction.completions
             )
         )
+
+    # A blob nobody has is counted by `turn.blob` (the census) and left out of the message.
+    attachments = await prompts.resolve_attachments(instruction.user_message, turn.blob)
     message: UserHistoryMessage = {
         "role": "user",
-        "content": prompts.user_content(instruction.user_message, images=model.supports_images),
+        "content": prompts.user_content(
+            instruction.user_message, images=model.supports_images, attachments=attachments
+        ),
     }
     turn.transcript.append(message)

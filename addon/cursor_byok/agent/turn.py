@@ -200,6 +200,8 @@ class Turn:
         self._mode: int | None = None
         self._instruction: Instruction | None = None
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
+        # the census: (kind, id) of an id nothing could resolve (a blob nobody has)
+        self.on_unresolved: Callable[[str, str], None] | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -335,6 +337,8 @@ class Turn:
         result = reply.get_blob_result
         if not result.HasField("blob_data"):
             why = f" ({result.error.message})" if result.error.message else ""
+            if self.on_unresolved is not None:
+                self.on_unresolved("blob id", ident.hex())
             raise TurnError("not_found", f"the client has no blob {ident.hex()}{why}")
         return self._accept(ident, result.blob_data)
 
@@ -472,6 +476,7 @@ async def run_turn(
     blobs: BlobStore,
     agent: Agent,
     ack_timeout: float = ACK_TIMEOUT,
+    on_unresolved: Callable[[str, str], None] | None = None,
 ) -> None:
     """Run one turn end to end and always leave the stream ended."""
     started = time.monotonic()
@@ -480,6 +485,7 @@ async def run_turn(
         live, run_request, blobs, Transcript(run_request.conversation_state, [], ""), client_blobs
     )
     turn.ack_timeout = ack_timeout
+    turn.on_unresolved = on_unresolved
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)

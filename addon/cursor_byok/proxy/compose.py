@@ -14,11 +14,13 @@ from typing import Any
 from cursor_byok.agent.turn import Agent
 from cursor_byok.protocol import actions
 from cursor_byok.proxy.activity_record import ActivityRecord
+from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
@@ -60,8 +62,9 @@ def compose(agent: Agent | None = None) -> Composition:
     routing = Routing(turns, registry)
     activity = ActivityRecord()
     loopback = Loopback(registry, routing.routes, activity.census)
-    registry.on_unresolved = activity.unresolved
+    registry.on_unresolved = turns.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
         RunSettings(registry),
@@ -72,7 +75,8 @@ def compose(agent: Agent | None = None) -> Composition:
         activity,
         Console(loopback.log_filter),
         MemoryGuards(),
-        ModelPicker(),
+        ModelPicker(reach=reach),
+        AgentCalls(routing, turns, registry, reach),
         LiveStatus(registry, routing.routes, turns),
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -147,6 +147,21 @@ class Routing:
         self.turns = turns
         self.registry = registry
         self.routes = Routes()
+        # conversation id → the route of its latest run (the calls around a run follow it)
+        self.conversations: OrderedDict[str, str] = OrderedDict()
+        self.last_route: str | None = None  # the route of the latest run decided
+
+    def conversation_route(self, conversation_id: str) -> str | None:
+        """The route of a conversation's latest run, if one was decided here."""
+        return self.conversations.get(conversation_id) if conversation_id else None
+
+    def note_conversation(self, conversation_id: str, route: str) -> None:
+        if not conversation_id:
+            return
+        self.conversations[conversation_id] = route
+        self.conversations.move_to_end(conversation_id)
+        while len(self.conversations) > MAX_ENTRIES:
+            self.conversations.popitem(last=False)
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_route_wait_ms")
@@ -165,6 +180,8 @@ class Routing:
         (a `Run` stream: one line for both, one log record less per turn)."""
         known = self.routes.get(request_id)
         route = self.routes.decide(request_id, decide(self.turns.routing_config(), run_request))
+        self.note_conversation(run_request.conversation_id, route)
+        self.last_route = route
         if known is None and route == CURSOR:
             self.routes.recent.append(
                 RoutedRun(

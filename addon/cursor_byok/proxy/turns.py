@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from mitmproxy import ctx
@@ -35,6 +39,23 @@ from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
 
 log = logging.getLogger(__name__)
+MAX_METERS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMeter:
+    """A conversation's context meter as its latest turn left it (what the context ring shows)."""
+
+    used_tokens: int
+    max_tokens: int
+    category_bytes: dict[str, int] = field(default_factory=dict)
+
+
+def meter_of(turn: Turn) -> ContextMeter:
+    transcript = turn.transcript
+    return ContextMeter(
+        transcript.used_tokens, transcript.context_window, dict(transcript.category_bytes)
+    )
 
 
 class FailingAgent:
@@ -56,6 +77,8 @@ class Turns:
         self.ack_timeout = ACK_TIMEOUT
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
+        self.on_unresolved: Callable[[str, str], None] | None = None  # the census
 
     def load(self, loader) -> None:
         options.declare(
@@ -134,9 +157,22 @@ class Turns:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
-        await run_turn(
-            live, run_request, blobs=self.blobs, agent=self.agent(), ack_timeout=self.ack_timeout
-        )
+        try:
+            await run_turn(
+                live,
+                run_request,
+                blobs=self.blobs,
+                agent=self.agent(),
+                ack_timeout=self.ack_timeout,
+                on_unresolved=self.on_unresolved,
+            )
+        finally:
+            turn = live.turn
+            if turn is not None and run_request.conversation_id:
+                self.meters[run_request.conversation_id] = meter_of(turn)
+                self.meters.move_to_end(run_request.conversation_id)
+                while len(self.meters) > MAX_METERS:
+                    self.meters.popitem(last=False)
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
         """A conversation action sent mid-run (stop one subagent, send work to the background)."""
