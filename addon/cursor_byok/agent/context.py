@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from google.protobuf.message import DecodeError
 
+from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
@@ -364,3 +365,12 @@ def _sniff_image(data: bytes) -> str:
         if data.startswith(magic):
             return kind
     return "image/png"
+
+
+async def add_user_message(turn: Turn, message: pb.UserMessage, images: bool) -> None:
+    """Append a user message to the turn's history as the model will read it, with the context
+    Cursor uploaded for it (blobs `UploadConversationBlobs` put in our store; else pre-fetched or
+    from the client's KV; a blob nobody has is counted by `turn.blob` and left out)."""
+    attachments = await resolve_attachments(message, turn.blob)
+    content = user_content(message, images=images, attachments=attachments)
+    turn.transcript.append({"role": "user", "content": content})

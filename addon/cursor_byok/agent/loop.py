@@ -45,7 +45,6 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.pool import ProviderPool
@@ -156,7 +155,8 @@ class ProviderAgent:
         elif kind == actions.RESUME:
             turn.transcript.user_message = None  # the resumed turn's steps are already shown
             resumed = pending_batch(turn.run_request.conversation_state)
-            if resumed is None and not awaits_answer(turn.transcript.messages()):
+            queued = queued_messages(turn.queued)
+            if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
         else:
@@ -192,6 +192,9 @@ class ProviderAgent:
                 return
             if resumed is not None:
                 await steps.resume(resumed)
+            if kind == actions.RESUME:  # messages queued while the turn was down: once each
+                for message in queued_messages(turn.queued):
+                    await prompts.add_user_message(turn, message, model.supports_images)
             await steps.run(self.config.max_steps)
         finally:
             if turn.run_request.subagent_type_name:
@@ -248,12 +251,22 @@ async def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfi
             )
         )
 
-    # A blob nobody has is counted by `turn.blob` (the census) and left out of the message.
-    attachments = await prompts.resolve_attachments(instruction.user_message, turn.blob)
-    message: UserHistoryMessage = {
-        "role": "user",
-        "content": prompts.user_content(
-            instruction.user_message, images=model.supports_images, attachments=attachments
-        ),
-    }
-    turn.transcript.append(message)
+    for queued in queued_messages(turn.queued, instruction.user_message):
+        await prompts.add_user_message(turn, queued, model.supports_images)
+    await prompts.add_user_message(turn, instruction.user_message, model.supports_images)
+
+
+def queued_messages(queued: list[pb.UserMessage], current: pb.UserMessage | None = None):
+    """The messages queued for a turn, each once: none that is the turn's own message (by id or
+    text) or repeats an earlier one (a retry, or the same text queued twice)."""
+    seen: set[str] = set()
+    if current is not None:
+        seen.update(key for key in (current.message_id, current.text) if key)
+    out = []
+    for message in queued:
+        keys = [key for key in (message.message_id, message.text) if key]
+        if not keys or any(key in seen for key in keys):
+            continue
+        seen.update(keys)
+        out.append(message)
+    return out

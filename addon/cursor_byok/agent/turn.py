@@ -21,6 +21,7 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
+from cursor_byok.agent.steering import Steering
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -202,6 +203,9 @@ class Turn:
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
         # the census: (kind, id) of an id nothing could resolve (a blob nobody has)
         self.on_unresolved: Callable[[str, str], None] | None = None
+        # messages sent while the model answers (steering), and those queued for this turn
+        self.steering = Steering(self.update, lambda: live.finished, live.request_id)
+        self.queued: list[pb.UserMessage] = []
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -477,8 +481,10 @@ async def run_turn(
     agent: Agent,
     ack_timeout: float = ACK_TIMEOUT,
     on_unresolved: Callable[[str, str], None] | None = None,
+    queued: Sequence[pb.UserMessage] = (),
 ) -> None:
-    """Run one turn end to end and always leave the stream ended."""
+    """Run one turn end to end and always leave the stream ended (`queued`: user messages that
+    came for this turn before it started, e.g. before a resume; the model gets each once)."""
     started = time.monotonic()
     client_blobs = referenced_blobs(run_request.conversation_state)
     turn = Turn(
@@ -486,11 +492,13 @@ async def run_turn(
     )
     turn.ack_timeout = ack_timeout
     turn.on_unresolved = on_unresolved
+    turn.queued = list(queued)
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
         turn.transcript.user_message = turn.user_message
         await agent.run(turn)
+        turn.steering.close()  # what still waits is the next turn's (the client re-sends it)
         await turn.store_on_client(turn.checkpoint()[1])
         turn.update(turn_ended=turn.usage.turn_ended())
         last = turn.transcript.new_messages[-1] if turn.transcript.new_messages else None
@@ -506,6 +514,7 @@ async def run_turn(
         outcome = await _close_interrupted(turn, reason)
     except TurnError as exc:
         outcome = f"error {exc.code}: {exc}"
+        turn.steering.close()
         live.abort_pending()
         live.finish(exc.end_stream())
     finally:
@@ -532,6 +541,7 @@ async def run_turn(
 
 async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
     live = turn.live
+    turn.steering.close()
     live.abort_pending()
     if isinstance(reason, TurnFailed):
         live.finish(EndStreamError(reason.code, str(reason)))

@@ -28,17 +28,16 @@ from dataclasses import field
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.deadlines import Deadlines
 from cursor_byok.protocol.inbox import Budget
 from cursor_byok.protocol.inbox import Inbox
 from cursor_byok.protocol.inbox import InboxOverflow
 from cursor_byok.protocol.inbox import Outcome
 from cursor_byok.protocol.runs import CancelTurn
 from cursor_byok.protocol.runs import Command
-from cursor_byok.protocol.runs import Deadlines
 from cursor_byok.protocol.runs import DropRun
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import Note
-from cursor_byok.protocol.runs import PendingKind
 from cursor_byok.protocol.runs import Refused
 from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
@@ -121,6 +120,7 @@ class Attempt:
     end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
     last_active: float = 0.0
     seqno_clashes: int = 0
+    early: list[pb.ConversationAction] = field(default_factory=list)  # queued before its run
     _next_seqno: int = 0  # stream order, for `run` attempts
     _digests: dict[int, bytes] = field(default_factory=dict)
 
@@ -161,7 +161,7 @@ class Registry:
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
         self.budget = Budget(self.config.max_buffered_bytes)
-        self.timers = Deadlines()  # shared with every run
+        self.timers: Deadlines[Run] = Deadlines()  # shared with every run
         self._next_sid = 1
         self.seqno_clashes = 0
 
@@ -340,6 +340,12 @@ class Registry:
                 return self._fail_attempt(
                     attempt, "invalid_argument", "the first message must be a run request"
                 )
+            action = message.conversation_action
+            if action.WhichOneof("action") == "user_message_action" and len(attempt.early) < 16:
+                attempt.early.append(action)  # a queued message: its run request comes next
+                return [
+                    Note.info("request %s: a queued message, kept for its run", attempt.request_id)
+                ]
             return [
                 Note.info(
                     "request %s: %s before the run request ignored",
@@ -347,7 +353,7 @@ class Registry:
                     message.WhichOneof("message"),
                 )
             ]
-        if attempt.transport == "run" and _answers_unissued(run, message):
+        if attempt.transport == "run" and run.answers_unissued(message):
             return self._fail_attempt(
                 attempt, "invalid_argument", "protocol error: a result for a request never sent"
             )
@@ -366,6 +372,7 @@ class Registry:
             commands.append(
                 Note.info("request %s: attaches to run %s (%s)", attempt.request_id, run_id, state)
             )
+            # A retry of the run carries the messages its first attempt queued: given once.
         else:
             run = Run(
                 run_id,
@@ -386,7 +393,9 @@ class Registry:
                     and other.conversation_id == run.conversation_id
                 ):
                     commands.append(CancelTurn(other, "superseded by a newer message"))
+            run.queued.extend(attempt.early)
             commands.append(StartTurn(run, run_request))
+        attempt.early.clear()
         attempt._step(AttemptEvent.BIND)
         attempt.run = run
         attempt.bind_epoch = run.bind(attempt.request_id, streams=len(attempt.subscribers), now=now)
@@ -580,15 +589,6 @@ class Registry:
 
     def running_runs(self) -> list[Run]:
         return [r for r in self.runs.values() if r.running]
-
-
-def _answers_unissued(run: Run, message: pb.AgentClientMessage) -> bool:
-    kind = message.WhichOneof("message")
-    if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
-        return not run.issued((PendingKind.EXEC, message.exec_client_message.id))
-    if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
-        return not run.issued((PendingKind.KV, message.kv_client_message.id))
-    return False
 
 
 __all__ = ["Attempt", "Registry", "RunState", "Subscriber", "Tick"]

@@ -9,9 +9,6 @@ shell should log comes back as a `Note`.
 
 from __future__ import annotations
 
-import heapq
-import itertools
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -19,6 +16,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.connect import EndStreamError
+from cursor_byok.protocol.deadlines import Deadlines
 from cursor_byok.protocol.outbox import Entry
 from cursor_byok.protocol.outbox import Outbox
 from cursor_byok.protocol.outbox import PendingKey
@@ -175,50 +173,6 @@ class Tick:
     runs: list[Run]
 
 
-# --- when the core must run next ----------------------------------------------------------------
-
-
-class Deadlines:
-    """When `tick` must next run, kept so that asking costs O(1): the shell asks after every
-    frame, and holding deltas for coalescing makes a deadline every few milliseconds per run.
-
-    Coalescing releases are many, short and exact: each is an entry of a heap (one that was
-    taken out early by another frame is skipped when it comes up). Every other timer (heartbeats,
-    grace, linger, run-request, gap and exec time-outs) is few and long, and is covered by one
-    lower bound, `scan_at`: whatever can bring a deadline forward lowers it (`due`), and the
-    registry's `tick` scans everything and makes it exact again once it is reached. So the one
-    timer may fire early for those, never late."""
-
-    def __init__(self) -> None:
-        self.scan_at = math.inf
-        self._releases: list[tuple[float, int, Run]] = []
-        self._order = itertools.count()  # ties between runs never compare runs
-
-    def due(self, when: float) -> None:
-        """Something may need `tick` at `when`."""
-        if when < self.scan_at:
-            self.scan_at = when
-
-    def release_at(self, when: float, run: Run) -> None:
-        """`run`'s held deltas may go out at `when`."""
-        heapq.heappush(self._releases, (when, next(self._order), run))
-
-    def next(self) -> float | None:
-        when = self.scan_at
-        releases = self._releases
-        if releases and releases[0][0] < when:
-            when = releases[0][0]
-        return None if when == math.inf else when
-
-    def releases_due(self, now: float) -> list[Run]:
-        """The runs whose release time has come (some may have been released already)."""
-        releases = self._releases
-        due = []
-        while releases and releases[0][0] <= now:
-            due.append(heapq.heappop(releases)[2])
-        return due
-
-
 # --- runs ---------------------------------------------------------------------------------------
 
 
@@ -229,6 +183,7 @@ class _Pending:
     watched: bool  # subject to the exec watchdog (shell execs keep their own timeout)
 
 
+_LATE_ACTIONS = frozenset({"user_message_action", "inject_context_action"})
 _SHELL_TERMINAL = frozenset(
     {"exit", "rejected", "permission_denied", "sandbox_unsupported", "backgrounded"}
 )
@@ -249,7 +204,7 @@ class Run:
         owner: bytes,
         now: float,
         config: SessionConfig,
-        deadlines: Deadlines | None = None,
+        deadlines: Deadlines[Run] | None = None,
     ) -> None:
         self.run_id = run_id
         self.first_request_id = run_id  # the attempt that started it (logs, captures)
@@ -272,9 +227,11 @@ class Run:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
+        # user messages queued before its run request (attempts.py): the turn answers them
+        self.queued: list[pb.ConversationAction] = []
         self.backlog_full_at: float | None = None  # when the backlog passed its bound
         self._backlog_failed = False  # ... and the turn was failed for it (once)
-        self.timers = deadlines if deadlines is not None else Deadlines()
+        self.timers: Deadlines[Run] = deadlines if deadlines is not None else Deadlines()
         self.timers.due(now + config.grace_period)
 
     def _step(self, event: RunEvent) -> None:
@@ -347,7 +304,10 @@ class Run:
         if kind == "conversation_action":
             action = message.conversation_action
             if not self.running:
-                return []
+                # A message for the conversation's next run (queued while this one closed), or
+                # steering that came too late; the shell says which (`_LATE_ACTIONS`).
+                late = action.WhichOneof("action") in _LATE_ACTIONS
+                return [LiveAction(self, action)] if late else []
             if action.WhichOneof("action") == "cancel_action":
                 return [CancelTurn(self, "cancelled by the user", action.cancel_action)]
             return [LiveAction(self, action)]
@@ -401,6 +361,15 @@ class Run:
                 "run %s: result for unknown %s id %d ignored", self.run_id, kind.value, ident
             )
         ]
+
+    def answers_unissued(self, message: pb.AgentClientMessage) -> bool:
+        """Whether a client message answers an exec or KV request this run never sent."""
+        kind = message.WhichOneof("message")
+        if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.EXEC, message.exec_client_message.id))
+        if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.KV, message.kv_client_message.id))
+        return False
 
     def issued(self, key: PendingKey) -> bool:
         """Whether we ever sent this request id (for protocol checks on `Run` streams)."""

@@ -22,6 +22,7 @@ from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.agent.steering import Injection
 from cursor_byok.agent.turn import ACK_TIMEOUT
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
@@ -40,6 +41,7 @@ from cursor_byok.store.blobs import BlobStore
 
 log = logging.getLogger(__name__)
 MAX_METERS = 1024
+MAX_QUEUED = 16  # messages queued for one conversation's next turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,8 @@ class Turns:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
+        # conversation id → user messages queued while no turn of it ran (given to the next)
+        self.queued: OrderedDict[str, list[pb.UserMessage]] = OrderedDict()
 
     def load(self, loader) -> None:
         options.declare(
@@ -157,6 +161,8 @@ class Turns:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
+        queued = [a.user_message_action.user_message for a in live.core.queued]
+        queued += self.queued.pop(run_request.conversation_id, [])
         try:
             await run_turn(
                 live,
@@ -165,6 +171,7 @@ class Turns:
                 agent=self.agent(),
                 ack_timeout=self.ack_timeout,
                 on_unresolved=self.on_unresolved,
+                queued=queued,
             )
         finally:
             turn = live.turn
@@ -175,11 +182,44 @@ class Turns:
                     self.meters.popitem(last=False)
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
-        """A conversation action sent mid-run (stop one subagent, send work to the background)."""
+        """A conversation action sent on a run: mid-run (steering, stop one subagent, send work
+        to the background), or after it ended (a message queued for the next turn)."""
+        kind = action.WhichOneof("action")
+        if kind == "inject_context_action":
+            injection = action.inject_context_action
+            if live.finished or live.turn is None:
+                # Documented no-op: unconfirmed, the client sends it again as a new message.
+                log.info(
+                    "run %s: steering %s came after its turn; the client sends it as a message",
+                    live.request_id,
+                    injection.injection_id,
+                )
+                return
+            live.turn.steering.offer(injection, live.core.run_id)
+            return
+        if kind == "user_message_action":
+            message = action.user_message_action.user_message
+            if live.finished or live.turn is None:
+                self._queue(live.core.conversation_id, message, live.request_id)
+            else:
+                live.turn.steering.add(Injection("", message))
+            return
         if not live_actions.handles(action):
             log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
             return
         self._spawn(live_actions.handle(live.turn, action))
+
+    def _queue(self, conversation_id: str, message: pb.UserMessage, request_id: str) -> None:
+        """A message for the conversation's next turn (bounded per conversation and in all)."""
+        if not conversation_id:
+            return
+        queued = self.queued.setdefault(conversation_id, [])
+        if len(queued) < MAX_QUEUED:
+            queued.append(message)
+        self.queued.move_to_end(conversation_id)
+        while len(self.queued) > MAX_METERS:
+            self.queued.popitem(last=False)
+        log.info("run %s: a message queued for the next turn of %s", request_id, conversation_id)
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
