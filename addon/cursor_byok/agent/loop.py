@@ -170,9 +170,9 @@ class ProviderAgent:
             provider_config.max_retries,
             model.first_token_timeout or provider_config.first_token_timeout,
         )
-        if turn.run_request.subagent_type_name:
+        if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
             subagents.register(turn)
-            subagents.attach(turn)
+            subagents.attach(turn, turn.parent_tool_call_id or None)
         extra: list[Provider] = []
         steps = StepLoop(
             turn=turn,
@@ -197,7 +197,7 @@ class ProviderAgent:
                     await prompts.add_user_message(turn, message, model.supports_images)
             await steps.run(self.config.max_steps)
         finally:
-            if turn.run_request.subagent_type_name:
+            if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
                 subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()

@@ -206,6 +206,7 @@ class Turn:
         # messages sent while the model answers (steering), and those queued for this turn
         self.steering = Steering(self.update, lambda: live.finished, live.request_id)
         self.queued: list[pb.UserMessage] = []
+        self.parent_tool_call_id = ""  # a subagent's Task call in its parent (from headers)
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -482,6 +483,7 @@ async def run_turn(
     ack_timeout: float = ACK_TIMEOUT,
     on_unresolved: Callable[[str, str], None] | None = None,
     queued: Sequence[pb.UserMessage] = (),
+    parent_tool_call_id: str = "",
 ) -> None:
     """Run one turn end to end and always leave the stream ended (`queued`: user messages that
     came for this turn before it started, e.g. before a resume; the model gets each once)."""
@@ -493,6 +495,7 @@ async def run_turn(
     turn.ack_timeout = ack_timeout
     turn.on_unresolved = on_unresolved
     turn.queued = list(queued)
+    turn.parent_tool_call_id = parent_tool_call_id
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)

@@ -12,6 +12,7 @@ input shares the BidiAppend envelope, protocol.md §2.5).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import logging
@@ -62,6 +63,37 @@ UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
 PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 MAX_STREAM_OPEN = 1024  # a `...SSE` / `...Poll` request body of another service worth decoding
+
+
+PARENT_REQUEST = "x-parent-request-id"
+PARENT_TOOL_CALL = "x-parent-agent-tool-call-id"
+MAX_TOOL_CALL_ID = 512
+
+
+def parent_link(request: http.Request) -> tuple[str, str] | None:
+    """A subagent run's parent, from the headers Cursor puts on child runs: (parent request id,
+    the parent's Task tool call id). Both or neither (protocol.md §2.3); a lone or malformed one
+    is ignored with a line in the log, and the child is linked by its prompt as before."""
+    parent = request.headers.get(PARENT_REQUEST, "")
+    call = request.headers.get(PARENT_TOOL_CALL, "")
+    if not parent and not call:
+        return None
+    if not parent or not call:
+        log.warning(
+            "%s without %s: the subagent is linked to its parent by its prompt",
+            PARENT_REQUEST if parent else PARENT_TOOL_CALL,
+            PARENT_TOOL_CALL if parent else PARENT_REQUEST,
+        )
+        return None
+    try:
+        validate_request_id(parent)
+    except ByokError as exc:
+        log.warning("%s: %s; ignored", PARENT_REQUEST, exc)
+        return None
+    if len(call) > MAX_TOOL_CALL_ID or not call.isprintable():
+        log.warning("%s: not a tool call id; ignored", PARENT_TOOL_CALL)
+        return None
+    return parent, call
 
 
 def connect_error_response(code: str, message: str) -> http.Response:
@@ -184,13 +216,20 @@ class AgentRpc:
                 append = decode_bidi_append(
                     self._body(request), request.headers.get("content-type")
                 )
-                if await self.routing.append_route(append) == CURSOR:
+                link = parent_link(request) if _is_run_request(append.message) else None
+                parent = link[0] if link else ""
+                if await self.routing.append_route(append, parent) == CURSOR:
                     self._pass_through(flow, path, append.request_id)
                     return
                 flow.metadata[CENSUS_KEY] = SERVED
                 if not append.agent and append.raw:
                     raise BadFraming("BidiAppendRequest.data is not an Agent client message")
-                self._bidi_append(flow, append)
+                if link is not None:
+                    self.registry.parents[append.request_id] = link
+                try:
+                    self._bidi_append(flow, append)
+                finally:
+                    self.registry.parents.pop(append.request_id, None)
             elif path == RUN_POLL_PATH:
                 await self._run_poll(flow)
             else:
@@ -367,6 +406,8 @@ class AgentRpc:
             "2" if request.is_http2 else "1.1",
             ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
         )
+        link = parent_link(request)
+        decide = functools.partial(self.routing.decide_first, parent=link[0] if link else "")
         upload = RunUpload(
             self.registry,
             request_id,
@@ -374,9 +415,10 @@ class AgentRpc:
             upload_encoding,
             self.recording,
             pipe=pipe,
-            decide=self.routing.decide_first if pipe is not None else None,
+            decide=decide if pipe is not None else None,
             opened=opened,
             observe=self.activity.observe,
+            parent=link,
         )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
@@ -458,6 +500,10 @@ def _forward_of(request: http.Request, **extra) -> Forward:
         headers=tuple(request.headers.fields),
         **extra,
     )
+
+
+def _is_run_request(message) -> bool:
+    return message is not None and message.WhichOneof("message") == "run_request"
 
 
 def _declared_size(request: http.Request) -> int:

@@ -175,11 +175,20 @@ class Routing:
         config = self.turns.routing_config()
         return config is not None and config.route_other_models == "cursor"
 
-    def decide(self, request_id: str, run_request: pb.AgentRunRequest, opened: str = "") -> str:
-        """The route of a run, from its run request; logged with how its stream `opened`
-        (a `Run` stream: one line for both, one log record less per turn)."""
+    def decide(
+        self,
+        request_id: str,
+        run_request: pb.AgentRunRequest,
+        opened: str = "",
+        parent: str = "",
+    ) -> str:
+        """The route of a run, from its run request, or its parent's (`parent`: the request id
+        in a subagent's `x-parent-request-id`); logged with how its stream `opened` (a `Run`
+        stream: one line for both, one log record less per turn)."""
         known = self.routes.get(request_id)
-        route = self.routes.decide(request_id, decide(self.turns.routing_config(), run_request))
+        inherited = self.routes.get(parent) if parent else None
+        chosen = inherited or decide(self.turns.routing_config(), run_request)
+        route = self.routes.decide(request_id, chosen)
         self.note_conversation(run_request.conversation_id, route)
         self.last_route = route
         if known is None and route == CURSOR:
@@ -200,16 +209,16 @@ class Routing:
         return route
 
     def decide_first(
-        self, request_id: str, message: pb.AgentClientMessage, opened: str = ""
+        self, request_id: str, message: pb.AgentClientMessage, opened: str = "", parent: str = ""
     ) -> str:
         """The route of a `Run` stream, from its first client message."""
         if message.WhichOneof("message") == "run_request":
-            return self.decide(request_id, message.run_request, opened)
+            return self.decide(request_id, message.run_request, opened, parent)
         if opened:
             log.info("Run %s opened (%s)", request_id, opened)
         return self.routes.decide(request_id, LOCAL)
 
-    async def append_route(self, append: BidiAppend) -> str:
+    async def append_route(self, append: BidiAppend, parent: str = "") -> str:
         """The route of this append's run; the run request decides it, other appends of a run
         not yet decided wait for it (bounded; then they go to Cursor as they came).
 
@@ -221,7 +230,7 @@ class Routing:
         message = append.message
         request_id = append.request_id
         if append.agent and message is not None and message.WhichOneof("message") == "run_request":
-            return self.decide(request_id, message.run_request)
+            return self.decide(request_id, message.run_request, parent=parent)
         route = self.routes.get(request_id)
         if route is not None:
             return route

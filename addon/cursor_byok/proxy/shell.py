@@ -61,6 +61,7 @@ class LiveRun:
         self.task: asyncio.Task | None = None
         self.turn: Turn | None = None  # the running Turn, for the status display
         self.route = ""  # how the run's calls reached the proxy (mode, transport), for usage
+        self.parent: tuple[str, str] | None = None  # a subagent's parent request, tool call
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
 
@@ -276,6 +277,9 @@ class SessionRegistry:
         self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
+        # request id → the parent a subagent's run request names in its headers, given to its
+        # run when it starts (the edge knows the headers, the run starts inside `receive`)
+        self.parents: dict[str, tuple[str, str]] = {}
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
@@ -461,7 +465,9 @@ class SessionRegistry:
         for command in commands:
             match command:
                 case StartTurn(run, run_request):
-                    self.live(run).start(run_request, self.runner)
+                    starting = self.live(run)
+                    starting.parent = self.parents.pop(run.first_request_id, None)
+                    starting.start(run_request, self.runner)
                 case Resolve(run, key, message):
                     self.live(run).resolve(key, message)
                 case StreamEvent(run, exec_id, message):

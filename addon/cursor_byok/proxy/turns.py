@@ -31,6 +31,7 @@ from cursor_byok.agent.turn import run_turn
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
+from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
@@ -161,6 +162,8 @@ class Turns:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
+        if live.parent is not None:
+            run_request = self._child_request(live, run_request, live.parent)
         queued = [a.user_message_action.user_message for a in live.core.queued]
         queued += self.queued.pop(run_request.conversation_id, [])
         try:
@@ -172,6 +175,7 @@ class Turns:
                 ack_timeout=self.ack_timeout,
                 on_unresolved=self.on_unresolved,
                 queued=queued,
+                parent_tool_call_id=live.parent[1] if live.parent else "",
             )
         finally:
             turn = live.turn
@@ -208,6 +212,34 @@ class Turns:
             log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
             return
         self._spawn(live_actions.handle(live.turn, action))
+
+    def _child_request(
+        self, live: LiveRun, run_request: pb.AgentRunRequest, parent: tuple[str, str]
+    ) -> pb.AgentRunRequest:
+        """A subagent run linked to its parent by headers takes the parent's model when it names
+        none we serve (Cursor names the model of its Task args, or none at all)."""
+        parent_run = live.registry.run_for(parent[0])
+        model = parent_run.turn.model if parent_run is not None and parent_run.turn else ""
+        log.info(
+            "run %s: subagent of run %s (tool call %s)%s",
+            live.request_id,
+            parent[0],
+            parent[1],
+            f", parent's model {model!r}" if model else "",
+        )
+        if not model or not self.serves_config():
+            return run_request
+        try:
+            config = self.config()
+        except ConfigError:
+            return run_request
+        named = run_request.requested_model.model_id or run_request.model_details.model_id
+        if find_model(config, named) is not None:
+            return run_request
+        child = pb.AgentRunRequest()
+        child.CopyFrom(run_request)
+        child.requested_model.model_id = model
+        return child
 
     def _queue(self, conversation_id: str, message: pb.UserMessage, request_id: str) -> None:
         """A message for the conversation's next turn (bounded per conversation and in all)."""
