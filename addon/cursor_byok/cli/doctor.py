@@ -24,10 +24,13 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import load_config
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import read_activity
+from cursor_byok.store.census import census_lines
+from cursor_byok.store.census import since
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 __all__ = ["ACTIVITY_FILE", "Check", "run_doctor"]  # ACTIVITY_FILE: old import path, kept
 WATCH_POLL = 0.2
+CENSUS_SETTLE = 3.0  # seconds the census must stay still before the doctor reports it
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,44 @@ def _watch_activity(
     )
 
 
+def check_census(
+    data_dir: Path,
+    before: dict | None,
+    settle: float = 0.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+) -> Check | None:
+    """What Cursor sent to the running proxy (since `before`, the census when the doctor
+    started watching): every RPC path and what became of it, the transport of every Agent call,
+    cases and fields of its messages cursor-byok does not model, ids nothing resolved. With
+    `settle`, first wait (up to that long) until the record stops changing: a turn's calls come
+    over seconds. A warning when something is not modelled or unresolved: a Cursor update may
+    have added it (docs/protocol.md §15)."""
+    deadline = clock() + settle
+    activity, _ = read_activity(data_dir)
+    last, still_since = (activity or {}).get("census"), clock()
+    while settle > 0 and clock() < deadline and clock() - still_since < CENSUS_SETTLE:
+        sleep(min(WATCH_POLL, max(deadline - clock(), 0.0)))
+        activity, _ = read_activity(data_dir)
+        now = (activity or {}).get("census")
+        if now != last:
+            last, still_since = now, clock()
+    if not last:
+        return None
+    seen = since(last, before) if before is not None else last
+    lines = census_lines(seen)
+    if not lines:
+        return Check(OK, "Cursor RPC census", "nothing new since the doctor started")
+    new = bool(seen.get("unmodelled") or seen.get("unresolved"))
+    return Check(
+        WARN if new else OK,
+        "Cursor RPC census" + (" since the doctor started" if before is not None else ""),
+        "\n    " + "\n    ".join(lines),
+        fix="update cursor-byok, or report what is not modelled with `cursor-byok doctor "
+        "--watch 60` output attached",
+    )
+
+
 def run_doctor(
     *,
     config_path: Path,
@@ -420,7 +461,13 @@ def run_doctor(
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")
     if not first_run:
+        before = (read_activity(data_dir)[0] or {}).get("census", {}) if watch > 0 else None
+        started = time.monotonic()
         report(check_activity(data_dir, watch))
+        left = max(watch - (time.monotonic() - started), 0.0)
+        census = check_census(data_dir, before, settle=min(left, 10.0) if watch > 0 else 0.0)
+        if census is not None:
+            report(census)
     failed = sum(c.status == FAIL for c in checks)
     emit(f"{len(checks) - failed} of {len(checks)} checks passed" + (" (see ✘)" if failed else ""))
     return 1 if failed else 0

@@ -90,10 +90,14 @@ class ActivityRecord:
         self._count(flow)
 
     def _count(self, flow: http.HTTPFlow) -> None:
-        if flow.metadata.get(_COUNTED) or not self.cursor_host(flow):
+        if flow.metadata.get(_COUNTED):
+            return
+        outcome = flow.metadata.get(CENSUS_KEY)
+        # A flow one of our addons marked is Cursor's, even once pointed at the loopback server
+        # (its host is then 127.0.0.1).
+        if outcome is None and not self.cursor_host(flow):
             return
         flow.metadata[_COUNTED] = True
-        outcome = flow.metadata.get(CENSUS_KEY)
         if outcome == STREAMER:
             return
         if outcome is None:

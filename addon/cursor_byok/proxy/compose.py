@@ -77,6 +77,6 @@ def compose(agent: Agent | None = None) -> Composition:
         MemoryGuards(),
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach),
-        LiveStatus(registry, routing.routes, turns),
+        LiveStatus(registry, routing.routes, turns, activity.census),
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -27,6 +27,8 @@ from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import Census
+from cursor_byok.store.census import census_lines
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise
@@ -52,12 +54,15 @@ def status_table(
     prices_for: Callable[[str], Prices | None] | None = None,
     session_cost: str = "",
     routed: Iterable = (),
+    census: dict | None = None,
 ) -> Table:
     """One row per session that has (or had) a turn, then the latest runs that went to Cursor's
     backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable."""
     now = time.monotonic() if now is None else now
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
-    table = Table(title=title, expand=False)
+    # The census (store/census.py): what Cursor sent, and what is new in it.
+    caption = "\n".join(census_lines(census, limit=0)) if census else None
+    table = Table(title=title, caption=caption, caption_justify="left", expand=False)
     columns = (
         "request",
         "conversation",
@@ -136,10 +141,17 @@ def _context(turn) -> str:
 class LiveStatus:
     """An addon: the live status table of running turns, on a terminal."""
 
-    def __init__(self, registry: SessionRegistry, routes: Routes, turns: Turns) -> None:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        routes: Routes,
+        turns: Turns,
+        census: Census | None = None,
+    ) -> None:
         self.registry = registry
         self.routes = routes
         self.turns = turns
+        self.census = census
         self._task: asyncio.Task | None = None
 
     def load(self, loader) -> None:
@@ -180,6 +192,7 @@ class LiveStatus:
                         prices_for=prices_lookup(config),
                         session_cost=session_cost,
                         routed=list(self.routes.recent),
+                        census=self.census.snapshot() if self.census is not None else None,
                     )
                 )
                 await asyncio.sleep(REFRESH)

@@ -144,7 +144,7 @@ def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
         for path, per in ranked[:limit]:
             detail = ", ".join(f"{per[o]} {o}" for o in OUTCOMES if per.get(o))
             lines.append(f"  {path}: {detail}")
-        if len(ranked) > limit:
+        if limit and len(ranked) > limit:
             lines.append(f"  … and {len(ranked) - limit} more")
     transports = snapshot.get("transports", {})
     if transports:
