@@ -110,7 +110,8 @@ async def test_steering_joins_the_running_turn_once(tmp_path, workspace) -> None
 async def test_steering_after_the_last_answer_gets_one_more_call(tmp_path, workspace) -> None:
     """Sent while the model's last answer streams: the turn makes one more call for it."""
     async with FakeProvider(chunk_delay=0.05) as fp:
-        fp.script.text("a first answer that streams for a while")
+        # ~40 pieces 0.05 s apart: the steering has seconds to arrive while this streams
+        fp.script.text("a first answer that streams for a while, " * 4)
         fp.script.text("and the answer to the steering")
         setup = Setup(tmp_path, workspace, fp)
         request_id = str(uuid.uuid4())

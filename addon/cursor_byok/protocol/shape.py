@@ -47,8 +47,8 @@ class Unmodelled:
                 f"{self.message}.{self.name} (field {self.number}), "
                 "which cursor-byok does not serve"
             )
-        what = "a case" if self.kind == "case" else "a field"
-        return f"{what} {self.message} field {self.number}, which cursor-byok does not model"
+        what = " (a new kind of message)" if self.kind == "case" else ""
+        return f"{self.message} field {self.number}{what}, which cursor-byok does not model"
 
 
 @dataclass(frozen=True, slots=True)

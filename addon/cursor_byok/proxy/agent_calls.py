@@ -214,7 +214,9 @@ class AgentCalls:
         roots = list(request.root_prompt_messages_json)
         present = [ident for ident in roots if store is not None and ident in store]
         known = self.routing.conversation_route(conversation)
-        ours = self._ours(conversation) or (known is None and roots and len(present) == len(roots))
+        ours = self._ours(conversation) or (
+            known is None and bool(roots) and len(present) == len(roots)
+        )
         if not ours and not await self._offline(flow, "AgentService/GetPromptContextUsage"):
             return
         meter = self._meter(conversation)
