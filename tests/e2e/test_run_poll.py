@@ -124,7 +124,7 @@ async def test_runpoll_bad_input(tmp_path, workspace) -> None:
     """An unknown request id: heartbeats until the run-request wait is over, then `not_found`
     with eof (and the end again on a later poll); another client's request id:
     `permission_denied`; a body that is not a BidiPollRequest: `invalid_argument` (a poll
-    superseded by a newer one: tests/proxy/test_run_poll.py). The proxy keeps serving runs."""
+    superseded by a newer one: tests/proxy/test_poll_cursors.py). The proxy keeps serving runs."""
     proxy = start_mitmdump(
         tmp_path / "proxy",
         "--set",
