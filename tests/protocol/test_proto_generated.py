@@ -35,6 +35,20 @@ NEWER_THAN_REFERENCE = frozenset(
         "agent.v1.GetPromptContextUsageResponse: not in the reference schema",
         "agent.v1.WarmUpRequest: not in the reference schema",
         "agent.v1.WarmUpResponse: not in the reference schema",
+        *(
+            f"agent.v1.AgentRunRequest.{name} = {number}: no such number in the reference"
+            for name, number in (
+                ("agent_session_id", 26),
+                # 27: in every capture; not in the SDK dump; its name as a newer schema has it
+                ("client_supports_prompt_context_usage_rpc", 27),
+                ("client_supports_routed_model_update", 28),
+                ("client_supports_preview_card", 31),
+                ("started_as_new_project", 32),
+                ("first_project_onboarding", 33),
+                ("next_interaction_query_id", 34),
+                ("transcript_parent_conversation_id", 36),
+            )
+        ),
     }
 )
 

@@ -50,9 +50,9 @@ def test_captured_run_requests_are_agent_messages(name) -> None:
     raw = bytes.fromhex(json.loads((DATA / name).read_text())["bidi_append_request"]["data"])
     classified = classify(raw)
     assert classified.agent and classified.message is not None
-    keys = {u.key for u in unmodelled(classified.message)}
-    # fields 27 and 28 of the run request are newer than our schema (protocol.md §11.9)
-    assert {"AgentRunRequest.27", "AgentRunRequest.28"} <= keys
+    # fields 27 and 28 of the run request are newer than the reference; we model them now
+    assert classified.message.run_request.client_supports_prompt_context_usage_rpc
+    assert unmodelled(classified.message) == []
 
 
 @pytest.mark.parametrize(

@@ -437,7 +437,7 @@ class PrewarmRequest(_message.Message):
     def __init__(self, model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., conversation_id: _Optional[str] = ..., conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., best_of_n_group_id: _Optional[str] = ..., try_use_best_of_n_promotion: _Optional[bool] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "model_details", "mcp_tools", "conversation_id", "mcp_file_system_options", "skill_options", "custom_system_prompt", "requested_model", "suggest_next_prompt", "subagent_type_name", "exclude_workspace_context", "harness", "selected_subagent_models", "selected_subagent_model_details", "conversation_group_id", "pre_fetched_blobs", "dev_raw_model_slug", "client_supports_inline_images", "subagent_model_overrides", "can_create_cloud_subagents", "suppress_subagent_progress_update_tool", "client_supports_send_to_user", "computer_use_coordinate_mode", "run_id")
+    __slots__ = ("conversation_state", "action", "model_details", "mcp_tools", "conversation_id", "mcp_file_system_options", "skill_options", "custom_system_prompt", "requested_model", "suggest_next_prompt", "subagent_type_name", "exclude_workspace_context", "harness", "selected_subagent_models", "selected_subagent_model_details", "conversation_group_id", "pre_fetched_blobs", "dev_raw_model_slug", "client_supports_inline_images", "subagent_model_overrides", "can_create_cloud_subagents", "suppress_subagent_progress_update_tool", "client_supports_send_to_user", "computer_use_coordinate_mode", "run_id", "agent_session_id", "client_supports_prompt_context_usage_rpc", "client_supports_routed_model_update", "client_supports_preview_card", "started_as_new_project", "first_project_onboarding", "next_interaction_query_id", "transcript_parent_conversation_id")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
@@ -463,6 +463,14 @@ class AgentRunRequest(_message.Message):
     CLIENT_SUPPORTS_SEND_TO_USER_FIELD_NUMBER: _ClassVar[int]
     COMPUTER_USE_COORDINATE_MODE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_PROMPT_CONTEXT_USAGE_RPC_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_ROUTED_MODEL_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_PREVIEW_CARD_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AS_NEW_PROJECT_FIELD_NUMBER: _ClassVar[int]
+    FIRST_PROJECT_ONBOARDING_FIELD_NUMBER: _ClassVar[int]
+    NEXT_INTERACTION_QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     conversation_state: ConversationStateStructure
     action: ConversationAction
     model_details: ModelDetails
@@ -488,7 +496,15 @@ class AgentRunRequest(_message.Message):
     client_supports_send_to_user: bool
     computer_use_coordinate_mode: str
     run_id: str
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., conversation_id: _Optional[str] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., skill_options: _Optional[_Union[SkillOptions, _Mapping]] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., dev_raw_model_slug: _Optional[str] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    agent_session_id: str
+    client_supports_prompt_context_usage_rpc: bool
+    client_supports_routed_model_update: bool
+    client_supports_preview_card: bool
+    started_as_new_project: bool
+    first_project_onboarding: bool
+    next_interaction_query_id: int
+    transcript_parent_conversation_id: str
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., conversation_id: _Optional[str] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., skill_options: _Optional[_Union[SkillOptions, _Mapping]] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., dev_raw_model_slug: _Optional[str] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ..., run_id: _Optional[str] = ..., agent_session_id: _Optional[str] = ..., client_supports_prompt_context_usage_rpc: _Optional[bool] = ..., client_supports_routed_model_update: _Optional[bool] = ..., client_supports_preview_card: _Optional[bool] = ..., started_as_new_project: _Optional[bool] = ..., first_project_onboarding: _Optional[bool] = ..., next_interaction_query_id: _Optional[int] = ..., transcript_parent_conversation_id: _Optional[str] = ...) -> None: ...
 
 class RequestedModel(_message.Message):
     __slots__ = ("model_id", "max_mode", "parameters", "built_in_model", "is_variant_string_representation", "api_key_credentials", "azure_credentials", "bedrock_credentials")
