@@ -148,20 +148,20 @@ async def test_an_append_that_is_not_an_agent_message_goes_to_cursor_at_once() -
     assert routing.routes.waiting == 0
 
 
-async def test_an_unknown_ids_append_waits_for_its_run_request_in_either_mode() -> None:
+async def test_an_unknown_ids_append_is_ours_or_waits_as_the_mode_says() -> None:
     heartbeat = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
     strict = routing_with(config(route_other_models="error"))
-    # every run is served here, but an id no run request names is not a run: Cursor's, undecided
-    assert await strict.append_route(append("x", heartbeat)) == CURSOR
-    assert strict.routes.get("x") is None
-    waiting = asyncio.ensure_future(strict.append_route(append("y", heartbeat)))
-    await asyncio.sleep(0)
-    assert strict.routes.waiting == 1
-    strict.routes.decide("y", LOCAL)  # its run request came
-    assert await waiting == LOCAL
+    assert await strict.append_route(append("x", heartbeat)) == LOCAL  # every run is ours
+    strict.routes.decide("stt", CURSOR)  # another service's stream claimed this id
+    assert await strict.append_route(append("stt", heartbeat)) == CURSOR
     passing = routing_with(config())
+    waiting = asyncio.ensure_future(passing.append_route(append("y", heartbeat)))
+    await asyncio.sleep(0)
+    assert passing.routes.waiting == 1
+    passing.routes.decide("y", LOCAL)  # its run request came
+    assert await waiting == LOCAL
     assert await passing.append_route(append("z", heartbeat)) == CURSOR
-    assert passing.routes.get("z") == CURSOR  # may pass: the id goes to Cursor from now on
+    assert passing.routes.get("z") == CURSOR  # no run request in the wait: Cursor's from now on
 
 
 async def test_a_child_run_takes_its_parents_route_and_conversations_remember_theirs() -> None:

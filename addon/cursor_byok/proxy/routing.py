@@ -224,9 +224,8 @@ class Routing:
 
         Only Agent messages of runs we serve are ours (protocol.md §2.5): an append that is not
         an Agent message goes to Cursor at once unless its request id is one we hold (its run
-        then refuses it), and an Agent-looking append of a request id nobody opened waits for a
-        run request (Cursor sends appends out of order), or for another service's stream to claim
-        the id (voice input's bytes can look like an Agent message)."""
+        then refuses it), and an Agent-looking append of a request id another service's stream
+        opened goes there too (voice input's bytes can look like an Agent message)."""
         message = append.message
         request_id = append.request_id
         if append.agent and message is not None and message.WhichOneof("message") == "run_request":
@@ -237,20 +236,16 @@ class Routing:
         known = self.registry.knows(request_id)
         if not append.agent and not known:
             return CURSOR  # nobody's run: another service's upload, as it came
-        if self.registry.run_for(request_id) is not None or (known and not self.may_pass()):
+        if self.registry.run_for(request_id) is not None or not self.may_pass():
+            # Every run is served here: an Agent message is ours (its run request may come
+            # later); another service's stream has claimed its id above (`routes.get`).
             return LOCAL
         if self.routes.waiting >= MAX_ROUTE_WAITERS:
             return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
         route = await self.routes.wait(request_id, self.routes.patience)
-        if route is not None:
-            return route
-        if not self.may_pass():
-            # Every run is served here, and no run request came: not a run, so not ours; the
-            # id is left undecided (a run request for it later is still served).
-            return CURSOR
         # No run request within the wait: this id goes to Cursor from now on, so its later
         # appends do not wait again (and a run split across both sides cannot happen).
-        return self.routes.decide(request_id, CURSOR)
+        return route or self.routes.decide(request_id, CURSOR)
 
     async def poll_route(self, request_id: str) -> str:
         """The route of a RunPoll: its run's. Cursor polls after its first append, so the route
