@@ -61,7 +61,9 @@ def test_run_request_summary(capsys: pytest.CaptureFixture[str], name: str) -> N
     assert f"user text: {json.dumps(user['text'], ensure_ascii=False)}" in header
     assert f"request id: {doc['bidi_append_request']['request_id']['request_id']}" in header
     assert "root prompt blobs" in header and "turns" in header
-    assert "#27 varint = 1" in out and "#28 varint = 1" in out  # unknown fields are shown
+    # fields 27 and 28 are modelled now (docs/protocol.md §11.9): shown by name
+    assert "client_supports_prompt_context_usage_rpc = true" in out
+    assert "client_supports_routed_model_update = true" in out
     assert "blob 3f784b31ca7e238c0a8f59718d49860c83cd75de09357bd97bfc457ee543c6c7" in out
 
 
@@ -73,8 +75,25 @@ def test_run_request_json(capsys: pytest.CaptureFixture[str], name: str) -> None
     (record,) = _json_lines(out)
     assert record["_type"] == "agent.v1.AgentClientMessage"
     assert record["message"]["run_request"]["conversation_id"]
-    unknown = {(u["path"], u["field"]) for u in record["_unknown"]}
-    assert unknown == {("run_request", 27), ("run_request", 28)}
+    assert record.get("_unknown", []) == []  # 27 and 28 are modelled now
+    assert record["message"]["run_request"]["client_supports_prompt_context_usage_rpc"] is True
+
+
+def test_unknown_fields_are_shown(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A field our schema lacks (what a Cursor update adds) is shown by number, and listed."""
+    from cursor_byok.protocol.bidi import encode_bidi_append
+
+    message = agent_v1_pb2.AgentClientMessage()
+    message.run_request.conversation_id = "c"
+    raw = message.SerializeToString()
+    raw = raw[:1] + bytes([raw[1] + 3]) + raw[2:] + bytes([0x98, 0x06, 0x01])  # run_request #99
+    path = tmp_path / "append.bin"
+    path.write_bytes(encode_bidi_append("r-1", 0, raw))
+    code, out, _ = _decode(capsys, str(path))
+    assert code == 0 and "#99 varint = 1" in out
+    code, out, _ = _decode(capsys, str(path), "--json")
+    (record,) = _json_lines(out)
+    assert {(u["path"], u["field"]) for u in record["_unknown"]} == {("run_request", 99)}
 
 
 def test_glider_captures(capsys: pytest.CaptureFixture[str]) -> None:
