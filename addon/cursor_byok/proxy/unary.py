@@ -18,6 +18,8 @@ from mitmproxy import http
 
 from cursor_byok.config.catalog import encode_answer
 from cursor_byok.config.catalog import wire_format
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.protocol import connect
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.store.census import SERVED
@@ -25,8 +27,10 @@ from cursor_byok.store.census import SERVED
 MAX_REQUEST = 64 * 1024 * 1024  # a unary request body we decode (UploadConversationBlobs batches)
 
 
-class BadRequest(ValueError):
+class BadRequest(ByokError, ValueError):
     """A request body that is not the message it should be."""
+
+    code = Code.INVALID_ARGUMENT
 
 
 def request_format(request: http.Request) -> str:
