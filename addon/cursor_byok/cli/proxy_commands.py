@@ -20,10 +20,12 @@ def add_decode(subparsers: argparse._SubParsersAction) -> None:
 
     parser = subparsers.add_parser(
         "decode",
-        help="decode a captured BidiAppend / RunSSE body or JSON capture",
+        help="decode a capture: a recording, a Cursor trace, a Connect body, hex or base64",
         description=(
-            "Decode a capture and print it as a tree (or JSON lines). Detects BidiAppend request "
-            "bodies, RunSSE request/response streams and the JSON captures; --kind forces one."
+            "Decode a capture and print it as a tree (or JSON lines). Detects what `record` "
+            "writes, the capture tool's JSON, BidiAppend bodies, RunSSE and Run request and "
+            "response streams, bare Agent messages, and any of them as hex, base64 or gzip; "
+            "--kind forces one. Bytes the schema cannot name are shown by field number."
         ),
     )
     parser.add_argument("file", metavar="FILE", help='capture file, or "-" for stdin')
