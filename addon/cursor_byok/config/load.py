@@ -490,8 +490,9 @@ class ConfigSource:
             stamp = self.path.stat().st_mtime_ns
         except OSError:
             raise ConfigError(
-                f"{self.path}: no such file. Create it from config.example.toml in the "
-                "cursor-byok repository, or point cursor_byok_config at yours"
+                f"{self.path}: no such file. Create it with `cursor-byok init --provider NAME`, "
+                "or give yours with `cursor-byok run --config PATH` (--set cursor_byok_config="
+                "PATH for mitmdump)"
             ) from None
         if self._cached is None or self._cached[0] != stamp:
             self._cached = (stamp, load_config(self.path))
