@@ -460,8 +460,11 @@ def add_raw(tree: Tree, fields: tuple[RawField, ...], style: Style) -> None:
             tree.add(Text(f"#{f.number} {kind} = {f.value}"))
 
 
-def render_human(capture: Capture, console: Console, style: Style | None = None) -> None:
-    """Print a capture as summary lines plus one tree per message."""
+def render_human(
+    capture: Capture, console: Console, style: Style | None = None, *, fold_heartbeats: bool = False
+) -> None:
+    """Print a capture as summary lines plus one tree per message (`fold_heartbeats`: one line
+    per run of heartbeats instead of a tree each, as the traffic window shows a turn)."""
     style = style or Style()
     unwrapped = f" (from {' of '.join(reversed(capture.notes))})" if capture.notes else ""
     console.print(
@@ -472,7 +475,14 @@ def render_human(capture: Capture, console: Console, style: Style | None = None)
     )
     if capture.kind in ("runsse-response", "recording", "run-request"):
         _print_stream_summary(capture, console)
+    folded = 0
     for item in capture.items:
+        if fold_heartbeats and is_heartbeat(item):
+            folded += 1
+            continue
+        if folded:
+            console.print(Text(f"… {folded} heartbeat(s)", style="dim"))
+            folded = 0
         console.print(_item_header(item))
         message = item.message
         if item.kind == "raw" and item.raw is not None:
@@ -493,6 +503,19 @@ def render_human(capture: Capture, console: Console, style: Style | None = None)
         tree = Tree(Text(message.DESCRIPTOR.full_name, style="bold"))
         add_message(tree, message, style)
         console.print(tree)
+    if folded:
+        console.print(Text(f"… {folded} heartbeat(s)", style="dim"))
+
+
+def is_heartbeat(item: Item) -> bool:
+    """A heartbeat either way: the client's, or the server's `interaction_update.heartbeat`."""
+    message = item.message
+    if isinstance(message, agent_v1_pb2.AgentClientMessage):
+        return message.WhichOneof("message") == "client_heartbeat"
+    if isinstance(message, agent_v1_pb2.AgentServerMessage):
+        update = message.interaction_update
+        return message.HasField("interaction_update") and update.HasField("heartbeat")
+    return False
 
 
 def _print_stream_summary(capture: Capture, console: Console) -> None:
