@@ -2,7 +2,7 @@
 
 Most support questions are one of: wrong Python or mitmproxy, a config typo, a provider key that
 does not work, the CA not trusted, the port taken, or Cursor not sending its Agent calls through
-the proxy (HTTP/2 still on). Each has a check here. The last one reads the activity file the
+the proxy. Each has a check here. The last one reads the activity file the
 running proxy keeps in its data directory (`cursor_byok.store.activity`), so it works from a second
 terminal; with `--watch N` it waits for an Agent call made after the doctor started.
 """
