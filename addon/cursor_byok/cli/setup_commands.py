@@ -168,8 +168,18 @@ def _cmd_init(args: argparse.Namespace) -> int:
         first_run=True,
     )
     if code == 0:
-        console.print("Start the proxy with: cursor-byok run")
+        console.print(f"Start the proxy with: {_run_hint()}")
     return code
+
+
+def _run_hint() -> str:
+    """`cursor-byok run`, as this installation is started: `uv run …` from a checkout's venv."""
+    from pathlib import Path
+
+    prefix = Path(sys.prefix)
+    if prefix.name == ".venv" and (prefix.parent / "addon" / "cursor_byok").is_dir():
+        return "uv run cursor-byok run"
+    return "cursor-byok run"
 
 
 def add_usage(subparsers: argparse._SubParsersAction) -> None:

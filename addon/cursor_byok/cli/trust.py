@@ -325,8 +325,10 @@ def status(confdir: Path, user: User | None = None) -> list[Status]:
     if sys.platform == "linux":
         trusted, detail = nss_status(user.home / ".pki" / "nssdb", pem)
         out.append(Status("NSS (Chromium/Electron)", trusted, detail))
+    # Only what this shell says: Cursor may well be started with another environment, so an
+    # unset variable is "cannot tell" (?), and only one that points elsewhere is ✘.
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
-    node_ok = bool(extra and in_bundle(pem, Path(extra).expanduser()))
+    node_ok = in_bundle(pem, Path(extra).expanduser()) if extra else None
     out.append(
         Status(
             "Node (NODE_EXTRA_CA_CERTS)",

@@ -185,9 +185,8 @@ def _remove_when_done(flow: http.HTTPFlow, tries: int) -> None:
         return
     if flow.live:
         return  # still being answered: leave its row rather than kill it
-    view = ctx.master.addons.get("view")
-    if view is not None:
-        view.remove([flow])
+    if "view.flows.remove" in ctx.master.commands.commands:  # mitmweb's flow list
+        ctx.master.commands.call("view.flows.remove", [flow])
 
 
 def _is_heartbeat(flow: http.HTTPFlow) -> bool:
