@@ -105,6 +105,7 @@ class CursorLikeClient:
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
+    exec_gate: asyncio.Event | None = None  # when set: tool requests wait for it (a slow tool)
     answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     transport: str = "bidi"  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
@@ -485,6 +486,8 @@ class CursorTurn:
             for message in done:
                 await self.append(message)
             return
+        if self.client.exec_gate is not None:
+            await self.client.exec_gate.wait()
         results = await asyncio.to_thread(execute, self.client.workspace, request)
         answers = []
         for result in results:

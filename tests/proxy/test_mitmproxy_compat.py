@@ -116,3 +116,29 @@ def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
     plain = tflow.tflow(resp=True)
     compat.give_end_stream_trailers(plain)
     assert not plain.response.trailers
+
+
+def test_termlog_prints_to_the_file_it_took_and_can_be_pointed_elsewhere() -> None:
+    """mitmdump's console handler keeps the stdout of its start (so rich's redirect of
+    sys.stdout misses it); `redirect_termlog` moves it, and undoes that."""
+    import io
+    import logging
+
+    from mitmproxy.addons.termlog import TermLogHandler
+
+    from cursor_byok.proxy.mitmproxy_compat import redirect_termlog
+
+    first, other = io.StringIO(), io.StringIO()
+    handler = TermLogHandler(first)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        assert handler.file is first
+        undo = redirect_termlog(other)
+        logging.getLogger("cursor_byok.test").warning("above the table")
+        undo()
+        logging.getLogger("cursor_byok.test").warning("back where it was")
+    finally:
+        root.removeHandler(handler)
+    assert "above the table" in other.getvalue() and "above" not in first.getvalue()
+    assert "back where it was" in first.getvalue()

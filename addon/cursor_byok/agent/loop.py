@@ -26,6 +26,7 @@ from cursor_byok.agent.errors import CUSTOM_MESSAGE
 from cursor_byok.agent.errors import configuration_error
 from cursor_byok.agent.errors import unknown_model
 from cursor_byok.agent.errors import unsupported_action
+from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.steps import StepLoop
 from cursor_byok.agent.tokens import TokenMeter
@@ -46,6 +47,7 @@ from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import UserHistoryMessage
+from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.pool import ProviderPool
@@ -159,9 +161,21 @@ class ProviderAgent:
             if resumed is None and not awaits_answer(turn.transcript.messages()):
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
-        else:
-            _add_user_turn(turn, instruction, model)
-        provider = self._factory(model)
+        extra: list[Provider] = []
+        try:
+            if kind not in (actions.SUMMARIZE, actions.RESUME):
+                images = await image_parts(
+                    turn,
+                    self.config,
+                    model,
+                    instruction.user_message,
+                    lambda other: self._extra_provider(other, turn, extra),
+                )
+                _add_user_turn(turn, instruction, images)
+            provider = self._factory(model)
+        except BaseException:
+            await self._release(extra)
+            raise
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
         provider_config = self.config.providers[model.provider]
@@ -173,7 +187,6 @@ class ProviderAgent:
         if turn.run_request.subagent_type_name:
             subagents.register(turn)
             subagents.attach(turn)
-        extra: list[Provider] = []
         steps = StepLoop(
             turn=turn,
             config=self.config,
@@ -198,8 +211,22 @@ class ProviderAgent:
                 subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()
-                for other in extra:
-                    await other.aclose()
+            await self._release(extra)
+
+    def _extra_provider(self, model: ModelConfig, turn: Turn, extra: list[Provider]) -> Provider:
+        """A provider for a helper model of the turn (the vision model), released with the
+        turn's own."""
+        provider = self._factory(model)
+        if self._wrap is not None:
+            provider = self._wrap(provider, turn.request_id)
+        extra.append(provider)
+        return provider
+
+    async def _release(self, extra: list[Provider]) -> None:
+        if self._owns_provider:
+            for other in extra:
+                await other.aclose()
+        extra.clear()
 
     def _compactor(
         self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
@@ -235,9 +262,10 @@ class ProviderAgent:
         )
 
 
-def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> None:
+def _add_user_turn(turn: Turn, instruction: Instruction, images: list[UserPart]) -> None:
     """A message (or Build, or background completions): what it brings into the conversation,
-    then the user message the model answers."""
+    then the user message the model answers (`images`: what the model gets for the attached
+    images, `images.py`)."""
     if instruction.todos:  # Build: the plan's todos become the conversation's
         turn.transcript.todos[:] = instruction.todos
     if instruction.completions:  # background subagents: their Task cards end
@@ -248,6 +276,6 @@ def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> 
         )
     message: UserHistoryMessage = {
         "role": "user",
-        "content": prompts.user_content(instruction.user_message, images=model.supports_images),
+        "content": [*prompts.user_content(instruction.user_message, images=False), *images],
     }
     turn.transcript.append(message)

@@ -195,8 +195,10 @@ class Turn:
         self._step_started: float | None = None
         # for the live status display
         self.model = run_request.requested_model.model_id or run_request.model_details.model_id
-        self.current_tool: str | None = None
+        self.current_tool: str | None = None  # the latest tool still running (or being written)
+        self._running_tools: dict[str, str] = {}  # call id -> tool, in start order
         self.outcome: str | None = None
+        self.ended: float | None = None  # monotonic time the turn ended (its rate freezes)
         self._mode: int | None = None
         self._instruction: Instruction | None = None
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
@@ -229,15 +231,36 @@ class Turn:
 
     def update(self, **variant) -> None:
         """Emit one `interaction_update` variant: `update(text_delta=pb.TextDeltaUpdate(...))`."""
-        if "tool_call_started" in variant:
-            self.current_tool = variant["tool_call_started"].tool_call.WhichOneof("tool")
-        elif "tool_call_completed" in variant:
-            self.current_tool = None
+        self._track_tools(variant)
         self._record_step(variant)
         update = pb.InteractionUpdate(**variant)
         self.emit(pb.AgentServerMessage(interaction_update=update))
         if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
             self.mirror(update)
+
+    def _track_tools(self, variant: dict) -> None:
+        """Which tool the status shows: the latest one started and not completed (a batch runs
+        several; the first to finish must not blank the column), or one whose arguments the
+        model is still writing (`Name…`)."""
+        running = self._running_tools
+        if "tool_call_started" in variant:
+            started = variant["tool_call_started"]
+            running.pop(started.call_id, None)
+            running[started.call_id] = started.tool_call.WhichOneof("tool") or "tool"
+        elif "partial_tool_call" in variant:
+            partial = variant["partial_tool_call"]
+            if partial.call_id not in running:
+                running[partial.call_id] = (partial.tool_call.WhichOneof("tool") or "tool") + "…"
+        elif "tool_call_completed" in variant:
+            running.pop(variant["tool_call_completed"].call_id, None)
+        elif "step_completed" in variant or "turn_ended" in variant:
+            for call_id in [c for c, tool in running.items() if tool.endswith("…")]:
+                del running[call_id]  # written, never started (a refused call)
+            if "turn_ended" in variant:
+                self.ended = time.monotonic()  # the answer is complete; acks may follow
+        else:
+            return
+        self.current_tool = next(reversed(running.values()), None)
 
     def _record_step(self, variant: dict) -> None:
         """Fold UI updates into the turn's steps: thinking, assistant text, completed tools."""
@@ -504,6 +527,8 @@ async def run_turn(
         live.finish(exc.end_stream())
     finally:
         turn.outcome = outcome
+        if turn.ended is None:
+            turn.ended = time.monotonic()
         if not live.finished:
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(

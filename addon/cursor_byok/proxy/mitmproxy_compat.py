@@ -20,12 +20,19 @@ touches this file only:
   parsed several times over, unless those frames are cleared first.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
+- `redirect_termlog`: mitmdump's console log handler (`TermLogHandler`, on the root logger)
+  prints each line to the `file` it took at start (the real stdout), so redirecting
+  `sys.stdout` does not move it; the live status points that attribute elsewhere while it runs.
 """
 
 from __future__ import annotations
 
 import gc
+import io
+import logging
 import traceback
+from collections.abc import Callable
+from typing import IO
 from typing import Any
 
 CONNECTIONS_PER_ADDRESS = 5
@@ -101,3 +108,20 @@ def freeze_startup_heap() -> bool:
     _frozen = True
     gc.freeze()
     return True
+
+
+def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:
+    """Point mitmdump's console log lines at `file` (rich's proxy, which prints above the live
+    status instead of through it); returns what undoes it."""
+    from mitmproxy.addons.termlog import TermLogHandler
+
+    moved = [h for h in logging.getLogger().handlers if isinstance(h, TermLogHandler)]
+    before = [h.file for h in moved]
+    for handler in moved:
+        handler.file = file  # type: ignore[assignment]  # a text file, as print() needs
+
+    def undo() -> None:
+        for handler, original in zip(moved, before, strict=True):
+            handler.file = original
+
+    return undo

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 ACTIVITY_FILE = "activity.json"
 AGENT, OTHER = "agent", "other"
+TURN_TRANSPORTS = ("RunSSE", "Run (HTTP/2 stream)")  # the stream of each turn (one per attempt)
 OTHER_WRITE_INTERVAL = 1.0
 WRITE_INTERVAL = 0.5  # the writer thread's least time between two writes, seconds
 
@@ -64,6 +65,7 @@ class Activity:
         self._thread: threading.Thread | None = None
         self.record: dict[str, Any] = {
             "agent_calls": 0,
+            "agent_turns": 0,
             "other_cursor_calls": 0,
             "pid": os.getpid(),
             "proxy_started_at": clock(),
@@ -76,6 +78,8 @@ class Activity:
         with self._changed:
             if kind == AGENT:
                 self.record["agent_calls"] += 1
+                if transport in TURN_TRANSPORTS:  # one stream per turn; uploads are many
+                    self.record["agent_turns"] = self.record.get("agent_turns", 0) + 1
                 self.record["last_agent_at"] = now
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
                 self.record["last_agent_call"] = stamp
@@ -90,17 +94,28 @@ class Activity:
                 self._other_written = tick
             else:
                 raise ValueError(f"unknown activity kind {kind!r}")
-            if not self._background:
-                self._write(json.dumps(self.record).encode())
-                return
-            self._version += 1
-            if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
-                self._changed.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._writer, name="cursor-byok-activity", daemon=True
-                )
-                self._thread.start()
+            self._schedule()
+
+    def started(self, **facts: Any) -> None:
+        """The proxy runs: where it listens (`listen_host`, `listen_port`), written at once so
+        the doctor can tell this proxy's port from a stranger's before any call arrives."""
+        with self._changed:
+            self.record.update(facts)
+            self._schedule()
+
+    def _schedule(self) -> None:
+        """Write the record (caller holds the lock): now without a writer thread, else soon."""
+        if not self._background:
+            self._write(json.dumps(self.record).encode())
+            return
+        self._version += 1
+        if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
+            self._changed.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._writer, name="cursor-byok-activity", daemon=True
+            )
+            self._thread.start()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every note so far is on disk (tests, shutdown); False on timeout."""
