@@ -38,7 +38,6 @@ CLAUDE = "Fake Claude"  # anthropic, sees images
 SMALL = "Fake Small"  # openai-chat with a small window: compacts after a few turns
 DETACHED_CALL_MS = 1500  # how long a model call may run with no stream attached (the option)
 
-DETACHED_ARGS: list[str] = []
 _checked: dict[str, bool] = {}
 
 
@@ -144,7 +143,8 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     provider = ThreadedProvider(api_key=PROVIDER_KEY)
     proxy = start_mitmdump(
         root / "proxy",
-        *DETACHED_ARGS,
+        "--set",
+        f"cursor_byok_detached_call_ms={DETACHED_CALL_MS}",
         mode=f"reverse:{account.base_url}",
         agent="provider",
         config=write_config(root / "config.toml", provider.base_url),

@@ -61,6 +61,9 @@ class LiveRun:
         self._observed = 0  # frames handed to observers so far
         self._readable = 0  # entries readable when the readers were last woken
         self._flush: asyncio.TimerHandle | None = None  # releases held deltas
+        # Waiting for `detached_since` to change (the agent's limit on unattended model calls).
+        self._stream_watchers: list[asyncio.Future[None]] = []
+        self._seen_detached = core.detached_since
 
     @property
     def request_id(self) -> str:
@@ -123,6 +126,7 @@ class LiveRun:
         Readers are woken only when there is more for them to read: a delta held for
         coalescing wakes nobody until its window has passed (the flush timer)."""
         core = self.core
+        self.streams_changed()
         final = core.final()
         if self._observed < final:
             entries = core.entries
@@ -144,6 +148,29 @@ class LiveRun:
             delay = max(0.0, core.hold_until - self.clock())
             self._flush = loop.call_at(loop.time() + delay, self._release)
         self.registry.arm(min(core.deadlines(), default=None))
+
+    @property
+    def detached_since(self) -> float | None:
+        """Since when no response stream of any attempt reads this run (None while one does),
+        on `clock()`: how long a turn without a reader may keep paying for a model call."""
+        return self.core.detached_since
+
+    def watch_streams(self) -> asyncio.Future[None]:
+        """A future that completes the next time `detached_since` changes (a stream of this
+        run opened while none was, or its last one closed)."""
+        watcher = asyncio.get_running_loop().create_future()
+        self._stream_watchers.append(watcher)
+        return watcher
+
+    def streams_changed(self) -> None:
+        """Wake the watchers when `detached_since` changed since they were last woken."""
+        if self.core.detached_since == self._seen_detached:
+            return
+        self._seen_detached = self.core.detached_since
+        watchers, self._stream_watchers = self._stream_watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     def _release(self) -> None:
         self._flush = None
@@ -355,12 +382,20 @@ class SessionRegistry:
             grpc_web=grpc_web,
             transport=transport,
         )
+        self._streams_changed(sub)
         self.reschedule()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.core.unsubscribe(sub, now=self.clock())
+        self._streams_changed(sub)
         self.reschedule()
+
+    def _streams_changed(self, sub: Subscriber) -> None:
+        run = sub.attempt.run
+        live = self.runs.get(run.run_id) if run is not None else None
+        if live is not None and live.core is run:
+            live.streams_changed()
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""

@@ -19,6 +19,7 @@ from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.agent.turn import ACK_TIMEOUT
+from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
@@ -54,6 +55,7 @@ class Turns:
         self.providers = ProviderPool()  # provider clients shared across turns
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
+        self.detached_call_limit = DETACHED_CALL_LIMIT
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -64,13 +66,15 @@ class Turns:
             "cursor_byok_config",
             "cursor_byok_data_dir",
             "cursor_byok_ack_timeout_ms",
+            "cursor_byok_detached_call_ms",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_ack_timeout_ms")
+        options.positive(opts, "cursor_byok_ack_timeout_ms", "cursor_byok_detached_call_ms")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
             try:
                 config = self.config()
@@ -135,7 +139,12 @@ class Turns:
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
         await run_turn(
-            live, run_request, blobs=self.blobs, agent=self.agent(), ack_timeout=self.ack_timeout
+            live,
+            run_request,
+            blobs=self.blobs,
+            agent=self.agent(),
+            ack_timeout=self.ack_timeout,
+            detached_call_limit=self.detached_call_limit,
         )
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
