@@ -172,6 +172,7 @@ def transport(request) -> str:
 def sdk(stack: Stack, transport: str) -> SdkDriver:
     stack.provider.script._steps.clear()  # a failed test's leftovers must not answer this one
     stack.provider.fp.responder = None
+    stack.provider.fp.usage_from_prompt = False
     return stack.driver(transport)
 
 

@@ -117,6 +117,7 @@ class Turn:
 
     events: list[dict[str, Any]]
     result: dict[str, Any]
+    updates: list[str] = field(default_factory=list)  # interaction update type names, in order
 
     @property
     def status(self) -> str:
@@ -282,12 +283,15 @@ class SdkDriver:
             }
         )
         events: list[dict[str, Any]] = []
+        updates: list[str] = []
         while True:
             message = self._next(timeout)
             if "event" in message:
                 events.append(message["event"])
+            elif "update" in message:
+                updates.append(message["update"])
             elif "result" in message:
-                return Turn(events, message["result"])
+                return Turn(events, message["result"], updates)
             elif "error" in message:
                 raise SdkError(message["type"], message["error"])
 

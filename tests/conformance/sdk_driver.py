@@ -8,7 +8,8 @@ URL, one HOME) and serves JSON-lines commands on stdin; it answers each on stdou
         -> {"agent": "a", "agent_id": "...", "model": "..."} | {"error": "...", "type": "..."}
     {"op": "send", "agent": "a", "text": "...", "images": [{"path": P, "mime": M}],
      "cancel_on": "assistant" | "tool_call" | null}
-        -> {"event": {...}} for every SDK message, then {"result": {...}}
+        -> {"event": {...}} for every SDK message, {"update": "<type name>"} for every
+           interaction update, then {"result": {...}}
     {"op": "close", "agent": "a"}  -> {"closed": "a"}
     {"op": "quit"}                 -> exits
 
@@ -114,6 +115,9 @@ def main() -> int:
                     cancel_on = command.get("cancel_on")
                     cancelled = False
                     for event in run.events():
+                        if event.kind == "interaction_update" and event.interaction_update:
+                            _say({"update": type(event.interaction_update).__name__})
+                            continue
                         if event.kind != "sdk_message" or event.sdk_message is None:
                             continue
                         data = _plain(event.sdk_message)
