@@ -15,10 +15,9 @@ import pytest
 from conftest import CLAUDE
 from conftest import MODEL
 from conftest import SMALL
+from fakes.script import Step
 from harness import system_text
 from harness import tool_names
-
-from fakes.script import Step
 
 pytestmark = pytest.mark.timeout(240)
 MCP_ECHO = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo.py"
@@ -98,7 +97,7 @@ def test_subagent(stack, sdk, workspace) -> None:
     turn = sdk.send(agent, "Ask a subagent.", timeout=90)
     assert turn.status == "finished", turn.result
     assert turn.text == "The subagent says forty-two."
-    parent, child, final = fp.requests[first : first + 3]
+    _parent, child, final = fp.requests[first : first + 3]
     child_users = [m for m in child.json["messages"] if m["role"] == "user"]
     assert "What is six times seven?" in json.dumps(child_users)
     result = [m for m in final.json["messages"] if m["role"] == "tool"][-1]["content"]
