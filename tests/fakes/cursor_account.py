@@ -149,7 +149,7 @@ class CursorAccount:
         self.api_key = api_key
         self.http2_config = http2_config
         self.requests: list[AccountRequest] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -184,6 +184,17 @@ class CursorAccount:
     def record(self, request: AccountRequest) -> None:
         with self._lock:
             self.requests.append(request)
+            self._lock.notify_all()
+
+    def wait_for(self, method: str, path: str, since: int = 0, timeout: float = 30) -> None:
+        """Until a request for `method path` has come after mark `since` (AssertionError after
+        `timeout` seconds)."""
+        with self._lock:
+            came = self._lock.wait_for(
+                lambda: any(r.method == method and r.path == path for r in self.requests[since:]),
+                timeout,
+            )
+        assert came, f"no {method} {path} within {timeout:.0f} s"
 
     def snapshot(self) -> list[AccountRequest]:
         with self._lock:
