@@ -42,3 +42,20 @@ def test_rules_environment_and_mcp_reach_the_prompt(stack, sdk, workspace) -> No
     assert any("echo" in name and name != "CallMcpTool" for name in tool_names(request)), (
         tool_names(request)
     )
+
+
+def test_the_sdks_tool_options_limit_what_the_model_is_offered(stack, sdk, workspace) -> None:
+    """`tools` / `disallowed_tools` reach us only as x-cursor-agent-*-tools headers; the SDK
+    itself would run any tool the model calls."""
+    fp = stack.provider
+    first = len(fp.requests)
+    fp.script.text("Only reading.")
+    fp.script.text("No shell.")
+    reader = sdk.agent(MODEL, cwd=workspace, tools=["read"])
+    assert sdk.send(reader, "Hi.").status == "finished"
+    careful = sdk.agent(MODEL, cwd=workspace, disallowed_tools=["shell"])
+    assert sdk.send(careful, "Hi.").status == "finished"
+    only_read, no_shell = fp.requests[first:]
+    assert tool_names(only_read) == ["Read"]
+    offered = tool_names(no_shell)
+    assert "Read" in offered and "Shell" not in offered and "WriteShellStdin" not in offered

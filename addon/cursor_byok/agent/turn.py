@@ -21,6 +21,7 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
+from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -202,6 +203,7 @@ class Turn:
         self.client_blobs = client_blobs  # ids the client is known to hold
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
         self.usage = Usage()
         self.started = time.monotonic()
         self._step_id = 0
@@ -496,6 +498,7 @@ async def run_turn(
     agent: Agent,
     ack_timeout: float = ACK_TIMEOUT,
     detached_call_limit: float = DETACHED_CALL_LIMIT,
+    tool_choice: ToolChoice | None = None,
 ) -> None:
     """Run one turn end to end and always leave the stream ended."""
     started = time.monotonic()
@@ -505,6 +508,7 @@ async def run_turn(
     )
     turn.ack_timeout = ack_timeout
     turn.detached_call_limit = detached_call_limit
+    turn.tool_choice = tool_choice
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)

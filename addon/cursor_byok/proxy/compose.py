@@ -61,7 +61,7 @@ def compose(agent: Agent | None = None) -> Composition:
     routing = Routing(turns, registry)
     loopback = Loopback(registry, routing.routes)
     activity = ActivityRecord()
-    rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
     addons: list[Any] = [
         rpc,
         RunSettings(registry),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from mitmproxy import ctx
@@ -18,6 +20,9 @@ from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.agent.tool_choice import ALLOWED_HEADER
+from cursor_byok.agent.tool_choice import EXCLUDED_HEADER
+from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.agent.turn import ACK_TIMEOUT
 from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
 from cursor_byok.agent.turn import Agent
@@ -48,6 +53,30 @@ class FailingAgent:
         raise self.error
 
 
+class ToolChoices:
+    """The tool limits each attempt's request headers carried (`ToolChoice`), by request id,
+    for the turn its run starts. Bounded: only the newest `limit` attempts are remembered."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._by_request: OrderedDict[str, ToolChoice] = OrderedDict()
+
+    def note(self, request_id: str | None, headers: Mapping[str, str]) -> None:
+        if not request_id:
+            return
+        carried = {h: headers[h] for h in (ALLOWED_HEADER, EXCLUDED_HEADER) if h in headers}
+        choice = ToolChoice.from_headers(carried)
+        if choice is None:
+            return
+        self._by_request[request_id] = choice
+        self._by_request.move_to_end(request_id)
+        while len(self._by_request) > self.limit:
+            self._by_request.popitem(last=False)
+
+    def get(self, request_id: str) -> ToolChoice | None:
+        return self._by_request.get(request_id)
+
+
 class Turns:
     def __init__(self, recording: Recording, agent: Agent | None = None) -> None:
         self.recording = recording
@@ -56,6 +85,7 @@ class Turns:
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choices = ToolChoices()  # filled by the Agent RPC hooks from request headers
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -145,6 +175,7 @@ class Turns:
             agent=self.agent(),
             ack_timeout=self.ack_timeout,
             detached_call_limit=self.detached_call_limit,
+            tool_choice=self.tool_choices.get(live.request_id),
         )
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
