@@ -101,7 +101,10 @@ def setup_text(opts: RunOptions) -> str:
             f"Reverse mode: cursor-byok answers at {url} and forwards everything else to "
             f"{opts.upstream}.\nStart Cursor with its backend pointed here, e.g.\n"
             f"  CURSOR_API_BASE_URL={url} cursor   (or: cursor --test-backend-url={url})\n"
-            "No certificate is needed in this mode."
+            "No certificate is needed for Cursor in this mode.\n"
+            f"Agents built with Cursor's SDK (cursor-sdk, @cursor/sdk): CURSOR_BACKEND_URL={url} "
+            "(RunSSE + BidiAppend); for HTTP/2 Run "
+            f"CURSOR_BACKEND_URL=https://{opts.host}:{opts.port} NODE_EXTRA_CA_CERTS={ca}"
         )
     trust = (
         f"Trust mitmproxy's CA ({ca}, created on first start):\n"
