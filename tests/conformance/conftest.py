@@ -22,9 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `fakes`
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))  # for `mitm`
 
 from fakes.cursor_account import CursorAccount
+from harness import CLAUDE
+from harness import DETACHED_CALL_MS
 from harness import KEY_ENV
+from harness import MODEL
 from harness import PROVIDER_KEY
 from harness import SDK_VERSION
+from harness import SMALL
 from harness import SdkDriver
 from harness import ThreadedProvider
 from harness import sdk_installed
@@ -32,11 +36,6 @@ from harness import sdk_venv
 from harness import wheel_missing_reason
 from mitm import Mitm
 from mitm import start_mitmdump
-
-MODEL = "Fake Model"  # openai-chat
-CLAUDE = "Fake Claude"  # anthropic, sees images
-SMALL = "Fake Small"  # openai-chat with a small window: compacts after a few turns
-DETACHED_CALL_MS = 1500  # how long a model call may run with no stream attached (the option)
 
 _checked: dict[str, bool] = {}
 

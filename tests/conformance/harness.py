@@ -35,6 +35,10 @@ SDK_VERSION = "1.1.0"  # the pinned release: .ci/run installs exactly this one
 DRIVER = Path(__file__).with_name("sdk_driver.py")
 KEY_ENV = "FAKE_PROVIDER_KEY"
 PROVIDER_KEY = "sk-conformance"
+MODEL = "Fake Model"  # openai-chat
+CLAUDE = "Fake Claude"  # anthropic, sees images
+SMALL = "Fake Small"  # openai-chat with a small window: compacts after a few turns
+DETACHED_CALL_MS = 1500  # how long a model call may run with no stream attached (the option)
 
 
 def sdk_venv() -> Path:

@@ -8,7 +8,7 @@ import hashlib
 import re
 
 import pytest
-from conftest import MODEL
+from harness import MODEL
 from harness import REPO
 
 pytestmark = pytest.mark.timeout(180)

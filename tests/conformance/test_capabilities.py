@@ -12,10 +12,10 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import CLAUDE
-from conftest import MODEL
-from conftest import SMALL
 from fakes.script import Step
+from harness import CLAUDE
+from harness import MODEL
+from harness import SMALL
 from harness import system_text
 from harness import tool_names
 

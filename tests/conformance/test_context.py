@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
+from harness import MODEL
 from harness import system_text
 from harness import tool_names
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import MODEL
+from harness import MODEL
 from harness import REPO
 from harness import sdk_python
 

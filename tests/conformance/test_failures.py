@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import DETACHED_CALL_MS
-from conftest import MODEL
+from harness import DETACHED_CALL_MS
+from harness import MODEL
 from harness import provider_user_texts
 
 pytestmark = pytest.mark.timeout(180)

@@ -6,7 +6,7 @@ Each test asserts what the SDK saw (its messages and run result) and what the pr
 from __future__ import annotations
 
 import pytest
-from conftest import MODEL
+from harness import MODEL
 from harness import provider_user_texts
 
 pytestmark = pytest.mark.timeout(180)
