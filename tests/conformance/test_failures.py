@@ -8,6 +8,8 @@ import time
 import pytest
 from harness import DETACHED_CALL_MS
 from harness import MODEL
+from harness import SdkDriver
+from harness import SdkError
 from harness import provider_user_texts
 
 pytestmark = pytest.mark.timeout(180)
@@ -48,3 +50,17 @@ def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, work
     assert "Incorrect API key provided" in (turn.result.get("error_message") or ""), turn.result
     assert len(fp.requests) == first + 1  # the proxy did not retry a 401
     assert stack.run_calls() - runs_before == 1  # and the SDK did not retry the run
+
+
+def test_tls_to_the_proxy_is_really_verified(stack, tmp_path) -> None:
+    """The https:// transport's URL is spelled 127.1 so the SDK keeps verifying certificates:
+    without our CA it must refuse the proxy (else the `Run` tests would prove nothing of TLS)."""
+    driver = SdkDriver.start("run", stack.url("run"), tmp_path / "no-ca", ca_file=None)
+    try:
+        with pytest.raises(SdkError) as refused:
+            driver.agent(MODEL)
+    finally:
+        driver.stop()
+    assert "Network request failed" in refused.value.message
+    # mitmproxy saw why: the client rejected the certificate in the TLS handshake
+    assert "does not trust the proxy's certificate" in stack.proxy.log()
