@@ -9,6 +9,7 @@ a missing SDK on a platform that has its wheel is a failure.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,12 +126,14 @@ class Stack:
         return self.drivers[transport]
 
     def run_calls(self) -> int:
-        """Agent run streams (Run or RunSSE) the proxy has seen, from mitmdump's flow log."""
-        return sum(
-            1
-            for line in self.proxy.log_lines
-            if "/agent.v1.AgentService/RunSSE" in line or "/agent.v1.AgentService/Run " in line
-        )
+        """Agent run streams (Run or RunSSE attempts) the proxy opened, from its log lines."""
+        return sum(1 for line in self.proxy.log_lines if _OPENED.search(line))
+
+    def wait_for_run_calls(self, count: int) -> None:
+        self.proxy.wait_for_log(lambda lines: sum(bool(_OPENED.search(x)) for x in lines) >= count)
+
+
+_OPENED = re.compile(r"\] (RunSSE|Run) \S+ opened")
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,9 @@ def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, work
     assert turn.status == "error", turn.result
     assert "Incorrect API key provided" in (turn.result.get("error_message") or ""), turn.result
     assert len(fp.requests) == first + 1  # the proxy did not retry a 401
-    assert stack.run_calls() - runs_before == 1  # and the SDK did not retry the run
+    # and the SDK did not retry the run: its retries would all have come before its result
+    stack.wait_for_run_calls(runs_before + 1)
+    assert stack.run_calls() - runs_before == 1
 
 
 def test_tls_to_the_proxy_is_really_verified(stack, tmp_path) -> None:
