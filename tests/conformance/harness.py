@@ -18,7 +18,6 @@ import os
 import platform
 import queue
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from collections.abc import Coroutine
@@ -364,7 +363,3 @@ def tool_names(request: RecordedRequest) -> list[str]:
     for tool in (request.json or {}).get("tools", []):
         names.append(tool.get("name") or (tool.get("function") or {}).get("name", ""))
     return names
-
-
-def python_for_examples() -> str:
-    return str(sdk_python() if sdk_python().exists() else sys.executable)
