@@ -38,6 +38,7 @@ def test_reverse_mode_needs_no_ca_and_no_allow_hosts() -> None:
     assert args[args.index("-p") + 1] == "8443"
     assert "--allow-hosts" not in args
     assert "No certificate" in setup_text(opts)
+    assert "CURSOR_BACKEND_URL=http://127.0.0.1:8443" in setup_text(opts)  # for SDK agents
 
 
 def test_local_capture_and_passthrough_args() -> None:

@@ -14,6 +14,7 @@ import random
 import ssl
 import time
 import uuid
+from collections.abc import Awaitable
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -104,6 +105,10 @@ class CursorLikeClient:
     )
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
+    # Drop the stream once, at the first server message this says yes to (besides drop_after).
+    drop_on: Callable[[pb.AgentServerMessage], bool] | None = None
+    # Awaited instead of `reconnect_delay` before a reconnect (wait on an event, not a clock).
+    before_reconnect: Callable[[], Awaitable[None]] | None = None
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
     exec_gate: asyncio.Event | None = None  # when set: tool requests wait for it (a slow tool)
     answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
@@ -233,6 +238,7 @@ class CursorTurn:
         self.end_stream_gap: float | None = None
         self.end_seen_at: float | None = None
         self.exec_results: dict[int, list[pb.AgentClientMessage]] = {}  # by exec id, this run
+        self.dropped_on = False  # the drop_on drop happened
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -321,7 +327,10 @@ class CursorTurn:
                 new_id = False
                 if attempt:
                     self.reconnects += 1
-                    await asyncio.sleep(self.client.reconnect_delay)
+                    if self.client.before_reconnect is not None:
+                        await self.client.before_reconnect()
+                    else:
+                        await asyncio.sleep(self.client.reconnect_delay)
                     if self.client.reconnect_new_id:
                         new_id = True
                         self.request_id = str(uuid.uuid4())
@@ -434,6 +443,10 @@ class CursorTurn:
             self._handle(message)
             if limit is not None and replay.seen >= limit:
                 return True  # simulate a dropped connection
+            drop_on = self.client.drop_on
+            if drop_on is not None and not self.dropped_on and drop_on(message):
+                self.dropped_on = True
+                return True
         return False
 
     async def _heartbeats(self) -> None:

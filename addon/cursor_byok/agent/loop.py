@@ -130,7 +130,9 @@ class ProviderAgent:
 
     async def _run_user_shell(self, turn: Turn, instruction: Instruction) -> None:
         """The user's own command from the chat: run like the Shell tool, no model call."""
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         mode = turn.mode or prompts.AGENT
 
         def make_ctx(call_id: str, model_call_id: str) -> CallContext:
@@ -147,7 +149,9 @@ class ProviderAgent:
         model = self.route(turn.run_request)
         turn.model = model.name
         mode = turn.mode or prompts.AGENT
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window

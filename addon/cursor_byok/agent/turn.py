@@ -21,6 +21,7 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
+from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -43,6 +44,9 @@ from cursor_byok.store.usage import record_turn
 log = logging.getLogger(__name__)
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
+# How long a model call may go on while no stream reads the run (the SDK's cancel, a dropped
+# connection); then it is aborted and made again when the client reconnects (agent/attended.py).
+DETACHED_CALL_LIMIT = 10.0
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
 
 
@@ -147,6 +151,15 @@ class RunChannel(Protocol):
     @property
     def has_streams(self) -> bool: ...
 
+    @property
+    def detached_since(self) -> float | None:
+        """Since when no stream reads the run (None while one does), on `clock()`."""
+        ...
+
+    def watch_streams(self) -> asyncio.Future[None]:
+        """Completes the next time `detached_since` changes."""
+        ...
+
     def emit(self, message: pb.AgentServerMessage) -> None: ...
 
     def finish(self, error: EndStreamError | None = None) -> None: ...
@@ -189,6 +202,8 @@ class Turn:
         self.transcript = transcript
         self.client_blobs = client_blobs  # ids the client is known to hold
         self.ack_timeout = ACK_TIMEOUT
+        self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
         self.usage = Usage()
         self.started = time.monotonic()
         self._step_id = 0
@@ -281,6 +296,16 @@ class Turn:
             text, self._thinking = "".join(self._thinking), []
             thinking = pb.ThinkingMessage(text=text, duration_ms=max(duration_ms, 0))
             self._add_step(pb.ConversationStep(thinking_message=thinking))
+
+    def ui_mark(self) -> tuple[int, int]:
+        """Where the thinking and text gathered for the next steps stand now (`ui_rewind`)."""
+        return len(self._thinking), len(self._text)
+
+    def ui_rewind(self, mark: tuple[int, int]) -> None:
+        """Forget the thinking and text shown since `mark`: an abandoned model call's, which
+        the conversation (history and checkpoint steps) must not keep."""
+        del self._thinking[mark[0] :]
+        del self._text[mark[1] :]
 
     def flush_steps(self) -> None:
         """Close the thinking and text gathered so far into steps (before a checkpoint)."""
@@ -495,6 +520,8 @@ async def run_turn(
     blobs: BlobStore,
     agent: Agent,
     ack_timeout: float = ACK_TIMEOUT,
+    detached_call_limit: float = DETACHED_CALL_LIMIT,
+    tool_choice: ToolChoice | None = None,
 ) -> None:
     """Run one turn end to end and always leave the stream ended."""
     started = time.monotonic()
@@ -503,6 +530,8 @@ async def run_turn(
         live, run_request, blobs, Transcript(run_request.conversation_state, [], ""), client_blobs
     )
     turn.ack_timeout = ack_timeout
+    turn.detached_call_limit = detached_call_limit
+    turn.tool_choice = tool_choice
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)

@@ -109,7 +109,10 @@ def setup_text(opts: RunOptions) -> str:
             f"Reverse mode: cursor-byok answers at {url} and forwards everything else to "
             f"{opts.upstream}.\nStart Cursor with its backend pointed here, e.g.\n"
             f"  CURSOR_API_BASE_URL={url} cursor   (or: cursor --test-backend-url={url})\n"
-            "No certificate is needed in this mode."
+            "No certificate is needed for Cursor in this mode.\n"
+            f"Agents built with Cursor's SDK (cursor-sdk, @cursor/sdk): CURSOR_BACKEND_URL={url} "
+            "(RunSSE + BidiAppend); for HTTP/2 Run "
+            f"CURSOR_BACKEND_URL=https://{opts.host}:{opts.port} NODE_EXTRA_CA_CERTS={ca}"
         )
     from cursor_byok.cli.trust import steps_text
 

@@ -19,6 +19,7 @@ from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.passthrough import PassThrough
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
@@ -60,7 +61,7 @@ def compose(agent: Agent | None = None) -> Composition:
     routing = Routing(turns, registry)
     loopback = Loopback(registry, routing.routes)
     activity = ActivityRecord()
-    rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
     addons: list[Any] = [
         rpc,
         RunSettings(registry),
@@ -73,5 +74,6 @@ def compose(agent: Agent | None = None) -> Composition:
         MemoryGuards(),
         ModelPicker(),
         LiveStatus(registry, routing.routes, turns),
+        PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -18,6 +18,10 @@ touches this file only:
 - `forget_traceback`: the same cycle, made while an exception is being handled (an error
   answer for a refused request), keeps the frames that exception's traceback holds: the body,
   parsed several times over, unless those frames are cleared first.
+- `frame_for_http1_upstream`: mitmproxy forwards an HTTP/2 request to an HTTP/1.1 server with the
+  request's own headers; one whose body came without content-length (every unary call of
+  Cursor's SDK over HTTP/2) gets no framing at all, so the server reads an empty body and takes
+  the body's bytes for the next request.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
 - `redirect_termlog`: mitmdump's console log handler (`TermLogHandler`, on the root logger)
@@ -61,6 +65,21 @@ def give_end_stream_trailers(flow: Any) -> None:
     response = flow.response
     if response is not None and flow.request.is_http2 and not response.trailers:
         response.trailers = http.Headers([END_STREAM_TRAILER])
+
+
+def frame_for_http1_upstream(flow: Any) -> bool:
+    """Give a buffered HTTP/2 (or 3) request body the content-length an HTTP/1.1 upstream needs
+    to read it (harmless to an HTTP/2 upstream, which checks it against the body). Returns
+    whether the header was added."""
+    request = flow.request
+    if flow.response is not None or request.stream or not (request.is_http2 or request.is_http3):
+        return False
+    body = request.raw_content
+    headers = request.headers
+    if not body or "content-length" in headers or "transfer-encoding" in headers:
+        return False
+    headers["content-length"] = str(len(body))
+    return True
 
 
 def forget_traceback(exc: BaseException | None) -> None:
