@@ -57,6 +57,8 @@ def bad(mutate) -> str:
         (lambda r: r.update(default_model="X"), "default_model: 'X' is not one of"),
         (lambda r: r.update(models=[]), "models: define at least one"),
         (lambda r: r["providers"]["p"].update(read_timeout=-1), "read_timeout"),
+        (lambda r: r.update(vision_model="V"), "vision_model: 'V' is not one of the models"),
+        (lambda r: r.update(vision_model="M"), "vision_model: 'M' has supports_images = false"),
     ],
 )
 def test_bad_configs_name_the_key(mutate, expected) -> None:

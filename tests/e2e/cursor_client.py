@@ -17,6 +17,7 @@ import random
 import ssl
 import time
 import uuid
+from collections.abc import Awaitable
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -113,7 +114,12 @@ class CursorLikeClient:
     )
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
+    # Drop the stream once, at the first server message this says yes to (besides drop_after).
+    drop_on: Callable[[pb.AgentServerMessage], bool] | None = None
+    # Awaited instead of `reconnect_delay` before a reconnect (wait on an event, not a clock).
+    before_reconnect: Callable[[], Awaitable[None]] | None = None
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
+    exec_gate: asyncio.Event | None = None  # when set: tool requests wait for it (a slow tool)
     answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     # "bidi" (RunSSE + BidiAppend), "run" (one HTTP/2 stream) or "poll" (RunPoll + BidiAppend)
@@ -249,6 +255,7 @@ class CursorTurn:
         self.headers_extra: dict[str, str] = dict(client.extra_headers)
         self.polls = 0
         self.poll_seqnos: list[int] = []
+        self.dropped_on = False  # the drop_on drop happened
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -338,7 +345,10 @@ class CursorTurn:
                 new_id = False
                 if attempt:
                     self.reconnects += 1
-                    await asyncio.sleep(self.client.reconnect_delay)
+                    if self.client.before_reconnect is not None:
+                        await self.client.before_reconnect()
+                    else:
+                        await asyncio.sleep(self.client.reconnect_delay)
                     if self.client.reconnect_new_id:
                         new_id = True
                         self.request_id = str(uuid.uuid4())
@@ -508,6 +518,10 @@ class CursorTurn:
             self._handle(message)
             if limit is not None and replay.seen >= limit:
                 return True  # simulate a dropped connection
+            drop_on = self.client.drop_on
+            if drop_on is not None and not self.dropped_on and drop_on(message):
+                self.dropped_on = True
+                return True
         return False
 
     async def _heartbeats(self) -> None:
@@ -560,6 +574,8 @@ class CursorTurn:
             for message in done:
                 await self.append(message)
             return
+        if self.client.exec_gate is not None:
+            await self.client.exec_gate.wait()
         results = await asyncio.to_thread(execute, self.client.workspace, request)
         answers = []
         for result in results:

@@ -8,19 +8,24 @@ provider prompt caches stay warm. Later turns carry the large context parts as b
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 
-from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.history_format import UserPart
+
+if TYPE_CHECKING:
+    from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +68,19 @@ def mode_id(name: str) -> int | None:
 
 
 BlobReader = Callable[[bytes], Awaitable[bytes]]
+ContextAsker = Callable[[], Awaitable[pb.RequestContext]]
+# How long the client may take to gather its context (rules, MCP servers) before the turn goes on
+# without it; Cursor's SDK answers in milliseconds.
+ASK_TIMEOUT = 15.0
 
 
 async def request_context(
-    run_request: pb.AgentRunRequest, read_blob: BlobReader
+    run_request: pb.AgentRunRequest, read_blob: BlobReader, ask: ContextAsker | None = None
 ) -> pb.RequestContext:
     """The full RequestContext: inline on a chat's first turn, blob parts plus a small inline
     `dynamic_context` on later turns. Parts are assumed to be serialised RequestContext fragments
     (inferred); a part that does not parse is skipped with a log line rather than failing the turn.
+    A run request with neither (Cursor's SDK sends none, ever) gets it from the client: `ask`.
     """
     action = run_request.action
     inline = actions.resolve(run_request).request_context
@@ -78,7 +88,7 @@ async def request_context(
         return inline
     context = pb.RequestContext()
     if not action.HasField("request_context_parts"):
-        return context
+        return await ask() if ask is not None else context
     parts = action.request_context_parts
     for name in ("rules", "skills", "subagents", "mcps"):
         ident = getattr(parts, f"{name}_blob_id")
@@ -96,6 +106,37 @@ async def request_context(
             log.info("context part %s (%d bytes) is not a RequestContext; skipped", name, len(data))
     context.MergeFrom(parts.dynamic_context)
     return context
+
+
+async def client_context(turn: Turn, timeout: float = ASK_TIMEOUT) -> pb.RequestContext:
+    """The client's request context, asked for with the `request_context_args` exec
+    (protocol.md §11.12): what an embedded context would carry (environment, rules, MCP tools and
+    instructions). A client that refuses, fails or takes longer than `timeout` leaves the turn
+    without one (logged), as a run request without context always did."""
+    ask = pb.ExecServerMessage(request_context_args=pb.RequestContextArgs())
+    try:
+        async with asyncio.timeout(timeout):
+            reply = await turn.exec(ask)
+    except TimeoutError:
+        # Nothing else is pending this early in a turn: abort the one request on the client.
+        turn.live.abort_pending()
+        log.warning(
+            "turn %s: no request context from the client in %.0f s; going on without",
+            turn.request_id,
+            timeout,
+        )
+        return pb.RequestContext()
+    kind = reply.WhichOneof("message")
+    result = reply.request_context_result
+    outcome = result.WhichOneof("result") if kind == "request_context_result" else None
+    if outcome == "success":
+        return result.success.request_context
+    why = {
+        "error": lambda: f"error: {result.error.error}",
+        "rejected": lambda: f"rejected: {result.rejected.reason}",
+    }.get(outcome or "", lambda: f"answered {kind or 'nothing'}")()
+    log.info("turn %s: the client gave no request context (%s)", turn.request_id, why)
+    return pb.RequestContext()
 
 
 def mode_instructions(mode: int) -> str:
@@ -367,10 +408,18 @@ def _sniff_image(data: bytes) -> str:
     return "image/png"
 
 
-async def add_user_message(turn: Turn, message: pb.UserMessage, images: bool) -> None:
+async def add_user_message(
+    turn: Turn,
+    message: pb.UserMessage,
+    *,
+    images: Sequence[UserPart] = (),
+    inline_images: bool = False,
+) -> None:
     """Append a user message to the turn's history as the model will read it, with the context
     Cursor uploaded for it (blobs `UploadConversationBlobs` put in our store; else pre-fetched or
-    from the client's KV; a blob nobody has is counted by `turn.blob` and left out)."""
+    from the client's KV; a blob nobody has is counted by `turn.blob` and left out). `images`:
+    what the model gets for its images (`images.py`); `inline_images`: pass inline image bytes
+    as they are instead (a model that takes images)."""
     attachments = await resolve_attachments(message, turn.blob)
-    content = user_content(message, images=images, attachments=attachments)
-    turn.transcript.append({"role": "user", "content": content})
+    content = user_content(message, images=inline_images, attachments=attachments)
+    turn.transcript.append({"role": "user", "content": [*content, *images]})

@@ -15,6 +15,7 @@ and hands the model's part to the phases, one module each:
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from collections.abc import Callable
 
 from cursor_byok.agent import context as prompts
@@ -26,6 +27,7 @@ from cursor_byok.agent.errors import CUSTOM_MESSAGE
 from cursor_byok.agent.errors import configuration_error
 from cursor_byok.agent.errors import unknown_model
 from cursor_byok.agent.errors import unsupported_action
+from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.steps import StepLoop
 from cursor_byok.agent.tokens import TokenMeter
@@ -45,6 +47,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
+from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.pool import ProviderPool
@@ -127,7 +130,9 @@ class ProviderAgent:
 
     async def _run_user_shell(self, turn: Turn, instruction: Instruction) -> None:
         """The user's own command from the chat: run like the Shell tool, no model call."""
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         mode = turn.mode or prompts.AGENT
 
         def make_ctx(call_id: str, model_call_id: str) -> CallContext:
@@ -144,7 +149,9 @@ class ProviderAgent:
         model = self.route(turn.run_request)
         turn.model = model.name
         mode = turn.mode or prompts.AGENT
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window
@@ -159,9 +166,24 @@ class ProviderAgent:
             if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
-        else:
-            await _add_user_turn(turn, instruction, model)
-        provider = self._factory(model)
+        extra: list[Provider] = []
+
+        async def images_for(message: pb.UserMessage) -> list[UserPart]:
+            return await image_parts(
+                turn,
+                self.config,
+                model,
+                message,
+                lambda other: self._extra_provider(other, turn, extra),
+            )
+
+        try:
+            if kind not in (actions.SUMMARIZE, actions.RESUME):
+                await _add_user_turn(turn, instruction, images_for)
+            provider = self._factory(model)
+        except BaseException:
+            await self._release(extra)
+            raise
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
         provider_config = self.config.providers[model.provider]
@@ -173,7 +195,6 @@ class ProviderAgent:
         if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
             subagents.register(turn)
             subagents.attach(turn, turn.parent_tool_call_id or None)
-        extra: list[Provider] = []
         steps = StepLoop(
             turn=turn,
             config=self.config,
@@ -194,15 +215,29 @@ class ProviderAgent:
                 await steps.resume(resumed)
             if kind == actions.RESUME:  # messages queued while the turn was down: once each
                 for message in queued_messages(turn.queued):
-                    await prompts.add_user_message(turn, message, model.supports_images)
+                    await prompts.add_user_message(turn, message, images=await images_for(message))
             await steps.run(self.config.max_steps)
         finally:
             if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
                 subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()
-                for other in extra:
-                    await other.aclose()
+            await self._release(extra)
+
+    def _extra_provider(self, model: ModelConfig, turn: Turn, extra: list[Provider]) -> Provider:
+        """A provider for a helper model of the turn (the vision model), released with the
+        turn's own."""
+        provider = self._factory(model)
+        if self._wrap is not None:
+            provider = self._wrap(provider, turn.request_id)
+        extra.append(provider)
+        return provider
+
+    async def _release(self, extra: list[Provider]) -> None:
+        if self._owns_provider:
+            for other in extra:
+                await other.aclose()
+        extra.clear()
 
     def _compactor(
         self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
@@ -238,10 +273,15 @@ class ProviderAgent:
         )
 
 
-async def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> None:
+async def _add_user_turn(
+    turn: Turn,
+    instruction: Instruction,
+    images_for: Callable[[pb.UserMessage], Awaitable[list[UserPart]]],
+) -> None:
     """A message (or Build, or background completions): what it brings into the conversation,
     then the user message the model answers, with the context Cursor uploaded for it (blobs
-    `UploadConversationBlobs` put in our store; else pre-fetched or from the client's KV)."""
+    `UploadConversationBlobs` put in our store; else pre-fetched or from the client's KV) and
+    what the model gets for its images (`images_for`, `images.py`)."""
     if instruction.todos:  # Build: the plan's todos become the conversation's
         turn.transcript.todos[:] = instruction.todos
     if instruction.completions:  # background subagents: their Task cards end
@@ -252,11 +292,14 @@ async def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfi
         )
 
     for queued in queued_messages(turn.queued, instruction.user_message):
-        await prompts.add_user_message(turn, queued, model.supports_images)
-    await prompts.add_user_message(turn, instruction.user_message, model.supports_images)
+        await prompts.add_user_message(turn, queued, images=await images_for(queued))
+    message = instruction.user_message
+    await prompts.add_user_message(turn, message, images=await images_for(message))
 
 
-def queued_messages(queued: list[pb.UserMessage], current: pb.UserMessage | None = None):
+def queued_messages(
+    queued: list[pb.UserMessage], current: pb.UserMessage | None = None
+) -> list[pb.UserMessage]:
     """The messages queued for a turn, each once: none that is the turn's own message (by id or
     text) or repeats an earlier one (a retry, or the same text queued twice)."""
     seen: set[str] = set()

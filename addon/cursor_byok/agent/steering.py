@@ -3,7 +3,7 @@
 Cursor (client ≥ 3.14.27) sends it on the running run as `ConversationAction.
 inject_context_action{injection_id, expected_run_id, user_context{user_message}}` and shows an
 optimistic bubble; the server confirms with `InteractionUpdate.context_injection_state{
-injection_id, state}` (protocol.md §11.3; the client's mapping, sdk-facts §F): `queued` stops the
+injection_id, state}` (protocol.md §11.3 and §15.4: the client's mapping): `queued` stops the
 client's 15 s timer, `delivered{step, delivery_batch_id, delivered_at_ms}` completes the bubble;
 `queued_for_next_turn`, `cancelled`, `rejected` (and no answer, or the turn ending first) make it
 send the text again as a follow-up message. So:

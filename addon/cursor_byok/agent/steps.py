@@ -14,12 +14,14 @@ cancel or a crash at any point.
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 from typing import cast
 
+from cursor_byok.agent.attended import attended
 from cursor_byok.agent.compaction import KEEP_SHARE
 from cursor_byok.agent.compaction import CompactionFailed
 from cursor_byok.agent.compaction import Compactor
@@ -136,7 +138,9 @@ class StepLoop:
         """Messages the user sent while the model worked (agent/steering.py) join the
         conversation right before this step's model call, each once, confirmed delivered."""
         for injection in self.turn.steering.take(step):
-            await add_user_message(self.turn, injection.message, self.model.supports_images)
+            await add_user_message(
+                self.turn, injection.message, inline_images=self.model.supports_images
+            )
 
     async def _call(self) -> tuple[Answer, str]:
         """One model call, compacting first when the prompt nears the window and once more
@@ -156,8 +160,16 @@ class StepLoop:
             self._account(request)
             model_call_id = str(uuid.uuid4())
             try:
-                answer = await stream_answer(
-                    turn, self.caller, request, self.toolset.by_name, model_call_id
+                answer = await attended(
+                    turn,
+                    functools.partial(
+                        stream_answer,
+                        turn,
+                        self.caller,
+                        request,
+                        self.toolset.by_name,
+                        model_call_id,
+                    ),
                 )
             except ContextOverflow as exc:
                 if overflowed:

@@ -67,6 +67,7 @@ _TOP_KEYS = {
     "max_steps",
     "usage",
     "subagent_model",
+    "vision_model",
     "web_search",
     "image_generation",
     "route_other_models",
@@ -128,6 +129,18 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         raise fail(
             "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
         )
+    vision_model = raw.get("vision_model")
+    if vision_model is not None:
+        vision = next((m for m in models if m.name == vision_model), None)
+        if vision is None:
+            raise fail(
+                "vision_model", f"{vision_model!r} is not one of the models: {', '.join(names)}"
+            )
+        if not vision.supports_images:
+            raise fail(
+                "vision_model",
+                f"{vision_model!r} has supports_images = false: it cannot describe images",
+            )
     route_other = raw.get("route_other_models", "cursor")
     if route_other not in ROUTE_OTHER_MODELS:
         raise fail(
@@ -145,6 +158,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         _web_search(raw.get("web_search"), fail),
         _image_generation(raw.get("image_generation"), fail),
         route_other,
+        vision_model,
     )
 
 
@@ -476,8 +490,9 @@ class ConfigSource:
             stamp = self.path.stat().st_mtime_ns
         except OSError:
             raise ConfigError(
-                f"{self.path}: no such file. Create it from config.example.toml in the "
-                "cursor-byok repository, or point cursor_byok_config at yours"
+                f"{self.path}: no such file. Create it with `cursor-byok init --provider NAME`, "
+                "or give yours with `cursor-byok run --config PATH` (--set cursor_byok_config="
+                "PATH for mitmdump)"
             ) from None
         if self._cached is None or self._cached[0] != stamp:
             self._cached = (stamp, load_config(self.path))

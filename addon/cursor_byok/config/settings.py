@@ -208,6 +208,8 @@ class Config:
     image_generation: ImageGenerationConfig | None = None  # GenerateImage likewise
     # "cursor": runs on other models go to Cursor's backend untouched; "error": refuse them
     route_other_models: str = "cursor"
+    # describes attached images for models with supports_images = false (agent/images.py)
+    vision_model: str | None = None
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""

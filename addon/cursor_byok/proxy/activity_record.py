@@ -44,6 +44,12 @@ class ActivityRecord:
         if "cursor_byok_data_dir" in updated or self.activity is None:
             self.activity = Activity(options.data_dir(ctx.options), census=self.census)
 
+    def running(self) -> None:
+        if self.activity is not None and "listen_port" in ctx.options:
+            self.activity.started(
+                listen_host=ctx.options.listen_host, listen_port=ctx.options.listen_port
+            )
+
     def done(self) -> None:
         if self.activity is not None:  # the calls of the last write interval (a write: ~1 ms)
             self.activity.flush(1.0)

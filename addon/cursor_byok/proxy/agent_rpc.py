@@ -48,6 +48,7 @@ from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_poll import RunPolls
 from cursor_byok.proxy.run_upload import RunUpload
 from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.turns import ToolChoices
 from cursor_byok.store.census import SERVED
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,10 @@ class AgentRpc:
         routing: Routing,
         recording: Recording,
         activity: ActivityRecord,
+        tool_choices: ToolChoices | None = None,
     ) -> None:
         self.registry = registry
+        self.tool_choices = tool_choices if tool_choices is not None else ToolChoices()
         self.loopback = loopback
         self.routing = routing
         self.recording = recording
@@ -156,6 +159,8 @@ class AgentRpc:
             return
         flow.metadata[PATH_KEY] = path
         request = flow.request
+        # Cursor's SDK sends its `tools` / `disallowed_tools` options as headers of every attempt
+        self.tool_choices.note(request.headers.get("x-request-id"), request.headers)
         if path == RUN_PATH:
             self.activity.agent_call(flow, path)
         unsupported = _unsupported_content_type(path, request)

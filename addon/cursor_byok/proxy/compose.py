@@ -20,6 +20,7 @@ from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.passthrough import PassThrough
 from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
@@ -63,7 +64,7 @@ def compose(agent: Agent | None = None) -> Composition:
     activity = ActivityRecord()
     loopback = Loopback(registry, routing.routes, activity.census)
     registry.on_unresolved = turns.on_unresolved = activity.unresolved
-    rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
@@ -78,5 +79,6 @@ def compose(agent: Agent | None = None) -> Composition:
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach),
         LiveStatus(registry, routing.routes, turns, activity.census),
+        PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

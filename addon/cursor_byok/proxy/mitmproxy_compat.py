@@ -26,19 +26,30 @@ touches this file only:
 - `forget_traceback`: the same cycle, made while an exception is being handled (an error
   answer for a refused request), keeps the frames that exception's traceback holds: the body,
   parsed several times over, unless those frames are cleared first.
+- `frame_for_http1_upstream`: mitmproxy forwards an HTTP/2 request to an HTTP/1.1 server with the
+  request's own headers; one whose body came without content-length (every unary call of
+  Cursor's SDK over HTTP/2) gets no framing at all, so the server reads an empty body and takes
+  the body's bytes for the next request.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
 - `local_mode_captures`: how local mode (`--mode local:SPEC`, mitmproxy_rs) picks processes:
   SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
   first action an exclude: everything else is included); a NAME matches a process whose name
   contains it, on macOS a regular expression searched in the executable's full path.
+- `redirect_termlog`: mitmdump's console log handler (`TermLogHandler`, on the root logger)
+  prints each line to the `file` it took at start (the real stdout), so redirecting
+  `sys.stdout` does not move it; the live status points that attribute elsewhere while it runs.
 """
 
 from __future__ import annotations
 
 import gc
+import io
+import logging
 import traceback
 import weakref
+from collections.abc import Callable
+from typing import IO
 from typing import Any
 
 CONNECTIONS_PER_ADDRESS = 5
@@ -149,6 +160,21 @@ def install_stream_release() -> bool:
     return True
 
 
+def frame_for_http1_upstream(flow: Any) -> bool:
+    """Give a buffered HTTP/2 (or 3) request body the content-length an HTTP/1.1 upstream needs
+    to read it (harmless to an HTTP/2 upstream, which checks it against the body). Returns
+    whether the header was added."""
+    request = flow.request
+    if flow.response is not None or request.stream or not (request.is_http2 or request.is_http3):
+        return False
+    body = request.raw_content
+    headers = request.headers
+    if not body or "content-length" in headers or "transfer-encoding" in headers:
+        return False
+    headers["content-length"] = str(len(body))
+    return True
+
+
 def forget_traceback(exc: BaseException | None) -> None:
     """Drop what a refused request's traceback holds (its body, parsed several times over),
     before `http.Response.make` runs for it."""
@@ -194,3 +220,20 @@ def freeze_startup_heap() -> bool:
     _frozen = True
     gc.freeze()
     return True
+
+
+def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:
+    """Point mitmdump's console log lines at `file` (rich's proxy, which prints above the live
+    status instead of through it); returns what undoes it."""
+    from mitmproxy.addons.termlog import TermLogHandler
+
+    moved = [h for h in logging.getLogger().handlers if isinstance(h, TermLogHandler)]
+    before = [h.file for h in moved]
+    for handler in moved:
+        handler.file = file  # type: ignore[assignment]  # a text file, as print() needs
+
+    def undo() -> None:
+        for handler, original in zip(moved, before, strict=True):
+            handler.file = original
+
+    return undo

@@ -27,9 +27,11 @@ from cursor_byok.config.catalog import MODES
 from cursor_byok.config.catalog import OFFLINE_RETRY_SECONDS
 from cursor_byok.config.catalog import UnsupportedBody
 from cursor_byok.config.catalog import classify
+from cursor_byok.config.catalog import is_rest_models
 from cursor_byok.config.catalog import local_answer
 from cursor_byok.config.catalog import merge
 from cursor_byok.config.catalog import merge_body
+from cursor_byok.config.catalog import rest_models_body
 from cursor_byok.config.catalog import wire_format
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
@@ -114,6 +116,31 @@ class ModelPicker:
             return None
         return method
 
+    def _rest_call(self, flow: http.HTTPFlow) -> bool:
+        """Cursor's REST model list (`GET /v1/models`), which the SDK checks model names with."""
+        request = flow.request
+        return is_rest_models(request.method, request.path) and self._cursor_host(
+            request.pretty_host
+        )
+
+    def _answer_rest(
+        self, flow: http.HTTPFlow, config: Config, upstream: bytes | None, how: str
+    ) -> None:
+        """Answer `GET /v1/models` with the configured models (added to Cursor's list when
+        `upstream` is one). Cursor's API host itself has no such path, so without this an SDK
+        agent on a BYOK model could not even be created."""
+        flow.response = http.Response.make(
+            200, rest_models_body(config, upstream), {"content-type": "application/json"}
+        )
+        flow.metadata[METADATA_KEY] = how
+        self.stats["merged" if upstream is not None else "answered"] += 1
+        log.info(
+            "model picker: %s: %s, %d configured model(s)",
+            flow.request.path,
+            how,
+            len(config.models),
+        )
+
     def _cursor_host(self, host: str) -> bool:
         if options.reverse_mode(ctx.options):
             return True
@@ -137,8 +164,9 @@ class ModelPicker:
         mode = ctx.options.cursor_byok_models_mode
         if mode == "off":
             return
-        method = self._picker_call(flow)
-        if method is None:
+        rest = self._rest_call(flow)
+        method = None if rest else self._picker_call(flow)
+        if method is None and not rest:
             return
         offline = mode == "merge" and await self._unreachable(flow)
         if mode == "merge" and not offline:
@@ -148,6 +176,9 @@ class ModelPicker:
         config = self.config()
         if config is None:
             self.stats["passed"] += 1
+            return
+        if rest or method is None:
+            self._answer_rest(flow, config, None, "offline" if offline else "replace")
             return
         request = flow.request
         fmt = wire_format(request.headers.get("content-type"))
@@ -186,6 +217,9 @@ class ModelPicker:
             return
         if METADATA_KEY in flow.metadata or ctx.options.cursor_byok_models_mode != "merge":
             return  # our own local answer, or not merging
+        if self._rest_call(flow):
+            self._merge_rest(flow)
+            return
         method = self._picker_call(flow)
         if method is None:
             return
@@ -221,6 +255,18 @@ class ModelPicker:
         flow.metadata[METADATA_KEY] = "merged"
         self.stats["merged"] += 1
         log.info("model picker: %s: merged %d configured model(s)", path, len(config.models))
+
+    def _merge_rest(self, flow: http.HTTPFlow) -> None:
+        """Cursor's answer to `GET /v1/models`: merged when it is a list, else replaced by ours
+        (its API host answers 404 there; the SDK then refuses every model)."""
+        config = self.config()
+        response = flow.response
+        if config is None or response is None:
+            return
+        listed = 200 <= response.status_code < 300 and not response.stream
+        body = response.content if listed else None
+        how = "merged" if listed else f"Cursor answered {response.status_code}; answered locally"
+        self._answer_rest(flow, config, body, how)
 
     def _remember(self, flow: http.HTTPFlow, body: bytes) -> None:
         """Keep Cursor's last answer per call, so offline answers still list Cursor's models."""

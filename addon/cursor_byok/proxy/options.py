@@ -44,6 +44,13 @@ OPTIONS: dict[str, Option] = {
     "cursor_byok_grace_ms": Option(
         int, 180_000, "Cancel a running turn when its RunSSE stream has been gone this long."
     ),
+    "cursor_byok_detached_call_ms": Option(
+        int,
+        10_000,
+        "Abort a model call when no stream has read its run this long (the client cancelled "
+        "by closing it, or lost its connection); the run stays resumable and the call is made "
+        "again when the client reconnects.",
+    ),
     "cursor_byok_run_request_timeout_ms": Option(
         int,
         60_000,

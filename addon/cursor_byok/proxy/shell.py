@@ -35,6 +35,7 @@ from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.protocol.runs import StartTurn
 from cursor_byok.protocol.runs import StreamEvent
 from cursor_byok.protocol.runs import Unresolved
+from cursor_byok.protocol.states import RunState
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -64,6 +65,9 @@ class LiveRun:
         self.parent: tuple[str, str] | None = None  # a subagent's parent request, tool call
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
+        # Waiting for `detached_since` to change (the agent's limit on unattended model calls).
+        self._stream_watchers: list[asyncio.Future[None]] = []
+        self._seen_detached = self.detached_since
 
     @property
     def request_id(self) -> str:
@@ -119,6 +123,30 @@ class LiveRun:
                 waiter.cancel()
         self._waiters.clear()
         self._streams.clear()
+
+    @property
+    def detached_since(self) -> float | None:
+        """Since when no response stream of any attempt reads this run (None while one does),
+        on `clock()`: how long a turn without a reader may keep paying for a model call."""
+        return self.core.detached_since if self.core.state is RunState.DETACHED else None
+
+    def watch_streams(self) -> asyncio.Future[None]:
+        """A future that completes the next time `detached_since` changes (a stream of this
+        run opened while none was, or its last one closed)."""
+        watcher = asyncio.get_running_loop().create_future()
+        self._stream_watchers.append(watcher)
+        return watcher
+
+    def streams_changed(self) -> None:
+        """Wake the watchers when `detached_since` changed since they were last woken."""
+        since = self.detached_since
+        if since == self._seen_detached:
+            return
+        self._seen_detached = since
+        watchers, self._stream_watchers = self._stream_watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     def deliver(self) -> None:
         """Frames became readable: every stream of the run writes what it has now, inside this
@@ -277,8 +305,7 @@ class SessionRegistry:
         self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
-        # request id → the parent a subagent's run request names in its headers, given to its
-        # run when it starts (the edge knows the headers, the run starts inside `receive`)
+        # request id → the parent its run request's headers name, for its run when it starts
         self.parents: dict[str, tuple[str, str]] = {}
         self.clock = clock
         self.observers: list[FrameObserver] = []
@@ -354,6 +381,7 @@ class SessionRegistry:
             raise
         self.apply(commands)
         self._wake(request_id)  # its streams: the run it now carries, or its own end
+        self._streams_changed(request_id)  # binding an attempt with streams attaches its run
         self.reschedule()
 
     def subscribe(
@@ -374,12 +402,20 @@ class SessionRegistry:
             transport=transport,
         )
         self.apply(notes)
+        self._streams_changed(request_id)
         self.reschedule()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self._core.unsubscribe(sub, now=self.clock())
+        self._streams_changed(sub.attempt.request_id)
         self.reschedule()
+
+    def _streams_changed(self, request_id: str) -> None:
+        run = self._core.run_of(request_id)
+        live = self.runs.get(run.run_id) if run is not None else None
+        if live is not None and live.core is run:
+            live.streams_changed()
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -23,7 +24,11 @@ from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.agent.steering import Injection
+from cursor_byok.agent.tool_choice import ALLOWED_HEADER
+from cursor_byok.agent.tool_choice import EXCLUDED_HEADER
+from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.agent.turn import ACK_TIMEOUT
+from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
@@ -71,6 +76,30 @@ class FailingAgent:
         raise self.error
 
 
+class ToolChoices:
+    """The tool limits each attempt's request headers carried (`ToolChoice`), by request id,
+    for the turn its run starts. Bounded: only the newest `limit` attempts are remembered."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._by_request: OrderedDict[str, ToolChoice] = OrderedDict()
+
+    def note(self, request_id: str | None, headers: Mapping[str, str]) -> None:
+        if not request_id:
+            return
+        carried = {h: headers[h] for h in (ALLOWED_HEADER, EXCLUDED_HEADER) if h in headers}
+        choice = ToolChoice.from_headers(carried)
+        if choice is None:
+            return
+        self._by_request[request_id] = choice
+        self._by_request.move_to_end(request_id)
+        while len(self._by_request) > self.limit:
+            self._by_request.popitem(last=False)
+
+    def get(self, request_id: str) -> ToolChoice | None:
+        return self._by_request.get(request_id)
+
+
 class Turns:
     def __init__(self, recording: Recording, agent: Agent | None = None) -> None:
         self.recording = recording
@@ -78,6 +107,8 @@ class Turns:
         self.providers = ProviderPool()  # provider clients shared across turns
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
+        self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choices = ToolChoices()  # filled by the Agent RPC hooks from request headers
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
@@ -92,13 +123,15 @@ class Turns:
             "cursor_byok_config",
             "cursor_byok_data_dir",
             "cursor_byok_ack_timeout_ms",
+            "cursor_byok_detached_call_ms",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_ack_timeout_ms")
+        options.positive(opts, "cursor_byok_ack_timeout_ms", "cursor_byok_detached_call_ms")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
             try:
                 config = self.config()
@@ -173,6 +206,8 @@ class Turns:
                 blobs=self.blobs,
                 agent=self.agent(),
                 ack_timeout=self.ack_timeout,
+                detached_call_limit=self.detached_call_limit,
+                tool_choice=self.tool_choices.get(live.request_id),
                 on_unresolved=self.on_unresolved,
                 queued=queued,
                 parent_tool_call_id=live.parent[1] if live.parent else "",

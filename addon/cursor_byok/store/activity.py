@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 ACTIVITY_FILE = "activity.json"
 AGENT, OTHER = "agent", "other"
+TURN_TRANSPORTS = ("RunSSE", "Run (HTTP/2 stream)")  # the stream of each turn (one per attempt)
 OTHER_WRITE_INTERVAL = 1.0
 WRITE_INTERVAL = 0.5  # the writer thread's least time between two writes, seconds
 
@@ -67,6 +68,7 @@ class Activity:
         self._thread: threading.Thread | None = None
         self.record: dict[str, Any] = {
             "agent_calls": 0,
+            "agent_turns": 0,
             "other_cursor_calls": 0,
             "pid": os.getpid(),
             "proxy_started_at": clock(),
@@ -85,6 +87,8 @@ class Activity:
         with self._changed:
             if kind == AGENT:
                 self.record["agent_calls"] += 1
+                if transport in TURN_TRANSPORTS:  # one stream per turn; uploads are many
+                    self.record["agent_turns"] = self.record.get("agent_turns", 0) + 1
                 self.record["last_agent_at"] = now
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
                 self.record["last_agent_call"] = stamp
@@ -101,8 +105,15 @@ class Activity:
                 raise ValueError(f"unknown activity kind {kind!r}")
             self._schedule()
 
+    def started(self, **facts: Any) -> None:
+        """The proxy runs: where it listens (`listen_host`, `listen_port`), written at once so
+        the doctor can tell this proxy's port from a stranger's before any call arrives."""
+        with self._changed:
+            self.record.update(facts)
+            self._schedule()
+
     def _schedule(self) -> None:
-        """Write the latest record (the caller holds the lock)."""
+        """Write the record (caller holds the lock): now without a writer thread, else soon."""
         if not self._background:
             self._write(self._serialise())
             return

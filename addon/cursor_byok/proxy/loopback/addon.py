@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
+# where the flow was going before it was pointed here: scheme, host, port, authority, Host
+# header (the traffic view shows it there, not at 127.0.0.1: proxy/webview.py)
+ORIGIN_KEY = "cursor_byok_origin"
 _INTERNAL_HEADERS = ("transfer-encoding", "authorization", "cookie", "x-blob-encryption-key")
 
 
@@ -130,6 +133,11 @@ class Loopback:
         """Send `flow` to the loopback server, which serves the stream `spec` names."""
         assert self.streamer is not None and self.ports is not None
         request = flow.request
+        flow.metadata.setdefault(
+            ORIGIN_KEY,
+            (request.scheme, request.host, request.port, request.authority,
+             request.headers.get("host")),
+        )  # fmt: skip
         for name in _INTERNAL_HEADERS:
             request.headers.pop(name, None)
         request.headers[STREAM_HEADER] = self.streamer.header_value(spec)
