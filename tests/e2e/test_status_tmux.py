@@ -122,7 +122,7 @@ def _check_layout(screen: str, width: int) -> tuple[int, int, list[str]]:
     assert not any("…" in cell for cell in header), screen
     # nothing prints through or under the live region (the table, then the census caption,
     # store/census.py): the log is above it
-    caption = CENSUS_PREFIXES + ("  ",)
+    caption = (*CENSUS_PREFIXES, "  ")
     below = [line for line in lines[bottom + 1 :] if line.strip()]
     assert below and below[0].startswith("Cursor RPCs:"), screen
     assert all(line.startswith(caption) and len(line.rstrip()) <= width for line in below), screen
