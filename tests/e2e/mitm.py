@@ -137,3 +137,25 @@ def start_mitmdump(
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
     return Mitm(process, port_box[0], confdir, data_dir, lines, logged)
+
+
+def start_plain_proxy(tmp: Path, script: str, env: dict[str, str], *extra: str) -> Mitm:
+    """A plain mitmdump on 127.0.0.1 without our addon, that only tunnels (`--ignore-hosts .*`)
+    and runs `script` (a few lines that write down what it was asked for): a stand-in for a
+    corporate or upstream proxy."""
+    (tmp / "proxy_script.py").write_text(script)
+    command = [
+        mitmdump_path(),
+        "--listen-host",
+        "127.0.0.1",
+        "-p",
+        "0",
+        "--set",
+        f"confdir={tmp / 'conf'}",
+        "--ignore-hosts",
+        ".*",
+        *extra,
+        "-s",
+        str(tmp / "proxy_script.py"),
+    ]
+    return start_mitmdump(tmp, command=command, wait_ready=False, env=env)

@@ -92,9 +92,10 @@ def relayed_text(parent, call_id: str) -> str:
     )
 
 
-async def test_children_linked_by_headers_get_the_parents_route_and_their_own_card(
-    tmp_path, workspace
-) -> None:
+async def two_looks(tmp_path, workspace, *, headers: bool, model: str):
+    """A parent turn whose model starts two Task children with one prompt; the children are
+    sent with or without the parent headers. Returns the parent, the children, the provider's
+    requests and the proxy log."""
     async with FakeProvider(responder=responder) as fp:
         proxy = start_mitmdump(
             tmp_path / "proxy",
@@ -109,14 +110,21 @@ async def test_children_linked_by_headers_get_the_parents_route_and_their_own_ca
                 client.run_request(
                     "two looks", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
                 ),
-                # Cursor's model: only the parent's route keeps the children here
-                during=driver(client, workspace, children, headers=True, model=CURSOR_MODEL),
+                during=driver(client, workspace, children, headers=headers, model=model),
             )
         finally:
             await client.aclose()
             proxy.stop()
-        requests = list(fp.requests)
-        log = proxy.log()
+        return parent, children, list(fp.requests), proxy.log()
+
+
+async def test_children_linked_by_headers_get_the_parents_route_and_their_own_card(
+    tmp_path, workspace
+) -> None:
+    # Cursor's model for the children: only the parent's route keeps them here
+    parent, children, requests, log = await two_looks(
+        tmp_path, workspace, headers=True, model=CURSOR_MODEL
+    )
     assert parent.end.ok, parent.end.error
     assert sorted(call for call, _ in children) == ["call_a", "call_b"]
     for call, child in children:
@@ -133,25 +141,9 @@ async def test_children_linked_by_headers_get_the_parents_route_and_their_own_ca
 async def test_without_headers_two_same_prompts_cannot_be_linked(tmp_path, workspace) -> None:
     """The fallback, for contrast: linked by prompt, two children with one prompt are ambiguous,
     so neither card gets its child's progress (the children still run and answer)."""
-    async with FakeProvider(responder=responder) as fp:
-        proxy = start_mitmdump(
-            tmp_path / "proxy",
-            agent="provider",
-            config=write_config(tmp_path, fp, "openai-chat"),
-            env={"FAKE_PROVIDER_KEY": "sk-test"},
-        )
-        client = CursorLikeClient.through(proxy, workspace)
-        children: list = []
-        try:
-            parent = await client.turn(
-                client.run_request(
-                    "two looks", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
-                ),
-                during=driver(client, workspace, children, headers=False, model=MODEL),
-            )
-        finally:
-            await client.aclose()
-            proxy.stop()
+    parent, children, _requests, _log = await two_looks(
+        tmp_path, workspace, headers=False, model=MODEL
+    )
     assert parent.end.ok and len(children) == 2
     for call, child in children:
         assert child.end.ok and child.text == f"REPORT CHILD-OF-{call}"

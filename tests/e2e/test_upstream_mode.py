@@ -16,8 +16,8 @@ import pytest
 from cursor_client import CursorLikeClient
 from mitm import TEST_HOST
 from mitm import Mitm
-from mitm import mitmdump_path
 from mitm import start_mitmdump
+from mitm import start_plain_proxy
 
 pytestmark = pytest.mark.timeout(120)
 RECORDER = """
@@ -44,24 +44,8 @@ def requestheaders(flow: http.HTTPFlow) -> None:
 @pytest.fixture(scope="module")
 def upstream(tmp_path_factory) -> Iterator[tuple[Mitm, Path]]:
     tmp = tmp_path_factory.mktemp("upstream")
-    (tmp / "recorder.py").write_text(RECORDER)
     log = tmp / "seen.log"
-    command = [
-        mitmdump_path(),
-        "--listen-host",
-        "127.0.0.1",
-        "-p",
-        "0",
-        "--set",
-        f"confdir={tmp / 'conf'}",
-        "--ignore-hosts",
-        ".*",
-        "-s",
-        str(tmp / "recorder.py"),
-    ]
-    proxy = start_mitmdump(
-        tmp, command=command, wait_ready=False, env={"UPSTREAM_PROXY_LOG": str(log)}
-    )
+    proxy = start_plain_proxy(tmp, RECORDER, {"UPSTREAM_PROXY_LOG": str(log)})
     yield proxy, log
     proxy.stop()
 
