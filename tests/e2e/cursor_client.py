@@ -335,6 +335,21 @@ class CursorTurn:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def on_exec(
+        self, kind: str, handler: Callable[[pb.ExecServerMessage], Awaitable[None]]
+    ) -> None:
+        """Answer every exec request of `kind` (e.g. "subagent_args") with `handler`, in a task
+        of its own, instead of the client's built-in answer."""
+
+        def on_message(message: pb.AgentServerMessage) -> None:
+            if message.WhichOneof("message") != "exec_server_message":
+                return
+            request = message.exec_server_message
+            if request.WhichOneof("message") == kind:
+                self.spawn(handler(request))
+
+        self.on_message = on_message
+
     async def run(self, first: pb.AgentClientMessage) -> TurnResult:
         heartbeat = asyncio.ensure_future(self._heartbeats())
         try:

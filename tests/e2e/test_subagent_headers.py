@@ -51,14 +51,7 @@ def driver(client: CursorLikeClient, workspace, children: list, *, headers: bool
     client does: same prompt for both, the parent's ids in headers (or not), on `model`."""
 
     def install(run: CursorTurn) -> None:
-        def on_message(message: pb.AgentServerMessage) -> None:
-            if message.WhichOneof("message") != "exec_server_message":
-                return
-            request = message.exec_server_message
-            if request.WhichOneof("message") == "subagent_args":
-                run.spawn(serve(run, request))
-
-        run.on_message = on_message
+        run.on_exec("subagent_args", lambda request: serve(run, request))
 
     async def serve(run: CursorTurn, request: pb.ExecServerMessage) -> None:
         args = request.subagent_args
