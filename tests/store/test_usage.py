@@ -13,8 +13,9 @@ from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import UsageStore
 from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
-from cursor_byok.store.usage import record_turn
 from cursor_byok.store.usage import summarise
+from cursor_byok.store.usage_writer import record_turn
+from cursor_byok.store.usage_writer import writer_for
 
 CONFIG = parse_config(
     {
@@ -79,6 +80,7 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
         transcript=SimpleNamespace(used_tokens=1200, context_window=200_000),
     )
     record_turn(tmp_path, turn, outcome="ok", duration=1.5)
+    assert writer_for(tmp_path).flush(10)  # the row is written by a thread of its own
     store = UsageStore(tmp_path)
     [recorded] = store.rows()
     store.close()
@@ -86,7 +88,8 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
     assert (recorded["context_used"], recorded["context_max"]) == (1200, 200_000)
     (tmp_path / "file").write_text("")
     record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
-    assert "could not record the usage" in caplog.text
+    assert writer_for(tmp_path / "file").flush(10)
+    assert "usage: 1 row(s) kept in memory" in caplog.text
 
 
 def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None:
