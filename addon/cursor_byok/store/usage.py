@@ -87,7 +87,8 @@ ALTER TABLE turns ADD COLUMN context_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
 """,
 }
-BY = ("day", "model", "conversation", "outcome")
+BY = ("day", "model", "conversation", "outcome", "kind")
+TITLE = "title"  # the outcome of a chat title's model call (NameAgent answered here)
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,14 @@ def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> 
         log.warning("could not record the usage of a turn: %s", exc)
 
 
+def record_row(data_dir: Path, row: TurnUsage) -> None:
+    """Append one row for a model call that is not a turn (a chat's title); never raises."""
+    try:
+        store_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a %s call: %s", row.outcome, exc)
+
+
 # --- the report --------------------------------------------------------------------------------
 
 _SINCE = re.compile(r"^(\d+)\s*([hdw])$")
@@ -310,6 +319,8 @@ def _key(row: Any, by: str) -> str:
         return row["model"] or "?"
     if by == "conversation":
         return row["conversation"] or "(none)"
+    if by == "kind":
+        return "title" if row["outcome"] == TITLE else "turn"
     return row["outcome"].split(":")[0].split(" (")[0]
 
 
