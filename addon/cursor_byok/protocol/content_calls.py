@@ -177,22 +177,13 @@ CALLS: dict[str, ContentCall] = {
 @dataclass(frozen=True, slots=True)
 class AnalyticsCall:
     path: str
-    strings: Callable[[bytes], list[str]]  # an event's strings, from its bytes
-    request: type[Message]
+    strings: Callable[[bytes], list[str]]  # an event's strings, from its bytes (an event: field 1)
 
 
 ANALYTICS: dict[str, AnalyticsCall] = {
     call.path: call
     for call in (
-        AnalyticsCall(
-            "/aiserver.v1.AnalyticsService/TrackEvents",
-            analytics.track_event_strings,
-            aipb.TrackEventsRequest,
-        ),
-        AnalyticsCall(
-            "/aiserver.v1.AnalyticsService/Batch",
-            analytics.batch_event_strings,
-            aipb.BatchRequest,
-        ),
+        AnalyticsCall("/aiserver.v1.AnalyticsService/TrackEvents", analytics.track_event_strings),
+        AnalyticsCall("/aiserver.v1.AnalyticsService/Batch", analytics.batch_event_strings),
     )
 }

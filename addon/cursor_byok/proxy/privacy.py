@@ -27,6 +27,7 @@ import json
 import logging
 import time
 
+from google.protobuf import empty_pb2
 from mitmproxy import ctx
 from mitmproxy import http
 
@@ -161,9 +162,12 @@ class Privacy:
         texts = [t for t in call.texts(message) if t.strip()]
         transcript = call.transcript(message)
         named = [m for m in call.models(message) if m]
-        since = time.monotonic() - RECENT_TEXT
+        now = time.monotonic()
+        # A message-only call (NameAgent) is about the newest run with that message: one routed
+        # within the route wait is the call's own; an older one only if no newer one comes.
+        fresh, recent = now - self.routing.routes.patience, now - RECENT_TEXT
 
-        def lookup() -> tuple[str, bool] | None:
+        def lookup(since: float) -> tuple[str, bool] | None:
             for ident in ids:
                 conversation = self.routing.known.owner(ident) or ident
                 route = self.routing.conversation_route(conversation)
@@ -181,14 +185,16 @@ class Privacy:
                     return conversation, False
             return None
 
-        found = lookup()
+        found = lookup(fresh)
         fallback = ids[0] if ids else ""
         if not self.routing.may_pass() or any(self._our_model(m, config) for m in named):
             return (found[0] if found else fallback), True
         if found is None and named:
             return fallback, False  # it names a model, and not one of ours: Cursor's
         if found is None and wait and (ids or texts or transcript):
-            found = await self.routing.wait_for(lookup, self.routing.routes.patience)
+            found = await self.routing.wait_for(lambda: lookup(fresh), self.routing.routes.patience)
+        if found is None and texts:
+            found = lookup(recent)
         if found is None:
             return fallback, True  # unknown after the wait: private (the module doc)
         return found
@@ -229,7 +235,7 @@ class Privacy:
         except (unary.BadRequest, analytics.WireError, ValueError) as exc:
             owners = self._leaving_owners(flow)
             if owners:  # unreadable, and it names a BYOK conversation: dropped whole
-                unary.answer(flow, call.request())
+                unary.answer(flow, empty_pb2.Empty())
                 for owner in owners:
                     self.census.private(owner, dropped=1)
                 log.info(
@@ -249,13 +255,12 @@ class Privacy:
             "; the rest went on" if counts.kept else "; answered here",
         )
         if not counts.kept:
-            unary.answer(flow, call.request())
+            unary.answer(flow, empty_pb2.Empty())  # the empty message of any response type
             return
         if fmt == "connect+proto":
             body = connect.encode_frame(body)
         request.headers.pop("content-encoding", None)
-        if request.method == "POST":
-            request.content = body
+        request.content = body
 
     # --- the proof: what leaves for Cursor --------------------------------------------------
 
