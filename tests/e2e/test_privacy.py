@@ -32,6 +32,7 @@ from provider_config import KEY_ENV
 from provider_config import MODEL
 from provider_config import write_config
 
+from cursor_byok.cli.doctor import check_census
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
@@ -377,6 +378,7 @@ async def test_nothing_of_a_byok_conversation_reaches_cursor(tmp_path, workspace
         finally:
             await stack.close()  # its last census is written on the way out
         counted = census(stack)
+        doctor = check_census(stack.proxy.data_dir, before=None)
         requests = list(fp.requests)
     assert result.end.ok and "codeword" in result.text
     assert any(byok.marker in json.dumps(r.json) for r in requests)  # the provider saw it
@@ -411,6 +413,13 @@ async def test_nothing_of_a_byok_conversation_reaches_cursor(tmp_path, workspace
     # every call but the two analytics batches, whose three events about it were dropped
     assert mine == {"answered": 16, "dropped": 3, "sent_bytes": 0, "sent_calls": 0}
     assert cursor.id not in privacy["conversations"]
+    assert doctor is not None and doctor.status == "ok"  # what `doctor --watch` prints
+    assert "16 call(s) answered here, 3 analytics event(s) dropped, 0 B sent to Cursor" in (
+        doctor.detail
+    )
+    assert f"{byok.id}: 16 answered here, 3 event(s) dropped, 0 B to Cursor" in doctor.detail
+    assert "attached media: 1 upload URL(s) of this proxy handed out, 1 kept" in doctor.detail
+    assert counted["paths"]["PUT /cursor-byok/media/*"] == {"served": 1}
     # a Cursor-model conversation: every call reached the backend as it was sent
     assert cursor_result.end.ok and cursor_result.text == "cursor says hi from its own model"
     for call, response in cursor_answered:

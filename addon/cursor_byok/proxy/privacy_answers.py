@@ -32,6 +32,8 @@ from cursor_byok.protocol.content_calls import ContentCall
 from cursor_byok.providers.base import Provider
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
+from cursor_byok.proxy.activity_record import CENSUS_PATH
+from cursor_byok.store.census import MEDIA_PATHS
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.media import MAX_MEDIA
 from cursor_byok.store.media import MediaStore
@@ -171,6 +173,7 @@ class Answers:
         key = unquote(path[len(MEDIA_PREFIX) :])
         request = flow.request
         flow.metadata[CENSUS_KEY] = SERVED
+        flow.metadata[CENSUS_PATH] = f"{request.method} {MEDIA_PATHS}"  # one census key
         if request.method in ("GET", "HEAD"):
             found = store.get(key)
             if found is None:

@@ -30,6 +30,8 @@ OUTCOMES = (SERVED, PASSED, RELAYED)
 UNATTRIBUTED = "(no conversation named)"
 PRIVATE_COUNTS = ("answered", "dropped", "sent_bytes", "sent_calls")
 PRIVACY_LINES = 5  # conversations listed by name
+SIGNED_MEDIA = "/agent.v1.AgentService/GetSignedUrlForAttachedMedia"
+MEDIA_PATHS = "/cursor-byok/media/*"  # uploads to the media URLs we hand out (proxy/privacy.py)
 
 
 class Census:
@@ -208,7 +210,21 @@ def privacy_lines(snapshot: dict[str, Any], *, limit: int = PRIVACY_LINES) -> li
         )
     if len(ranked) > limit:
         lines.append(f"  … and {len(ranked) - limit} more")
+    lines.extend(_media_lines(snapshot.get("paths", {})))
     return lines
+
+
+def _media_lines(paths: dict[str, dict[str, int]]) -> list[str]:
+    """Attached media: URLs of ours handed out, uploads that came back to them. Fewer uploads
+    than URLs means the client uploads around the proxy (its attachment then fails)."""
+    signed = paths.get(SIGNED_MEDIA, {}).get(SERVED, 0)
+    if not signed:
+        return []
+    uploads = sum(paths.get(f"{m} {MEDIA_PATHS}", {}).get(SERVED, 0) for m in ("PUT", "POST"))
+    line = f"  attached media: {signed} upload URL(s) of this proxy handed out, {uploads} kept"
+    if uploads < signed:
+        line += " (fewer: the client may upload around the proxy; please report it)"
+    return [line]
 
 
 def _size(count: int) -> str:
