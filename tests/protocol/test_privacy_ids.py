@@ -57,6 +57,15 @@ def test_a_message_matches_its_run_whole_or_cut_short_but_not_a_short_piece() ->
     assert messages.matching("") == []
 
 
+def test_a_long_message_is_kept_by_its_start_and_still_matches() -> None:
+    messages = Messages()
+    long = "word " * 2000
+    messages.note("c", long, at=0.0)
+    assert messages.matching(long) == ["c"]  # the whole message: ours begins it
+    assert messages.matching(long[:500]) == ["c"]  # cut short by the client
+    assert messages.within("User: " + long) == ["c"]
+
+
 def test_a_transcript_names_the_conversations_whose_messages_it_quotes_newest_first() -> None:
     messages = Messages()
     messages.note("old", "explain the build system to me", at=1.0)
