@@ -144,14 +144,15 @@ class Privacy:
         if mode == "cursor":
             flow.metadata[OWNER_KEY] = conversation  # counted when it has gone (`response`)
             return
-        await self.answers.answer(flow, call, message, conversation, config)
+        how = await self.answers.answer(flow, call, message, conversation, config)
         self.census.private(conversation, answered=1)
         log.info(
-            "%s: about BYOK conversation %s (%s): %s here, not sent to Cursor",
+            "%s: about BYOK conversation %s (%s): %s here%s, not sent to Cursor",
             call.name,
             conversation or "(not named)",
             call.what,
             "refused" if call.answer == "refuse" else "answered",
+            f" ({how})" if how else "",
         )
 
     async def _attribute(

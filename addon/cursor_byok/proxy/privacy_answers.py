@@ -73,11 +73,12 @@ class Answers:
         message,
         conversation: str,
         config: Config | None,
-    ) -> None:
+    ) -> str:
+        """Answer the flow; returns how, when there is more to say than the call's name."""
         kind = call.answer
         if kind == "title":
-            await self.title(flow, message, conversation, config)
-        elif kind == "ingested":
+            return await self.title(flow, message, conversation, config)
+        if kind == "ingested":
             unary.answer(flow, aipb.IngestConversationResponse(success=True))
         elif kind == "branch":
             unary.answer(
@@ -92,12 +93,13 @@ class Answers:
             unary.error(flow, "failed_precondition", SHARE_REFUSED)
         else:
             unary.answer(flow, empty_pb2.Empty())  # the empty message of any response type
+        return ""
 
     # --- NameAgent --------------------------------------------------------------------------
 
     async def title(
         self, flow: http.HTTPFlow, message: pb.NameAgentRequest, conversation: str, config
-    ) -> None:
+    ) -> str:
         started = time.monotonic()
         title = await titles.make_title(
             config,
@@ -110,9 +112,10 @@ class Answers:
             self.titles[conversation] = title.name
             while len(self.titles) > 1024:
                 self.titles.pop(next(iter(self.titles)))
-        log.info(
-            "NameAgent: a BYOK chat named here (%s), not by Cursor",
-            f"by {title.model}" if title.model and not title.problem else "its first words",
+        how = (
+            f"named by {title.model}"
+            if title.model and not title.problem
+            else "named from its first words"
         )
         if title.model:
             duration = time.monotonic() - started
@@ -134,6 +137,7 @@ class Answers:
                     route="NameAgent",
                 ),
             )
+        return how
 
     def branch(self, conversation: str) -> str:
         """A git branch name from the chat's title (or its id)."""
