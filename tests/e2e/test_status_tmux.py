@@ -117,9 +117,26 @@ def _check_layout(screen: str, width: int) -> tuple[int, int, list[str]]:
     for column in ("model", "route", "state", "in", "out", "tok/s", "tool"):
         assert column in header, (column, screen)
     assert not any("…" in cell for cell in header), screen
-    # nothing prints through or under the live region: the log is above it
-    assert all(not line.strip() for line in lines[bottom + 1 :]), screen
+    # nothing prints through or under the live region (the table and its caption, the census
+    # lines of store/census.py): the log is above it
+    end = bottom + 1
+    while end < len(lines) and lines[end].startswith(CAPTION_LINES):
+        assert len(lines[end].rstrip()) <= width, screen
+        end += 1
+    assert all(not line.strip() for line in lines[end:]), screen
     return top, bottom, lines
+
+
+# How the census lines under the table begin (store/census.py: census_lines); a log line begins
+# with its time stamp.
+CAPTION_LINES = (
+    "Privacy (",
+    "Cursor RPCs:",
+    "Agent calls by transport:",
+    "Not modelled",
+    "Unresolved:",
+    "  ",
+)
 
 
 @pytest.mark.parametrize("width", [80, 120])
