@@ -1,6 +1,7 @@
 """What Cursor's SDK sends to Cursor's backend during a BYOK turn, held to the list in
 docs/protocol.md §13.1: a call not listed, a count outside its range, or conversation content in
-any body fails the test (the privacy work relies on that list)."""
+any body fails the test. With privacy = "local" (the default, issue 26) that includes the SDK's
+analytics about the run: no event naming the BYOK model or the prompt's hash reaches Cursor."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ PROMPT = "Please read secret-notes.txt; the codeword is PROMPT-MARKER-7f3a."
 FILE_TEXT = "FILE-MARKER-91c2: the quarterly numbers"
 ANSWER = "ANSWER-MARKER-5d0e: it lists the quarterly numbers."
 _ROW = re.compile(r"^\| `(GET|POST) ([^`]+)` \| [^|]* \| (\d+)-(\d+) \|")
+_DROPPED = re.compile(r"TrackEvents: (\d+) of \d+ event\(s\) about BYOK conversations dropped")
+
+
+def dropped_events(lines: list[str]) -> int:
+    """Analytics events the proxy took out of TrackEvents batches, from its log lines."""
+    return sum(int(m.group(1)) for line in lines if (m := _DROPPED.search(line)))
 
 
 def documented_calls() -> dict[tuple[str, str], tuple[int, int]]:
@@ -37,6 +44,7 @@ def test_backend_calls_of_a_byok_turn_are_the_documented_ones(stack, sdk, worksp
     account = stack.account
     (workspace / "secret-notes.txt").write_text(FILE_TEXT + "\n")
     mark = account.mark()
+    dropped = dropped_events(stack.proxy.log_lines)
     fp.script.tool_calls([("call_read", "Read", {"path": str(workspace / "secret-notes.txt")})])
     fp.script.text(ANSWER)
     agent = sdk.agent(MODEL, cwd=workspace)
@@ -45,7 +53,9 @@ def test_backend_calls_of_a_byok_turn_are_the_documented_ones(stack, sdk, worksp
     assert turn.text == ANSWER
     assert FILE_TEXT in str(fp.requests[-1].json)  # the content went to the provider...
     sdk.close_agent(agent)
-    account.wait_for("POST", "/aiserver.v1.AnalyticsService/TrackEvents", since=mark)
+    # sdk.run.created and sdk.run.completed (the run's ids, the model, the prompt's hash) are
+    # taken out of the SDK's batches here; what else a batch holds goes on
+    stack.proxy.wait_for_log(lambda lines: dropped_events(lines) >= dropped + 2, timeout=30)
     calls = account.since(mark)
 
     documented = documented_calls()
@@ -61,9 +71,8 @@ def test_backend_calls_of_a_byok_turn_are_the_documented_ones(stack, sdk, worksp
     for call in calls:
         for marker in ("PROMPT-MARKER", "FILE-MARKER", "ANSWER-MARKER", "quarterly"):
             assert marker.encode() not in call.body, (call.method, call.path, marker)
-    # analytics carry the prompt's unsalted sha256 and the model name, as documented
-    events = b"".join(
-        c.body for c in calls if c.path == "/aiserver.v1.AnalyticsService/TrackEvents"
-    )
-    assert hashlib.sha256(PROMPT.encode()).hexdigest().encode() in events
-    assert MODEL.encode() in events
+    # no event naming the BYOK model or carrying the prompt's unsalted sha256 reached Cursor
+    digest = hashlib.sha256(PROMPT.encode()).hexdigest().encode()
+    for call in calls:
+        assert digest not in call.body.lower(), (call.method, call.path)
+        assert MODEL.encode() not in call.body, (call.method, call.path)

@@ -110,9 +110,6 @@ def _row(lines: list[str], top: int, bottom: int, needle: str) -> dict[str, str]
     return None
 
 
-CENSUS_PREFIXES = ("Cursor RPCs:", "Agent calls by transport:", "Not modelled", "Unresolved:")
-
-
 def _check_layout(screen: str, width: int) -> tuple[int, int, list[str]]:
     top, bottom, lines = _table(screen)
     assert all(len(line.rstrip()) <= width for line in lines[top - 1 : bottom + 1]), screen
@@ -120,13 +117,26 @@ def _check_layout(screen: str, width: int) -> tuple[int, int, list[str]]:
     for column in ("model", "route", "state", "in", "out", "tok/s", "tool"):
         assert column in header, (column, screen)
     assert not any("…" in cell for cell in header), screen
-    # nothing prints through or under the live region (the table, then the census caption,
-    # store/census.py): the log is above it
-    caption = (*CENSUS_PREFIXES, "  ")
-    below = [line for line in lines[bottom + 1 :] if line.strip()]
-    assert below and below[0].startswith("Cursor RPCs:"), screen
-    assert all(line.startswith(caption) and len(line.rstrip()) <= width for line in below), screen
+    # nothing prints through or under the live region (the table and its caption, the census
+    # lines of store/census.py): the log is above it
+    end = bottom + 1
+    while end < len(lines) and lines[end].startswith(CAPTION_LINES):
+        assert len(lines[end].rstrip()) <= width, screen
+        end += 1
+    assert all(not line.strip() for line in lines[end:]), screen
     return top, bottom, lines
+
+
+# How the census lines under the table begin (store/census.py: census_lines); a log line begins
+# with its time stamp.
+CAPTION_LINES = (
+    "Privacy (",
+    "Cursor RPCs:",
+    "Agent calls by transport:",
+    "Not modelled",
+    "Unresolved:",
+    "  ",
+)
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -25,6 +25,7 @@ from cursor_byok.config import load_config
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import read_activity
 from cursor_byok.store.census import census_lines
+from cursor_byok.store.census import leaked
 from cursor_byok.store.census import since
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -441,12 +442,22 @@ def check_census(
     if not lines:
         return Check(OK, "Cursor RPC census", "nothing new since the doctor started")
     new = bool(seen.get("unmodelled") or seen.get("unresolved"))
+    sent = leaked(seen)
+    fix = (
+        "update cursor-byok, or report what is not modelled with `cursor-byok doctor "
+        "--watch 60` output attached"
+    )
+    if sent:
+        fix = (
+            f'{sent} bytes of BYOK conversations went to Cursor although privacy = "local": '
+            'the proxy log names the call ("a call cursor-byok does not answer named BYOK '
+            'conversation"); report it with that line'
+        )
     return Check(
-        WARN if new else OK,
+        WARN if new or sent else OK,
         "Cursor RPC census" + (" since the doctor started" if before is not None else ""),
         "\n    " + "\n    ".join(lines),
-        fix="update cursor-byok, or report what is not modelled with `cursor-byok doctor "
-        "--watch 60` output attached",
+        fix=fix,
     )
 
 

@@ -189,9 +189,10 @@ def add_usage(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "usage",
         help="tokens and cost of your turns (today, this week, by model or conversation)",
-        description="Sum the usage the proxy recorded for every Agent turn. Costs come from the "
-        "`prices` of each model in the config (per million tokens); models without prices show "
-        "tokens only.",
+        description="Sum the usage the proxy recorded for every Agent turn, and for every chat "
+        "title a title_model made (outcome 'title'; --by kind separates them). Costs come from "
+        "the `prices` of each model in the config (per million tokens); models without prices "
+        "show tokens only.",
     )
     parser.add_argument(
         "--since",

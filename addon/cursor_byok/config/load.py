@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
+from cursor_byok.config.settings import PRIVACY
 from cursor_byok.config.settings import ROUTE_OTHER_MODELS
 from cursor_byok.config.settings import Config
 from cursor_byok.config.settings import ConfigError
@@ -71,6 +72,8 @@ _TOP_KEYS = {
     "web_search",
     "image_generation",
     "route_other_models",
+    "privacy",
+    "title_model",
 }
 # What happens to a run on a model cursor-byok does not serve (one of Cursor's own).
 _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
@@ -147,6 +150,12 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
             "route_other_models",
             f"{route_other!r}: must be one of {', '.join(map(repr, ROUTE_OTHER_MODELS))}",
         )
+    privacy = raw.get("privacy", "local")
+    if privacy not in PRIVACY:
+        raise fail("privacy", f"{privacy!r}: must be one of {', '.join(map(repr, PRIVACY))}")
+    title_model = raw.get("title_model")
+    if title_model is not None and title_model not in names:
+        raise fail("title_model", f"{title_model!r} is not one of the models: {', '.join(names)}")
     return Config(
         providers,
         models,
@@ -159,6 +168,8 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         _image_generation(raw.get("image_generation"), fail),
         route_other,
         vision_model,
+        privacy,
+        title_model,
     )
 
 

@@ -5998,3 +5998,102 @@ class NotifyConversationCloneRequest(_message.Message):
 class NotifyConversationCloneResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class NameAgentRequest(_message.Message):
+    __slots__ = ("user_message",)
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    user_message: str
+    def __init__(self, user_message: _Optional[str] = ...) -> None: ...
+
+class NameAgentResponse(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class UpdateConversationMetadataRequest(_message.Message):
+    __slots__ = ("conversation_id", "name", "only_set_name_if_empty", "workspace_paths")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ONLY_SET_NAME_IF_EMPTY_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    name: str
+    only_set_name_if_empty: bool
+    workspace_paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, conversation_id: _Optional[str] = ..., name: _Optional[str] = ..., only_set_name_if_empty: _Optional[bool] = ..., workspace_paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpdateConversationMetadataResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreateTranscriptOverviewRequest(_message.Message):
+    __slots__ = ("formatted_conversation",)
+    FORMATTED_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    formatted_conversation: str
+    def __init__(self, formatted_conversation: _Optional[str] = ...) -> None: ...
+
+class CreateTranscriptOverviewResponse(_message.Message):
+    __slots__ = ("overview",)
+    OVERVIEW_FIELD_NUMBER: _ClassVar[int]
+    overview: str
+    def __init__(self, overview: _Optional[str] = ...) -> None: ...
+
+class UploadLocalAgentRunToPromptQualityRequest(_message.Message):
+    __slots__ = ("schema_version", "generation_uuid", "conversation_id", "payload_digest", "created_at")
+    SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_UUID_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    schema_version: int
+    generation_uuid: str
+    conversation_id: str
+    payload_digest: str
+    created_at: str
+    def __init__(self, schema_version: _Optional[int] = ..., generation_uuid: _Optional[str] = ..., conversation_id: _Optional[str] = ..., payload_digest: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class UploadLocalAgentRunToPromptQualityResponse(_message.Message):
+    __slots__ = ("request_id", "primary_invocation_id")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    primary_invocation_id: str
+    def __init__(self, request_id: _Optional[str] = ..., primary_invocation_id: _Optional[str] = ...) -> None: ...
+
+class GetSignedUrlForAttachedMediaRequest(_message.Message):
+    __slots__ = ("key", "mime_type", "conversation_id", "content_length_bytes")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_LENGTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    mime_type: str
+    conversation_id: str
+    content_length_bytes: int
+    def __init__(self, key: _Optional[str] = ..., mime_type: _Optional[str] = ..., conversation_id: _Optional[str] = ..., content_length_bytes: _Optional[int] = ...) -> None: ...
+
+class GetSignedUrlForAttachedMediaResponse(_message.Message):
+    __slots__ = ("key", "post_url", "get_url", "expires_at_unix_ms", "refresh_after_unix_ms", "post_fields", "put_url")
+    class PostFieldsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    POST_URL_FIELD_NUMBER: _ClassVar[int]
+    GET_URL_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    REFRESH_AFTER_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    POST_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    PUT_URL_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    post_url: str
+    get_url: str
+    expires_at_unix_ms: int
+    refresh_after_unix_ms: int
+    post_fields: _containers.ScalarMap[str, str]
+    put_url: str
+    def __init__(self, key: _Optional[str] = ..., post_url: _Optional[str] = ..., get_url: _Optional[str] = ..., expires_at_unix_ms: _Optional[int] = ..., refresh_after_unix_ms: _Optional[int] = ..., post_fields: _Optional[_Mapping[str, str]] = ..., put_url: _Optional[str] = ...) -> None: ...

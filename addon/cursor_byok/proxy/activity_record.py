@@ -28,6 +28,7 @@ from cursor_byok.store.census import Census
 log = logging.getLogger(__name__)
 
 CENSUS_KEY = "cursor_byok_census"  # flow metadata: "served", "relayed", "passed" or STREAMER
+CENSUS_PATH = "cursor_byok_census_path"  # flow metadata: the path to count it under, if not its own
 STREAMER = "streamer"  # the loopback server counts it when the stream's route is known
 _COUNTED = "cursor_byok_census_done"
 
@@ -109,7 +110,7 @@ class ActivityRecord:
         if outcome is None:
             picker = flow.metadata.get(PICKER_KEY)
             outcome = SERVED if picker in ("replace", "offline") else PASSED
-        self.census.rpc(flow.request.path, outcome)
+        self.census.rpc(flow.metadata.get(CENSUS_PATH) or flow.request.path, outcome)
 
     def cursor_host(self, flow: http.HTTPFlow) -> bool:
         """Whether a flow is for one of Cursor's hosts (every host in reverse mode)."""

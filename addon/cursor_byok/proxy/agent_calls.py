@@ -4,6 +4,9 @@
   Cursor uploads before a run request that then names them by id. Every blob is verified (id =
   SHA-256 of its value) and kept in our blob store, so a BYOK turn resolves them without a KV GET;
   for a BYOK conversation the call is answered here, for any other it goes on to Cursor as well.
+  An upload that comes before its conversation's first run waits for it (bounded, as run appends
+  do); still unknown after the wait it is private: answered here (issue 26, `privacy.py`). With
+  `privacy = "cursor"` every upload goes on to Cursor (and is kept here too).
 - `AgentService/GetPromptContextUsage` (the context ring): for a BYOK conversation answered from
   our own token accounting, so the ring shows what the provider sees.
 - `NetworkService/IsConnected`: probed by Cursor during slow requests; an error makes it abort
@@ -33,12 +36,14 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.reachability import Reachability
+from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import LOCAL
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import ContextMeter
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.proxy.turns import meter_of
+from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +55,25 @@ WARM_UP = "WarmUp"
 NOTIFY_CLONE = "NotifyConversationClone"
 METHODS = (UPLOAD_BLOBS, PROMPT_USAGE, WARM_UP, NOTIFY_CLONE)
 MAX_UPLOAD_BLOBS = 4096  # blobs in one upload call (the body is bounded by unary.MAX_REQUEST)
+MAX_HELD_UPLOADS = 64 * 1024 * 1024  # bytes of uploads held at once waiting for their route
 
 
 class AgentCalls:
     def __init__(
-        self, routing: Routing, turns: Turns, registry: SessionRegistry, reach: Reachability
+        self,
+        routing: Routing,
+        turns: Turns,
+        registry: SessionRegistry,
+        reach: Reachability,
+        census: Census | None = None,
     ) -> None:
         self.routing = routing
         self.turns = turns
         self.registry = registry
         self.reach = reach
+        self.census = census
         self._offline_said: set[tuple[str, int]] = set()
+        self._held = 0  # bytes of uploads waiting for their conversation's route
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_hosts")
@@ -156,10 +169,15 @@ class AgentCalls:
         try:
             request = unary.parse(flow.request, pb.UploadConversationBlobsRequest())
         except unary.BadRequest as exc:
-            log.warning("UploadConversationBlobs: %s; passed on as it came", exc)
+            config = self.turns.routing_config()
+            if config is not None and config.privacy == "cursor":
+                log.warning("UploadConversationBlobs: %s; passed on as it came", exc)
+                return
+            # Whose it is cannot be read: never forwarded (privacy = "local").
+            unary.error(flow, exc.code, f"UploadConversationBlobs: {exc}")
             return
         conversation = request.conversation_id
-        ours = self._ours(conversation)
+        ours = await self._private_upload(flow, conversation)
         if len(request.blobs) > MAX_UPLOAD_BLOBS:
             if ours:
                 unary.error(
@@ -181,6 +199,8 @@ class AgentCalls:
         )
         if not ours and not await self._offline(flow, "AgentService/UploadConversationBlobs"):
             return  # Cursor's conversation (or not known yet): Cursor gets it as well
+        if ours and self.census is not None:
+            self.census.private(conversation, answered=1)
         if bad:
             unary.error(
                 flow,
@@ -190,6 +210,28 @@ class AgentCalls:
             )
             return
         unary.answer(flow, pb.UploadConversationBlobsResponse())
+
+    async def _private_upload(self, flow: http.HTTPFlow, conversation: str) -> bool:
+        """Whether an upload stays here: its conversation is BYOK, or not known even after
+        waiting for its first run (bounded: in time, and in bytes held at once); with
+        `privacy = "cursor"` no upload does."""
+        config = self.turns.routing_config()
+        if config is not None and config.privacy == "cursor":
+            return False
+        if not self.routing.may_pass():
+            return True
+        route = self.routing.conversation_route(conversation)
+        size = len(flow.request.raw_content or b"")
+        if route is None and conversation and self._held + size <= MAX_HELD_UPLOADS:
+            self._held += size
+            try:
+                route = await self.routing.wait_for(
+                    lambda: self.routing.conversation_route(conversation),
+                    self.routing.routes.patience,
+                )
+            finally:
+                self._held -= size
+        return route != CURSOR
 
     def _keep(self, request: pb.UploadConversationBlobsRequest) -> tuple[int, list[int]]:
         """Store every blob whose id is its SHA-256; (how many were kept, indexes refused)."""

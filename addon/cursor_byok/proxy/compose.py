@@ -21,6 +21,7 @@ from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
 from cursor_byok.proxy.passthrough import PassThrough
+from cursor_byok.proxy.privacy import Privacy
 from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
@@ -77,7 +78,8 @@ def compose(agent: Agent | None = None) -> Composition:
         Console(loopback.log_filter),
         MemoryGuards(),
         ModelPicker(reach=reach),
-        AgentCalls(routing, turns, registry, reach),
+        AgentCalls(routing, turns, registry, reach, activity.census),
+        Privacy(routing, turns, activity.census),
         LiveStatus(registry, routing.routes, turns, activity.census),
         PassThrough(),  # last: after every addon that answers a request itself
     ]

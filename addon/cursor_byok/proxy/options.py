@@ -66,7 +66,15 @@ OPTIONS: dict[str, Option] = {
         int,
         10_000,
         "How long a request of a run whose model is not known yet (its run request has not "
-        "arrived) waits for it; after the wait it goes to Cursor as it came.",
+        "arrived) waits for it; after the wait it goes to Cursor as it came. A call about a "
+        "conversation whose first run has not come (a title, an upload) waits as long; after "
+        'the wait it is treated as private (answered here) unless privacy = "cursor".',
+    ),
+    "cursor_byok_title_timeout_ms": Option(
+        int,
+        8000,
+        "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
+        "title_model; then the chat is named from its message's first words.",
     ),
     "cursor_byok_linger_ms": Option(
         int,

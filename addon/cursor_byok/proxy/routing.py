@@ -3,6 +3,10 @@
 The decision is made once per request id, from the run request's requested model, and
 remembered (bounded, expiring) so every other request of that run (its RunSSE, later appends,
 reconnects) follows it. Requests that arrive before the run request can wait for it.
+
+A conversation's route is its latest run's; the calls around it (uploads, titles, analytics:
+`proxy/privacy.py`) follow that, and may wait for it too (`wait_for`). So they can be attributed,
+every routed run's ids, prompt hash and message are remembered (`protocol/privacy.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from cursor_byok.config import Config
 from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.bidi import BidiAppend
+from cursor_byok.protocol.privacy import Identifiers
+from cursor_byok.protocol.privacy import Messages
 from cursor_byok.proxy import options
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
@@ -150,6 +156,10 @@ class Routing:
         # conversation id → the route of its latest run (the calls around a run follow it)
         self.conversations: OrderedDict[str, str] = OrderedDict()
         self.last_route: str | None = None  # the route of the latest run decided
+        self.known = Identifiers()  # every routed run's ids and prompt hash → its conversation
+        self.messages = Messages()  # every routed run's user message
+        self._changed = asyncio.Event()  # set (and replaced) when a conversation's route is known
+        self.waiting = 0  # calls held in `wait_for` right now
 
     def conversation_route(self, conversation_id: str) -> str | None:
         """The route of a conversation's latest run, if one was decided here."""
@@ -162,6 +172,37 @@ class Routing:
         self.conversations.move_to_end(conversation_id)
         while len(self.conversations) > MAX_ENTRIES:
             self.conversations.popitem(last=False)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def remember(self, request_id: str, run_request: pb.AgentRunRequest) -> None:
+        """A routed run's ids, prompt hash and message, as its conversation's."""
+        conversation = run_request.conversation_id
+        if not conversation:
+            return
+        self.known.note(conversation, request_id, run_request.run_id, run_request.agent_session_id)
+        action = run_request.action
+        if action.WhichOneof("action") == "user_message_action":
+            text = action.user_message_action.user_message.text
+            self.known.note_prompt(conversation, text)
+            self.messages.note(conversation, text, time.monotonic())
+
+    async def wait_for[T](self, found: Callable[[], T | None], timeout: float) -> T | None:
+        """`found()` once it is not None, trying again whenever a conversation's route becomes
+        known; None after `timeout` seconds (or at once when MAX_ROUTE_WAITERS already wait)."""
+        result = found()
+        if result is not None or self.waiting >= MAX_ROUTE_WAITERS:
+            return result
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(timeout):
+                while (result := found()) is None:
+                    await self._changed.wait()
+        except TimeoutError:
+            return found()
+        finally:
+            self.waiting -= 1
+        return result
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_route_wait_ms")
@@ -189,6 +230,7 @@ class Routing:
         inherited = self.routes.get(parent) if parent else None
         chosen = inherited or decide(self.turns.routing_config(), run_request)
         route = self.routes.decide(request_id, chosen)
+        self.remember(request_id, run_request)
         self.note_conversation(run_request.conversation_id, route)
         self.last_route = route
         if known is None and route == CURSOR:

@@ -25,6 +25,7 @@ from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.store.census import SERVED
 
 MAX_REQUEST = 64 * 1024 * 1024  # a unary request body we decode (UploadConversationBlobs batches)
+TOO_LARGE = Code.RESOURCE_EXHAUSTED  # a BadRequest's code when the body is over MAX_REQUEST
 
 
 class BadRequest(ByokError, ValueError):
@@ -40,38 +41,46 @@ def request_format(request: http.Request) -> str:
     return wire_format(request.headers.get("content-type"))
 
 
-def parse[M: Message](request: http.Request, message: M) -> M:
-    """The request's message, in whatever codec it came; raises `BadRequest`."""
+def message_bytes(request: http.Request) -> bytes:
+    """The request's message as bytes, decompressed and out of its envelope: protobuf, or JSON
+    text for the JSON codec (`request_format`); raises `BadRequest`."""
     fmt = request_format(request)
     if request.method == "GET":
         raw = request.query.get("message", "")
+        if fmt != "proto":
+            return raw.encode()
         try:
-            data = (
-                base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
-                if fmt == "proto"
-                else raw.encode()
-            )
+            return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
         except ValueError as exc:
             raise BadRequest(f"the message query parameter is not base64: {exc}") from None
-    else:
-        data = request.raw_content or b""
-        if len(data) > MAX_REQUEST:
-            raise BadRequest(f"request body of {len(data)} bytes is over {MAX_REQUEST}")
-        try:
-            data = connect.decompress(
-                data, request.headers.get("content-encoding"), limit=MAX_REQUEST
-            )
-        except connect.ConnectError as exc:
-            raise BadRequest(str(exc)) from None
+    data = request.raw_content or b""
+    if len(data) > MAX_REQUEST:
+        raise BadRequest(f"request body of {len(data)} bytes is over {MAX_REQUEST}", TOO_LARGE)
     try:
-        if fmt == "json":
+        data = connect.decompress(data, request.headers.get("content-encoding"), limit=MAX_REQUEST)
+        if fmt == "connect+proto":
+            frames = connect.decode_envelopes(
+                data,
+                encoding=request.headers.get("connect-content-encoding"),
+                max_decompressed_size=MAX_REQUEST,
+            )
+            return frames[0].payload if frames else b""
+    except connect.DecompressedTooLarge as exc:
+        raise BadRequest(str(exc), TOO_LARGE) from None
+    except connect.ConnectError as exc:
+        raise BadRequest(str(exc)) from None
+    return data
+
+
+def parse[M: Message](request: http.Request, message: M) -> M:
+    """The request's message, in whatever codec it came; raises `BadRequest`."""
+    data = message_bytes(request)
+    try:
+        if request_format(request) == "json":
             json_format.Parse(data or b"{}", message, ignore_unknown_fields=True)
-        elif fmt == "connect+proto":
-            frames = connect.decode_envelopes(data, max_decompressed_size=MAX_REQUEST)
-            message.ParseFromString(frames[0].payload if frames else b"")
         else:
             message.ParseFromString(data)
-    except (DecodeError, json_format.ParseError, connect.ConnectError, ValueError) as exc:
+    except (DecodeError, json_format.ParseError, ValueError) as exc:
         raise BadRequest(f"not a {message.DESCRIPTOR.name}: {exc}") from None
     return message
 

@@ -8,6 +8,11 @@ that we model and do not serve, and every request id or blob id it could not res
 counts go into the activity record (`activity.json`), where `cursor-byok doctor --watch` reads
 them, and into the live status.
 
+It also keeps privacy's proof (issue 26), per BYOK conversation: the calls about it answered
+here instead of going to Cursor, the analytics events about it taken out of batches that went on,
+and the bytes of calls about it that did reach Cursor (with `privacy = "local"` this must read
+0; `proxy/privacy.py` measures it on every buffered call that leaves, whoever let it pass).
+
 Bounded: at most MAX_KEYS distinct keys per section (more go to "(other)"), so a client that
 invents paths cannot grow it. Thread-safe: the activity writer thread takes snapshots.
 """
@@ -22,6 +27,11 @@ MAX_KEYS = 256
 OTHER = "(other)"
 SERVED, PASSED, RELAYED = "served", "passed", "relayed"
 OUTCOMES = (SERVED, PASSED, RELAYED)
+UNATTRIBUTED = "(no conversation named)"
+PRIVATE_COUNTS = ("answered", "dropped", "sent_bytes", "sent_calls")
+PRIVACY_LINES = 5  # conversations listed by name
+SIGNED_MEDIA = "/agent.v1.AgentService/GetSignedUrlForAttachedMedia"
+MEDIA_PATHS = "/cursor-byok/media/*"  # uploads to the media URLs we hand out (proxy/privacy.py)
 
 
 class Census:
@@ -36,6 +46,8 @@ class Census:
         self._unmodelled: dict[str, int] = {}
         self._notes: dict[str, str] = {}  # unmodelled key → its description, kept once
         self._unresolved: dict[str, int] = {}
+        self._private: dict[str, dict[str, int]] = {}  # conversation → PRIVATE_COUNTS
+        self.privacy_mode = ""  # the config's `privacy`, as last seen (shown with the counts)
 
     def rpc(self, path: str, outcome: str) -> None:
         """One Cursor RPC: `path` (the query string dropped) and what became of it."""
@@ -72,10 +84,35 @@ class Census:
             _bump(self._unresolved, kind)
         self._changed()
 
+    def private(
+        self,
+        conversation: str,
+        *,
+        answered: int = 0,
+        dropped: int = 0,
+        sent_bytes: int = 0,
+        sent_calls: int = 0,
+    ) -> None:
+        """Privacy's counts for one conversation (the module doc)."""
+        key = conversation or UNATTRIBUTED
+        with self._lock:
+            if key not in self._private and len(self._private) >= MAX_KEYS:
+                key = OTHER
+            counts = self._private.setdefault(key, dict.fromkeys(PRIVATE_COUNTS, 0))
+            counts["answered"] += answered
+            counts["dropped"] += dropped
+            counts["sent_bytes"] += sent_bytes
+            counts["sent_calls"] += sent_calls
+        self._changed()
+
     def snapshot(self) -> dict[str, Any]:
         """A copy, as plain JSON types."""
         with self._lock:
             return {
+                "privacy": {
+                    "mode": self.privacy_mode,
+                    "conversations": {k: dict(v) for k, v in self._private.items()},
+                },
                 "paths": {path: dict(counts) for path, counts in self._paths.items()},
                 "transports": dict(self._transports),
                 "unmodelled": {
@@ -123,7 +160,14 @@ def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
         old = before.get("unmodelled", {}).get(key, {}).get("count", 0)
         if entry.get("count", 0) > old:
             unmodelled[key] = {**entry, "count": entry["count"] - old}
+    private = {}
+    old_private = before.get("privacy", {}).get("conversations", {})
+    for key, counts in now.get("privacy", {}).get("conversations", {}).items():
+        delta = minus(counts, old_private.get(key, {}))
+        if delta:
+            private[key] = delta
     return {
+        "privacy": {"mode": now.get("privacy", {}).get("mode", ""), "conversations": private},
         "paths": paths,
         "transports": minus(now.get("transports", {}), before.get("transports", {})),
         "unmodelled": unmodelled,
@@ -131,9 +175,65 @@ def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def leaked(snapshot: dict[str, Any]) -> int:
+    """Bytes of BYOK conversations that reached Cursor while `privacy = "local"`."""
+    privacy = snapshot.get("privacy", {})
+    if privacy.get("mode") == "cursor":
+        return 0
+    return sum(int(c.get("sent_bytes", 0)) for c in privacy.get("conversations", {}).values())
+
+
+def privacy_lines(snapshot: dict[str, Any], *, limit: int = PRIVACY_LINES) -> list[str]:
+    """Privacy's proof as lines: totals, then the busiest conversations by name."""
+    privacy = snapshot.get("privacy", {})
+    conversations = privacy.get("conversations", {})
+    if not conversations:
+        return []
+    total = dict.fromkeys(PRIVATE_COUNTS, 0)
+    for counts in conversations.values():
+        for name in PRIVATE_COUNTS:
+            total[name] += int(counts.get(name, 0))
+    mode = privacy.get("mode") or "local"
+    lines = [
+        f'Privacy (privacy = "{mode}"): {len(conversations)} BYOK conversation(s): '
+        f"{total['answered']} call(s) answered here, {total['dropped']} analytics event(s) "
+        f"dropped, {_size(total['sent_bytes'])} sent to Cursor"
+    ]
+    ranked = sorted(conversations.items(), key=lambda kv: -sum(kv[1].values()))
+    for key, counts in ranked[:limit]:
+        sent = f"{_size(counts.get('sent_bytes', 0))} to Cursor"
+        if counts.get("sent_calls"):
+            sent += f" in {counts['sent_calls']} call(s)"
+        lines.append(
+            f"  {key[:36]}: {counts.get('answered', 0)} answered here, "
+            f"{counts.get('dropped', 0)} event(s) dropped, {sent}"
+        )
+    if len(ranked) > limit:
+        lines.append(f"  … and {len(ranked) - limit} more")
+    lines.extend(_media_lines(snapshot.get("paths", {})))
+    return lines
+
+
+def _media_lines(paths: dict[str, dict[str, int]]) -> list[str]:
+    """Attached media: URLs of ours handed out, uploads that came back to them. Fewer uploads
+    than URLs means the client uploads around the proxy (its attachment then fails)."""
+    signed = paths.get(SIGNED_MEDIA, {}).get(SERVED, 0)
+    if not signed:
+        return []
+    uploads = sum(paths.get(f"{m} {MEDIA_PATHS}", {}).get(SERVED, 0) for m in ("PUT", "POST"))
+    line = f"  attached media: {signed} upload URL(s) of this proxy handed out, {uploads} kept"
+    if uploads < signed:
+        line += " (fewer: the client may upload around the proxy; please report it)"
+    return [line]
+
+
+def _size(count: int) -> str:
+    return f"{count} B" if count < 10_000 else f"{count / 1024:.0f} KiB"
+
+
 def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
     """The census as a few readable lines (doctor, live status)."""
-    lines = []
+    lines = privacy_lines(snapshot)
     counts = totals(snapshot)
     paths = snapshot.get("paths", {})
     if paths:

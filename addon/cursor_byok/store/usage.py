@@ -88,7 +88,8 @@ ALTER TABLE turns ADD COLUMN context_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
 """,
 }
-BY = ("day", "model", "conversation", "outcome")
+BY = ("day", "model", "conversation", "outcome", "kind")
+TITLE = "title"  # the outcome of a chat title's model call (NameAgent answered here)
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,8 @@ def _key(row: Any, by: str) -> str:
         return row["model"] or "?"
     if by == "conversation":
         return row["conversation"] or "(none)"
+    if by == "kind":
+        return "title" if row["outcome"] == TITLE else "turn"
     return row["outcome"].split(":")[0].split(" (")[0]
 
 

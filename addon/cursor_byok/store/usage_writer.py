@@ -199,3 +199,11 @@ def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> 
         writer_for(data_dir).add(row)
     except Exception as exc:
         log.warning("could not record the usage of a turn: %s", exc)
+
+
+def record_row(data_dir: Path, row: TurnUsage) -> None:
+    """Append one row for a model call that is not a turn (a chat's title); never raises."""
+    try:
+        writer_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a %s call: %s", row.outcome, exc)
