@@ -22,6 +22,7 @@ so a BYOK run never fails on a call it does not need. Answers use the shared hel
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from google.protobuf import empty_pb2
@@ -187,7 +188,14 @@ class AgentCalls:
                     f"{MAX_UPLOAD_BLOBS} per call",
                 )
             return
-        kept, bad = self._keep(request)
+        try:  # hashing and writing up to 64 MiB: never on the event loop
+            kept, bad = await asyncio.to_thread(self._keep, request)
+        except OSError as exc:
+            message = f"cursor-byok could not keep the upload in its data dir: {exc}"
+            log.warning("UploadConversationBlobs: %s", message)
+            if ours:
+                unary.error(flow, "resource_exhausted", message)
+            return
         log.info(
             "UploadConversationBlobs: conversation %s, chunk %d/%d: %d blob(s) kept%s%s",
             conversation,
