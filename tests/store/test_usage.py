@@ -14,8 +14,8 @@ from cursor_byok.store.usage import UsageStore
 from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
 from cursor_byok.store.usage import summarise
-from cursor_byok.store.usage_writer import close_writers
 from cursor_byok.store.usage_writer import record_turn
+from cursor_byok.store.usage_writer import close_writers
 from cursor_byok.store.usage_writer import writer_for
 
 CONFIG = parse_config(
