@@ -15,7 +15,6 @@ from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
 from cursor_byok.store.usage import summarise
 from cursor_byok.store.usage_writer import record_turn
-from cursor_byok.store.usage_writer import close_writers
 from cursor_byok.store.usage_writer import writer_for
 
 CONFIG = parse_config(
@@ -91,7 +90,6 @@ def test_record_turn_never_raises(tmp_path, caplog) -> None:
     record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
     assert writer_for(tmp_path / "file").flush(10)
     assert "usage: 1 row(s) kept in memory" in caplog.text
-    close_writers()  # now, not at the interpreter's exit
 
 
 def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None:
@@ -198,4 +196,3 @@ def test_title_calls_are_rows_of_their_own_with_their_cost(tmp_path) -> None:
     assert [g.key for g in groups] == ["turn", "title"]
     assert groups[1].turns == 1 and groups[1].cost == pytest.approx((40 * 3 + 5 * 15) / 1e6)
     record_row(tmp_path / "not-a-dir" / "\0", row("Priced", 1.0))  # never raises
-    close_writers()
