@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import queue
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -108,7 +109,7 @@ class UsageWriter:
             while self._pending:
                 store.add(self._pending[0])
                 self._pending.pop(0)
-        except Exception as exc:  # sqlite3.Error, OSError, a path it cannot take: never die
+        except (sqlite3.Error, OSError) as exc:
             self._spool(exc)
 
     def _open(self) -> UsageStore:
@@ -134,14 +135,14 @@ class UsageWriter:
             with os.fdopen(fd, "a") as spool:
                 for row in self._pending:
                     spool.write(json.dumps(dataclasses.asdict(row)) + "\n")
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             log.warning(
                 "usage: %d row(s) kept in memory: neither the database nor %s can be written "
                 "(%s; %s)",
                 len(self._pending),
                 path,
                 why,
-                getattr(exc, "strerror", None) or exc,
+                exc.strerror or exc,
             )
             return
         log.warning("usage: %d row(s) went to %s for now: %s", len(self._pending), path, why)
