@@ -120,8 +120,6 @@ class CursorLikeClient:
     before_reconnect: Callable[[], Awaitable[None]] | None = None
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
     exec_gate: asyncio.Event | None = None  # when set: tool requests wait for it (a slow tool)
-    # Called with each exec request before it is answered (something happens meanwhile)
-    before_exec: Callable[[pb.ExecServerMessage], None] | None = None
     answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
     # "bidi" (RunSSE + BidiAppend), "run" (one HTTP/2 stream) or "poll" (RunPoll + BidiAppend)
@@ -591,8 +589,6 @@ class CursorTurn:
             for message in done:
                 await self.append(message)
             return
-        if self.client.before_exec is not None:
-            self.client.before_exec(request)
         if self.client.exec_gate is not None:
             await self.client.exec_gate.wait()
         results = await asyncio.to_thread(execute, self.client.workspace, request)

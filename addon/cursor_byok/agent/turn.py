@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 import time
 from collections.abc import Awaitable
 from collections.abc import Callable
@@ -27,8 +26,6 @@ from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.agent.turn_errors import TurnCancelled
 from cursor_byok.agent.turn_errors import TurnError
 from cursor_byok.agent.turn_errors import TurnFailed
-from cursor_byok.agent.turn_errors import data_dir_full
-from cursor_byok.agent.turn_errors import data_dir_unwritable
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.actions import resolve as resolve_action
@@ -40,7 +37,7 @@ from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.store.blobs import BlobStore
-from cursor_byok.store.usage_writer import record_turn
+from cursor_byok.store.usage import record_turn
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +45,6 @@ ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client i
 # How long a model call may go on while no stream reads the run (the SDK's cancel, a dropped
 # connection); then it is aborted and made again when the client reconnects (agent/attended.py).
 DETACHED_CALL_LIMIT = 10.0
-MIN_FREE_BYTES = 32 * 2**20  # a turn needs this much free space in the data dir to start
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
 
 
@@ -173,9 +169,6 @@ class Turn:
         self.steering = Steering(self.update, lambda: live.finished, live.request_id)
         self.queued: list[pb.UserMessage] = []
         self.parent_tool_call_id = ""  # a subagent's Task call in its parent (from headers)
-        # The first failed write to our store (disk full): the turn ends with it once what can
-        # be kept (the client's copies, the checkpoint) is out.
-        self.store_failure: TurnError | None = None
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -337,7 +330,7 @@ class Turn:
             return data
         for pre in self.run_request.pre_fetched_blobs:
             if pre.id == ident:
-                return await self._accept(ident, pre.value)
+                return self._accept(ident, pre.value)
         reply = await self.live.kv(pb.KvServerMessage(get_blob_args=pb.GetBlobArgs(blob_id=ident)))
         result = reply.get_blob_result
         if not result.HasField("blob_data"):
@@ -345,31 +338,21 @@ class Turn:
             if self.on_unresolved is not None:
                 self.on_unresolved("blob id", ident.hex())
             raise TurnError("not_found", f"the client has no blob {ident.hex()}{why}")
-        return await self._accept(ident, result.blob_data)
+        return self._accept(ident, result.blob_data)
 
-    async def _accept(self, ident: bytes, data: bytes) -> bytes:
+    def _accept(self, ident: bytes, data: bytes) -> bytes:
         try:
             verify(ident, data)
         except BlobMismatch as exc:
             raise TurnError("invalid_argument", f"protocol error: {exc}") from None
+        self.blobs.put(data)
         self.client_blobs.add(ident)
-        await self._keep({ident: data})
         return data
-
-    async def _keep(self, blobs: dict[bytes, bytes]) -> None:
-        """Our copy of blobs, written off the event loop; a failure is kept for the end."""
-        new = self.blobs.unknown(blobs)
-        if not new or self.store_failure is not None:
-            return
-        try:
-            await asyncio.to_thread(self.blobs.put_all, new)
-        except OSError as exc:
-            self.store_failure = data_dir_unwritable(self.blobs.root.parent, exc)
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
-        await self._keep(blobs)  # on disk before the checkpoint that refers to them goes out
+        self.blobs.put_all(blobs)  # on disk before the checkpoint that refers to them goes out
         if not missing:
             return
 
@@ -425,8 +408,6 @@ class Turn:
         state, blobs = self.checkpoint(pending=pending)
         await self.store_on_client(blobs)
         self.emit(pb.AgentServerMessage(conversation_checkpoint_update=state))
-        if self.store_failure is not None:  # the checkpoint is out: the client keeps the turn
-            raise self.store_failure
 
     @property
     def mode(self) -> int:
@@ -456,7 +437,6 @@ async def run_turn(
     parent_tool_call_id: str = "",
     detached_call_limit: float = DETACHED_CALL_LIMIT,
     tool_choice: ToolChoice | None = None,
-    min_free_bytes: int = MIN_FREE_BYTES,
 ) -> None:
     """Run one turn end to end and always leave the stream ended (`queued`: user messages that
     came for this turn before it started, e.g. before a resume; the model gets each once)."""
@@ -473,10 +453,6 @@ async def run_turn(
     turn.tool_choice = tool_choice
     outcome = "ok"
     try:
-        if min_free_bytes:
-            free = shutil.disk_usage(blobs.root).free
-            if free < min_free_bytes:
-                raise data_dir_full(blobs.root.parent, free, min_free_bytes)
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
         turn.transcript.user_message = turn.user_message
         await agent.run(turn)
@@ -488,8 +464,6 @@ async def run_turn(
             await turn.publish_checkpoint(pending=last)
         await turn.publish_checkpoint()
         await turn.publish_checkpoint()
-        if turn.store_failure is not None:
-            raise turn.store_failure
         live.finish()
     except asyncio.CancelledError:
         reason = live.take_interrupt()

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -63,23 +61,3 @@ class TurnError(ByokError):
             )
             details = (ErrorDetail("aiserver.v1.ErrorDetails", detail.SerializeToString()),)
         return EndStreamError(self.code, str(self), details)
-
-
-def data_dir_full(data_dir: Path, free: int, need: int) -> TurnError:
-    """Before a turn: too little space to keep what the provider's answer would cost."""
-    return TurnError(
-        "resource_exhausted",
-        f"cursor-byok's data dir {data_dir} has {free // 2**20} MiB free, less than the "
-        f"{need // 2**20} MiB a turn needs (cursor_byok_min_free_mb): free some space there, "
-        "then send the message again",
-    )
-
-
-def data_dir_unwritable(data_dir: Path, exc: OSError) -> TurnError:
-    """During a turn: a write to the data dir failed; what the client holds is kept."""
-    return TurnError(
-        "resource_exhausted",
-        f"cursor-byok could not write to its data dir {data_dir} "
-        f"({exc.strerror or exc}); the answer so far is kept in this chat: free some space "
-        "there, then continue",
-    )

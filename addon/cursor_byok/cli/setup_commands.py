@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -217,7 +216,6 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     from cursor_byok.config import load_config
     from cursor_byok.store import usage
     from cursor_byok.store.files import default_data_dir
-    from cursor_byok.store.usage_writer import spooled_rows
 
     try:
         since = usage.parse_since(args.since)
@@ -238,15 +236,9 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     try:
         if config is not None and config.usage.retention_days:
             store.prune(config.usage.retention_days)
-        rows: list[Any] = list(store.rows(since.timestamp()))
+        rows = store.rows(since.timestamp())
     finally:
         store.close()
-    # rows the proxy could not write to the database yet (it was locked or the disk full)
-    rows += [
-        dataclasses.asdict(row)
-        for row in spooled_rows(data_dir)
-        if row.started >= since.timestamp()
-    ]
     groups, total = usage.summarise(rows, args.by, config.prices_of if config else None)
     if args.json:
         for group in [*groups, total]:

@@ -44,12 +44,6 @@ OPTIONS: dict[str, Option] = {
     "cursor_byok_grace_ms": Option(
         int, 180_000, "Cancel a running turn when its RunSSE stream has been gone this long."
     ),
-    "cursor_byok_min_free_mb": Option(
-        int,
-        32,
-        "A turn does not start while cursor-byok's data dir has less free space than this (it "
-        "would spend provider tokens on an answer it cannot keep); 0 turns the check off.",
-    ),
     "cursor_byok_detached_call_ms": Option(
         int,
         10_000,

@@ -39,7 +39,7 @@ from cursor_byok.store.media import MAX_MEDIA
 from cursor_byok.store.media import MediaStore
 from cursor_byok.store.usage import TITLE
 from cursor_byok.store.usage import TurnUsage
-from cursor_byok.store.usage_writer import record_row
+from cursor_byok.store.usage import record_row
 
 log = logging.getLogger(__name__)
 

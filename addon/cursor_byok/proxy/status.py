@@ -270,9 +270,7 @@ class LiveStatus:
                     if refreshes % SESSION_COST_EVERY == 0:
                         data_dir = options.data_dir(ctx.options)
                         try:
-                            session_cost = await asyncio.to_thread(  # never the loop
-                                session_cost_text, data_dir, started, config
-                            )
+                            session_cost = session_cost_text(data_dir, started, config)
                         except Exception as exc:  # a display must never take the proxy down
                             log.debug("no session cost: %s", exc)
                     refreshes += 1

@@ -29,7 +29,6 @@ from cursor_byok.agent.tool_choice import EXCLUDED_HEADER
 from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.agent.turn import ACK_TIMEOUT
 from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
-from cursor_byok.agent.turn import MIN_FREE_BYTES
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
@@ -45,7 +44,6 @@ from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
-from cursor_byok.store.usage_writer import close_writers
 
 log = logging.getLogger(__name__)
 MAX_METERS = 1024
@@ -110,7 +108,6 @@ class Turns:
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
-        self.min_free_bytes = MIN_FREE_BYTES
         self.tool_choices = ToolChoices()  # filled by the Agent RPC hooks from request headers
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -127,7 +124,6 @@ class Turns:
             "cursor_byok_data_dir",
             "cursor_byok_ack_timeout_ms",
             "cursor_byok_detached_call_ms",
-            "cursor_byok_min_free_mb",
         )
 
     def configure(self, updated: set[str]) -> None:
@@ -136,9 +132,6 @@ class Turns:
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
         self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
-        if opts.cursor_byok_min_free_mb < 0:
-            raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
-        self.min_free_bytes = opts.cursor_byok_min_free_mb * 1024 * 1024
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
             try:
                 config = self.config()
@@ -155,7 +148,6 @@ class Turns:
 
     def done(self) -> None:
         self._spawn(self.providers.aclose())
-        close_writers()  # queued usage rows into the database (or its spool) before the exit
 
     # --- the agent ------------------------------------------------------------------------
 
@@ -215,7 +207,6 @@ class Turns:
                 agent=self.agent(),
                 ack_timeout=self.ack_timeout,
                 detached_call_limit=self.detached_call_limit,
-                min_free_bytes=self.min_free_bytes,
                 tool_choice=self.tool_choices.get(live.request_id),
                 on_unresolved=self.on_unresolved,
                 queued=queued,

@@ -2,8 +2,7 @@
 
 Blobs are conversation state (history messages, user messages, steps, context parts). Keeping them
 as files under the data directory means a proxy restart loses nothing: the next turn's checkpoint
-refers to them by id. A turn writes them off the event loop (in a thread: `put_all` may run in
-several at once). Writes are atomic (temp file + rename), so a crash never leaves a blob whose
+refers to them by id. Writes are atomic (temp file + rename), so a crash never leaves a blob whose
 content does not match its name; reads verify the hash anyway.
 """
 
@@ -54,10 +53,6 @@ class BlobStore:
         """Store blobs keyed by their ids, as `blob_id` computed them (not hashed again)."""
         for ident, data in blobs.items():
             self._store(ident, data)
-
-    def unknown(self, blobs: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
-        """The blobs this store has not written or seen yet (the ones a write must store)."""
-        return {ident: data for ident, data in blobs.items() if ident not in self._known}
 
     def _store(self, ident: bytes, data: bytes) -> None:
         if ident in self._known:

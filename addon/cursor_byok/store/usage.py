@@ -4,8 +4,7 @@ A BYOK user pays per token, so every turn's usage (model, input / cached / outpu
 tokens, duration, outcome, route) is kept locally in `<data_dir>/usage.sqlite3` (stdlib sqlite3,
 WAL, private to the user). Costs are not stored: `cursor-byok usage` prices the rows with the
 `prices` of each model in the current config, so prices added later apply to past turns too.
-Recording must never break a turn, nor wait for the database: `record_turn` queues the row for
-a writer thread (`usage_writer.py`) and never raises.
+Recording must never break a turn: `record_turn` logs and returns on any failure.
 """
 
 from __future__ import annotations
@@ -126,14 +125,14 @@ def turn_cost(prices: Prices | None, row: Any) -> float | None:
 class UsageStore:
     """The usage database of one data dir (safe to share between threads; close it after)."""
 
-    def __init__(self, data_dir: Path, *, timeout: float = 5.0) -> None:
+    def __init__(self, data_dir: Path) -> None:
         data_dir = Path(data_dir).expanduser()
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = data_dir / USAGE_FILE
         # Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=timeout)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
         self._db.row_factory = sqlite3.Row
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -153,36 +152,30 @@ class UsageStore:
             self._db.close()
 
     def add(self, usage: TurnUsage) -> None:
-        self.add_all([usage])
-
-    def add_all(self, rows: list[TurnUsage]) -> None:
-        """Insert rows in one transaction: all of them, or (on an error) none."""
-        with self._lock, self._db:
-            self._db.executemany(
+        with self._lock:
+            self._db.execute(
                 "INSERT INTO turns (started, duration, conversation, request, model, "
                 "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, "
                 "reasoning_tokens, outcome, route, context_used, context_max) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        usage.started,
-                        usage.duration,
-                        usage.conversation,
-                        usage.request,
-                        usage.model,
-                        usage.input_tokens,
-                        usage.cache_read_tokens,
-                        usage.cache_write_tokens,
-                        usage.output_tokens,
-                        usage.reasoning_tokens,
-                        usage.outcome[:200],
-                        usage.route,
-                        usage.context_used,
-                        usage.context_max,
-                    )
-                    for usage in rows
-                ],
+                (
+                    usage.started,
+                    usage.duration,
+                    usage.conversation,
+                    usage.request,
+                    usage.model,
+                    usage.input_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    usage.output_tokens,
+                    usage.reasoning_tokens,
+                    usage.outcome[:200],
+                    usage.route,
+                    usage.context_used,
+                    usage.context_max,
+                ),
             )
+            self._db.commit()
 
     def prune(self, retention_days: int, now: float | None = None) -> int:
         """Delete rows older than `retention_days`; returns how many went."""
@@ -219,6 +212,43 @@ def store_for(data_dir: Path) -> UsageStore:
             _old_key, old = _stores.popitem(last=False)
             old.close()
         return store
+
+
+def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> None:
+    """Append one turn's usage; never raises (a turn must not fail because of accounting).
+
+    `turn` is a `cursor_byok.agent.turn.Turn`; its live session may carry a `route`
+    attribute (how the turn's calls reached the proxy), recorded when present.
+    """
+    try:
+        usage = turn.usage
+        row = TurnUsage(
+            started=time.time() - duration,
+            duration=duration,
+            conversation=turn.run_request.conversation_id or "",
+            request=turn.request_id,
+            model=turn.model or "",
+            input_tokens=usage.input_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            output_tokens=usage.output_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            outcome=outcome,
+            route=str(getattr(turn.live, "route", "") or ""),
+            context_used=turn.transcript.used_tokens,
+            context_max=turn.transcript.context_window,
+        )
+        store_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a turn: %s", exc)
+
+
+def record_row(data_dir: Path, row: TurnUsage) -> None:
+    """Append one row for a model call that is not a turn (a chat's title); never raises."""
+    try:
+        store_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a %s call: %s", row.outcome, exc)
 
 
 # --- the report --------------------------------------------------------------------------------
