@@ -215,18 +215,3 @@ def test_frame_for_http1_upstream_adds_the_length_of_a_buffered_body() -> None:
     empty = tflow.tflow()
     empty.request = _h2_request_without_length(b"")
     assert not compat.frame_for_http1_upstream(empty)
-
-
-def test_a_server_connection_is_opened_through_the_flows_via() -> None:
-    """What connect_directly relies on: the HTTP layer asks for a flow's server connection with
-    `flow.server_conn.via` (the upstream proxy in `--mode upstream:`); a fresh Server has none.
-    The behaviour is pinned end to end: tests/e2e/test_upstream_mode.py."""
-    from mitmproxy.proxy.layers import http as http_layers
-
-    source = inspect.getsource(http_layers.HttpStream.make_server_connection)
-    assert "self.flow.server_conn.via" in source
-    flow = tflow.tflow()
-    flow.server_conn.via = ("http", ("proxy.example", 3128))
-    assert compat.connect_directly(flow)
-    assert flow.server_conn.via is None and flow.server_conn.address is None
-    assert not compat.connect_directly(flow)  # already direct

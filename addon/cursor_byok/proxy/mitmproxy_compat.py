@@ -36,10 +36,6 @@ touches this file only:
   SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
   first action an exclude: everything else is included); a NAME matches a process whose name
   contains it, on macOS a regular expression searched in the executable's full path.
-- `connect_directly`: the HTTP layer opens a flow's server connection to the request's host and
-  port *through* `flow.server_conn.via` (set for every flow in `--mode upstream:`), so the hop to
-  our loopback server would go to the upstream proxy, which cannot reach this machine's
-  127.0.0.1; a flow given a fresh server connection without `via` connects directly.
 - `redirect_termlog`: mitmdump's console log handler (`TermLogHandler`, on the root logger)
   prints each line to the `file` it took at start (the real stdout), so redirecting
   `sys.stdout` does not move it; the live status points that attribute elsewhere while it runs.
@@ -161,19 +157,6 @@ def install_stream_release() -> bool:
 
     server._handle_event = _handle_event  # type: ignore[method-assign]
     setattr(server, _RELEASE_FLAG, True)
-    return True
-
-
-def connect_directly(flow: Any) -> bool:
-    """Make mitmproxy open `flow`'s server connection directly, not through an upstream proxy
-    (`--mode upstream:`); for a flow pointed at our loopback server. Returns whether it was
-    going through one."""
-    from mitmproxy.connection import Server
-
-    via = flow.server_conn.via
-    if via is None:
-        return False
-    flow.server_conn = Server(address=None, transport_protocol=flow.server_conn.transport_protocol)
     return True
 
 

@@ -25,7 +25,6 @@ from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
-from cursor_byok.proxy.mitmproxy_compat import connect_directly
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.store.census import Census
@@ -152,7 +151,6 @@ class Loopback:
                 self.ports.open_streams(client),
             )
         request.port = flow.metadata[PORT_KEY] = self.ports.take(client)
-        connect_directly(flow)  # the hop never leaves the machine (`--mode upstream:`)
         self.log_filter.opened(flow.client_conn.peername)
         flow.metadata[LOOPBACK_KEY] = True
 
