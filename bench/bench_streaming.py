@@ -14,8 +14,9 @@ R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the
 R0        as R15 with coalescing off (every provider delta its own frame, sent at once);
 R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
           CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
-          client connection at most 5 upstream connections per address at a time, so only 5
-          of these turns run at once (see bench/README.md; the `start spread` column);
+          client connection at most 5 upstream connections per address at a time, and the
+          addon's 16 loopback ports make that 80 turns at once (see bench/README.md; the
+          `start spread` column);
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
 C         no proxy: the client straight to the feeder (plain HTTP).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from cursor_byok.agent import context as prompts
@@ -98,3 +99,73 @@ def test_modes_without_instructions_are_named_truthfully() -> None:
 
     prompt = system_prompt(7, pb.RequestContext(), ["Read"])
     assert "Multitask mode" in prompt and "Agent mode" not in prompt
+
+
+class _AskingTurn:
+    """A turn whose client answers the request_context_args exec with `reply` (None: never)."""
+
+    def __init__(self, reply: pb.ExecClientMessage | None) -> None:
+        self.reply = reply
+        self.asked: list[pb.ExecServerMessage] = []
+        self.aborted = 0
+        self.request_id = "r1"
+        self.live = self
+
+    async def exec(self, message: pb.ExecServerMessage) -> pb.ExecClientMessage:
+        self.asked.append(message)
+        if self.reply is None:
+            await asyncio.Event().wait()  # the client never answers
+        assert self.reply is not None
+        return self.reply
+
+    def abort_pending(self) -> None:
+        self.aborted += 1
+
+
+def _context_reply(**result) -> pb.ExecClientMessage:
+    return pb.ExecClientMessage(request_context_result=pb.RequestContextResult(**result))
+
+
+async def test_a_run_request_without_context_asks_the_client() -> None:
+    given = pb.RequestContext(rules=[pb.CursorRule(full_path="AGENTS.md", content="Be brief.")])
+    given.env.workspace_paths.append("/ws")
+    turn = _AskingTurn(_context_reply(success=pb.RequestContextSuccess(request_context=given)))
+    request = pb.AgentRunRequest()
+    request.action.user_message_action.user_message.text = "hi"  # no request_context
+    context = await prompts.request_context(
+        request, _no_blobs, lambda: prompts.client_context(turn)
+    )
+    assert context == given
+    [asked] = turn.asked
+    assert asked.WhichOneof("message") == "request_context_args"
+
+
+async def test_an_embedded_context_is_not_asked_for() -> None:
+    turn = _AskingTurn(None)
+    request = pb.AgentRunRequest()
+    action = request.action.user_message_action
+    action.user_message.text = "hi"
+    action.request_context.env.shell = "zsh"
+    context = await prompts.request_context(
+        request, _no_blobs, lambda: prompts.client_context(turn)
+    )
+    assert context.env.shell == "zsh" and not turn.asked
+
+
+async def test_a_refused_or_failed_context_leaves_the_turn_without_one() -> None:
+    for reply in (
+        _context_reply(rejected=pb.RequestContextRejected(reason="no")),
+        _context_reply(error=pb.RequestContextError(error="boom")),
+        pb.ExecClientMessage(read_result=pb.ReadResult()),  # a client that does not know it
+    ):
+        assert await prompts.client_context(_AskingTurn(reply)) == pb.RequestContext()
+
+
+async def test_a_client_that_never_answers_is_given_up_on_and_aborted() -> None:
+    turn = _AskingTurn(None)
+    assert await prompts.client_context(turn, timeout=0.05) == pb.RequestContext()
+    assert turn.aborted == 1
+
+
+async def _no_blobs(ident: bytes) -> bytes:
+    raise AssertionError("no blob should be read")

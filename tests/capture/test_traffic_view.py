@@ -72,3 +72,46 @@ def test_a_picker_answer_and_an_unknown_call() -> None:
     assert "<0801>" in other and "end-stream" in other
     assert traffic_view.is_connect_body("application/connect+proto; charset=x")
     assert not traffic_view.is_connect_body("application/json")
+
+
+def test_both_directions_of_run_decode_with_names_and_heartbeats_fold() -> None:
+    """Cursor's default transport: the `Run` upload (client envelopes) and its response."""
+    heartbeat = bidi.parse_client_message(bytes.fromhex("3a00")).SerializeToString()
+    clients = [base64.b64decode(r["raw"]) for r in records() if r["type"] == "client"]
+    upload = b"".join(connect.encode_frame(raw) for raw in [clients[0], heartbeat, heartbeat])
+    text = traffic_view.render(
+        upload, path="/agent.v1.AgentService/Run", is_request=True,
+        content_type="application/connect+proto",
+    )  # fmt: skip
+    assert "run-request" in text and "agent.v1.AgentClientMessage" in text
+    assert "run_request" in text and "… 2 heartbeat(s)" in text
+    assert "client_heartbeat: ClientHeartbeat" not in text  # folded, not a tree each
+    server = [base64.b64decode(r["raw"]) for r in records() if r["type"] == "server"]
+    stream = b"".join(connect.encode_frame(raw) for raw in server) + connect.encode_end_stream()
+    text = traffic_view.render(
+        stream, path="/agent.v1.AgentService/Run", is_request=False,
+        content_type="application/connect+proto",
+    )  # fmt: skip
+    assert "agent.v1.AgentServerMessage" in text and "text_delta" in text
+    assert "end-stream {}" in text
+
+
+def test_webview_marks_served_and_passed_through_flows() -> None:
+    from mitmproxy.test import tflow
+
+    from cursor_byok.proxy import webview
+    from cursor_byok.proxy.agent_rpc import BIDI_APPEND_PATH
+    from cursor_byok.proxy.agent_rpc import PASS_KEY
+    from cursor_byok.proxy.agent_rpc import PATH_KEY
+
+    served, passed = tflow.tflow(resp=True), tflow.tflow(resp=True)
+    for flow in (served, passed):
+        flow.metadata[PATH_KEY] = BIDI_APPEND_PATH
+    passed.metadata[PASS_KEY] = True
+    webview._mark(served)
+    webview._mark(passed)
+    assert served.marked == webview.SERVED_MARK and "answered here" in served.comment
+    assert passed.marked == webview.PASSED_MARK and "Cursor's backend" in passed.comment
+    other = tflow.tflow(resp=True)
+    webview._mark(other)
+    assert not other.marked and not other.comment  # not an Agent call: left alone

@@ -57,12 +57,23 @@ def bad(mutate) -> str:
         (lambda r: r.update(default_model="X"), "default_model: 'X' is not one of"),
         (lambda r: r.update(models=[]), "models: define at least one"),
         (lambda r: r["providers"]["p"].update(read_timeout=-1), "read_timeout"),
+        (lambda r: r.update(vision_model="V"), "vision_model: 'V' is not one of the models"),
+        (lambda r: r.update(vision_model="M"), "vision_model: 'M' has supports_images = false"),
+        (lambda r: r.update(privacy="off"), "privacy: 'off': must be one of 'local', 'cursor'"),
+        (lambda r: r.update(title_model="T"), "title_model: 'T' is not one of the models: M"),
     ],
 )
 def test_bad_configs_name_the_key(mutate, expected) -> None:
     message = bad(mutate)
     assert message.startswith("/x/config.toml: ")
     assert expected in message
+
+
+def test_privacy_is_local_unless_set_and_title_model_names_a_model() -> None:
+    config = parse_config(GOOD)
+    assert config.privacy == "local" and config.title_model is None
+    config = parse_config({**GOOD, "privacy": "cursor", "title_model": "M"})
+    assert config.privacy == "cursor" and config.title_model == "M"
 
 
 def test_bad_toml_and_missing_file(tmp_path) -> None:

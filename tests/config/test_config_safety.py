@@ -87,7 +87,7 @@ def test_no_warnings_for_a_safe_config(tmp_path, monkeypatch) -> None:
     assert warnings(load_config(write(tmp_path, "http://localhost:8000/v1"))) == []
 
 
-def test_doctor_without_the_provider_check_still_fails_an_unset_key(tmp_path, monkeypatch) -> None:
+def test_doctor_without_the_provider_check_still_warns_of_an_unset_key(tmp_path, monkeypatch):
     monkeypatch.delenv("SAFETY_TEST_KEY", raising=False)
     lines: list[str] = []
     code = run_doctor(
@@ -99,6 +99,7 @@ def test_doctor_without_the_provider_check_still_fails_an_unset_key(tmp_path, mo
         out=lines.append,
     )
     text = "\n".join(lines)
-    assert code == 1
-    assert "✘" in text and "SAFETY_TEST_KEY is not set" in text
+    assert code == 0  # a warning with its fix, as everything before a first run
+    warned = "[yellow]![/yellow] provider 'p': environment variable SAFETY_TEST_KEY is not set"
+    assert warned in text
     assert "unencrypted to llm.lan" in text

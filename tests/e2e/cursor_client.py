@@ -1,6 +1,8 @@
 """A Cursor-like client: speaks the Agent protocol the way Cursor's desktop client does.
 
-It opens RunSSE first, then uploads the run request and heartbeats over concurrent BidiAppends,
+It opens RunSSE first (or, with `transport="poll"`, polls RunPoll after its first append, as
+Cursor's HTTP/1.0 compatibility mode does), then uploads the run request and heartbeats over
+concurrent BidiAppends,
 executes exec requests in a temporary workspace, acknowledges KV SETs, answers KV GETs from its
 own blob store, answers interaction queries from a script, and collects every frame. It talks
 through the proxy with the proxy's CA, over HTTP/1.1 or HTTP/2.
@@ -9,11 +11,13 @@ through the proxy with the proxy's CA, over HTTP/1.1 or HTTP/2.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import random
 import ssl
 import time
 import uuid
+from collections.abc import Awaitable
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -25,11 +29,14 @@ from h2_client import H2Stream
 from workspace_exec import execute
 
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.protocol.bidi import encode_run_poll_request
 from cursor_byok.protocol.bidi import encode_run_sse_request
 
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
+RUN_POLL = "/agent.v1.AgentService/RunPoll"
 RUN = "/agent.v1.AgentService/Run"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 FAKE_TOKEN = "Bearer eyJfake.cursor.token"
@@ -44,6 +51,9 @@ class TurnResult:
     heartbeats: int = 0
     compressed: int = 0
     end_stream_gap: float | None = None  # `Run`: end-stream envelope → END_STREAM, seconds
+    run_reset: int | None = None  # `Run`: the RST_STREAM code the server sent after END_STREAM
+    polls: int = 0  # RunPoll requests made (transport "poll")
+    poll_seqnos: list[int] = field(default_factory=list)  # BidiPollResponse seqnos, as received
 
     def updates(self, kind: str) -> list:
         return [
@@ -104,10 +114,19 @@ class CursorLikeClient:
     )
     drop_after: list[int] = field(default_factory=list)  # close RunSSE after N frames, reopen
     reconnect_delay: float = 0.0  # seconds between a dropped RunSSE and the reopened one
+    # Drop the stream once, at the first server message this says yes to (besides drop_after).
+    drop_on: Callable[[pb.AgentServerMessage], bool] | None = None
+    # Awaited instead of `reconnect_delay` before a reconnect (wait on an event, not a clock).
+    before_reconnect: Callable[[], Awaitable[None]] | None = None
     answer_execs: bool = True  # False: leave exec requests unanswered (to test cancel/grace)
+    exec_gate: asyncio.Event | None = None  # when set: tool requests wait for it (a slow tool)
     answer_kv: bool = True  # False: never acknowledge KV requests (to test the ack barrier)
     upload_first: bool = False  # send the run request before opening RunSSE (Cursor: after)
-    transport: str = "bidi"  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
+    # "bidi" (RunSSE + BidiAppend), "run" (one HTTP/2 stream) or "poll" (RunPoll + BidiAppend)
+    transport: str = "bidi"
+    poll_data: str = "hex"  # how BidiPollResponse.data carries a message (the proxy's option)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # on every request of a turn
+    await_run_reset: bool = False  # `Run`: after END_STREAM, wait for the server's RST_STREAM
     reconnect_new_id: bool = False  # reconnect as captured: new request id, same run request
     grpc_web: bool = False  # speak gRPC-Web (application/grpc-web+proto) instead of Connect
     seed: int = 0
@@ -231,7 +250,12 @@ class CursorTurn:
         self.awaiting_run_request = False
         self.end_stream_gap: float | None = None
         self.end_seen_at: float | None = None
+        self.run_reset: int | None = None
         self.exec_results: dict[int, list[pb.AgentClientMessage]] = {}  # by exec id, this run
+        self.headers_extra: dict[str, str] = dict(client.extra_headers)
+        self.polls = 0
+        self.poll_seqnos: list[int] = []
+        self.dropped_on = False  # the drop_on drop happened
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -244,6 +268,7 @@ class CursorTurn:
             "user-agent": "connect-es/1.6.1",
             "x-request-id": self.request_id,
             "authorization": FAKE_TOKEN,
+            **self.headers_extra,
         }
 
     async def append(self, message: pb.AgentClientMessage) -> None:
@@ -310,6 +335,21 @@ class CursorTurn:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def on_exec(
+        self, kind: str, handler: Callable[[pb.ExecServerMessage], Awaitable[None]]
+    ) -> None:
+        """Answer every exec request of `kind` (e.g. "subagent_args") with `handler`, in a task
+        of its own, instead of the client's built-in answer."""
+
+        def on_message(message: pb.AgentServerMessage) -> None:
+            if message.WhichOneof("message") != "exec_server_message":
+                return
+            request = message.exec_server_message
+            if request.WhichOneof("message") == kind:
+                self.spawn(handler(request))
+
+        self.on_message = on_message
+
     async def run(self, first: pb.AgentClientMessage) -> TurnResult:
         heartbeat = asyncio.ensure_future(self._heartbeats())
         try:
@@ -320,7 +360,10 @@ class CursorTurn:
                 new_id = False
                 if attempt:
                     self.reconnects += 1
-                    await asyncio.sleep(self.client.reconnect_delay)
+                    if self.client.before_reconnect is not None:
+                        await self.client.before_reconnect()
+                    else:
+                        await asyncio.sleep(self.client.reconnect_delay)
                     if self.client.reconnect_new_id:
                         new_id = True
                         self.request_id = str(uuid.uuid4())
@@ -328,6 +371,8 @@ class CursorTurn:
                         self.awaiting_run_request = self.client.transport != "run"
                 if self.client.transport == "run":
                     await self._run_stream(first, limit, new_id)
+                elif self.client.transport == "poll":
+                    await self._run_poll(first, limit, resend=attempt == 0 or new_id, new_id=new_id)
                 else:
                     await self._run_sse(first, limit, resend=attempt == 0 or new_id, new_id=new_id)
                 attempt += 1
@@ -344,6 +389,9 @@ class CursorTurn:
             self.heartbeats,
             self.compressed,
             self.end_stream_gap,
+            self.run_reset,
+            self.polls,
+            self.poll_seqnos,
         )
 
     async def _run_sse(
@@ -382,6 +430,54 @@ class CursorTurn:
                 if self._feed(decoder, chunk, replay, limit):
                     return
 
+    async def _run_poll(
+        self, first: pb.AgentClientMessage, limit: int | None, *, resend: bool, new_id: bool
+    ) -> None:
+        """RunPoll as Cursor's HTTP/1.0 mode uses it: the run request goes up first, then one
+        short poll after another, each answered with BidiPollResponses (seqno, data, eof) and a
+        Connect end-stream; the last one carries `eof` and the run's end."""
+        if resend:
+            await self.append(first)
+        decoder = connect.EnvelopeDecoder()
+        replay = _Replay(self.frames, new_attempt=new_id)
+        expected = 0
+        start = True
+        while True:
+            self.polls += 1
+            response = await self.http.post(
+                self.client.base_url + RUN_POLL,
+                content=connect.encode_frame(encode_run_poll_request(self.request_id, start=start)),
+                headers=self.headers("application/connect+proto"),
+            )
+            start = False
+            assert response.status_code == 200, response.text
+            assert response.headers["content-type"] == "application/connect+proto"
+            frames = connect.decode_envelopes(response.content)
+            assert frames and frames[-1].is_end_stream, "a poll answer ends with its end-stream"
+            stream = b""
+            eof = False
+            for frame in frames[:-1]:
+                poll = aipb.BidiPollResponse.FromString(frame.payload)
+                self.poll_seqnos.append(poll.seqno)
+                if poll.seqno < expected:
+                    continue  # seen already (a resent answer)
+                assert poll.seqno == expected, f"poll seqno {poll.seqno}, expected {expected}"
+                expected += 1
+                if poll.data:
+                    payload = (
+                        bytes.fromhex(poll.data)
+                        if self.client.poll_data == "hex"
+                        else base64.b64decode(poll.data, validate=True)
+                    )
+                    stream += connect.encode_frame(payload)
+                if poll.eof:
+                    eof = True
+                    stream += connect.encode_frame_raw(connect.FLAG_END_STREAM, frames[-1].payload)
+            if not eof:
+                assert connect.parse_end_stream(frames[-1].payload).ok  # a poll's own end: {}
+            if stream and self._feed(decoder, stream, replay, limit):
+                return
+
     async def _run_stream(self, first: pb.AgentClientMessage, limit: int | None, new_id: bool):
         """One full-duplex `Run` stream: the upload stays open while frames come back."""
         h2 = await self.client.h2()
@@ -412,6 +508,10 @@ class CursorTurn:
         assert self.end is not None, "the Run stream ended without an end-stream envelope"
         if stream.ended_at is not None and self.end_seen_at is not None:
             self.end_stream_gap = stream.ended_at - self.end_seen_at
+        if self.client.await_run_reset:  # a server that releases the upload says so at once
+            async with asyncio.timeout(10):
+                await stream.reset_seen.wait()
+        self.run_reset = stream.reset_code
 
     def _feed(self, decoder, chunk: bytes, replay: _Replay, limit: int | None) -> bool:
         """Handle the frames in one chunk; True when this connection should stop reading."""
@@ -433,6 +533,10 @@ class CursorTurn:
             self._handle(message)
             if limit is not None and replay.seen >= limit:
                 return True  # simulate a dropped connection
+            drop_on = self.client.drop_on
+            if drop_on is not None and not self.dropped_on and drop_on(message):
+                self.dropped_on = True
+                return True
         return False
 
     async def _heartbeats(self) -> None:
@@ -485,6 +589,8 @@ class CursorTurn:
             for message in done:
                 await self.append(message)
             return
+        if self.client.exec_gate is not None:
+            await self.client.exec_gate.wait()
         results = await asyncio.to_thread(execute, self.client.workspace, request)
         answers = []
         for result in results:

@@ -31,6 +31,8 @@ class H2Stream:
     trailers: dict[str, str] = field(default_factory=dict)
     ended_at: float | None = None  # monotonic time END_STREAM arrived
     reset: bool = False
+    reset_code: int | None = None  # the error code of a RST_STREAM from the server
+    reset_seen: asyncio.Event = field(default_factory=asyncio.Event)  # ... when one came
 
     async def send(self, data: bytes, *, end: bool = False) -> None:
         await self.connection.send_data(self.stream_id, data, end=end)
@@ -123,6 +125,9 @@ class H2Client:
                             continue
                         if isinstance(event, h2.events.StreamEnded):
                             stream.ended_at = time.monotonic()
+                        if isinstance(event, h2.events.StreamReset):
+                            stream.reset_code = event.error_code
+                            stream.reset_seen.set()
                         stream.events.put_nowait(event)
                     await self._flush()
         except (ConnectionError, ssl.SSLError):
@@ -131,6 +136,7 @@ class H2Client:
             self.closed.set()
             for stream in self.streams.values():
                 stream.events.put_nowait(None)  # the connection is gone
+                stream.reset_seen.set()
 
     async def request(
         self, path: str, headers: dict[str, str], *, body: bytes = b"", end: bool = False

@@ -24,6 +24,14 @@ class Mitm:
     confdir: Path
     data_dir: Path
     log_lines: list[str]
+    logged: threading.Condition | None = None  # notified for every line appended
+
+    def wait_for_log(self, found, timeout: float = 10) -> None:
+        """Until `found(lines)` is true of the log so far (AssertionError after `timeout`)."""
+        assert self.logged is not None
+        with self.logged:
+            if not self.logged.wait_for(lambda: found(self.log_lines), timeout):
+                raise AssertionError(f"not in mitmdump's log within {timeout:.0f} s")
 
     @property
     def proxy_url(self) -> str:
@@ -108,11 +116,14 @@ def start_mitmdump(
     lines: list[str] = []
     port_box: list[int] = []
     ready = threading.Event()
+    logged = threading.Condition()
 
     def pump() -> None:
         assert process.stdout is not None
         for line in process.stdout:
-            lines.append(line)
+            with logged:
+                lines.append(line)
+                logged.notify_all()
             match = _LISTENING.search(line)
             if match and not port_box:
                 port_box.append(int(match.group(1)))
@@ -129,4 +140,26 @@ def start_mitmdump(
     if not port_box or (wait_ready and not ready.is_set()) or process.poll() is not None:
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
-    return Mitm(process, port_box[0], confdir, data_dir, lines)
+    return Mitm(process, port_box[0], confdir, data_dir, lines, logged)
+
+
+def start_plain_proxy(tmp: Path, script: str, env: dict[str, str], *extra: str) -> Mitm:
+    """A plain mitmdump on 127.0.0.1 without our addon, that only tunnels (`--ignore-hosts .*`)
+    and runs `script` (a few lines that write down what it was asked for): a stand-in for a
+    corporate or upstream proxy."""
+    (tmp / "proxy_script.py").write_text(script)
+    command = [
+        mitmdump_path(),
+        "--listen-host",
+        "127.0.0.1",
+        "-p",
+        "0",
+        "--set",
+        f"confdir={tmp / 'conf'}",
+        "--ignore-hosts",
+        ".*",
+        *extra,
+        "-s",
+        str(tmp / "proxy_script.py"),
+    ]
+    return start_mitmdump(tmp, command=command, wait_ready=False, env=env)

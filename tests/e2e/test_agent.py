@@ -174,7 +174,7 @@ async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace, transp
         finally:
             await setup.close()
         assert len(fp.requests) == 1  # never retried
-    assert result.end.error.code == "unavailable"
+    assert result.end.error.code == "unauthenticated"  # not "unavailable": a retry cannot help
     details = error_details(result.end)
     assert details.error == aipb.ErrorDetails.ERROR_PROVIDER_ERROR
     assert "API key" in details.details.title and "401" in details.details.title
@@ -182,6 +182,36 @@ async def test_auth_failure_is_an_error_cursor_shows(tmp_path, workspace, transp
     assert "sk-test-not-a-real-key" not in result.end.error.message + details.details.detail
     assert result.text == ""  # errors are never assistant text
     assert "sk-test-not-a-real-key" not in setup.proxy.log()
+
+
+# (status, provider message, Connect code, words of the title Cursor shows)
+PROVIDER_FAILURES = [
+    (403, "Your key has no access to this model", "permission_denied", "refused access"),
+    (404, "The model `fake-upstream-1` does not exist", "not_found", "does not know this model"),
+    (429, "Rate limit reached for requests", "resource_exhausted", "rate limit"),
+]
+
+
+@pytest.mark.parametrize("status,message,code,title", PROVIDER_FAILURES)
+@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+async def test_provider_failures_reach_cursor_with_the_code_that_says_what_happened(
+    tmp_path, workspace, kind, status, message, code, title
+) -> None:
+    async with FakeProvider() as fp:
+        for _ in range(3 if status == 429 else 1):  # 429 is retried (max_retries = 2)
+            fp.script.error(status, message=message, retry_after=0 if status == 429 else None)
+        setup = Setup(tmp_path, workspace, fp, kind)
+        try:
+            result = await setup.client.turn(setup.request("hi", str(uuid.uuid4())))
+        finally:
+            await setup.close()
+    assert result.end.error.code == code
+    assert message in result.end.error.message
+    details = error_details(result.end)  # what Cursor shows: title and the provider's message
+    assert details.error == aipb.ErrorDetails.ERROR_PROVIDER_ERROR
+    assert title in details.details.title.lower() and f"HTTP {status}" in details.details.title
+    assert message in details.details.detail
+    assert result.text == ""
 
 
 async def test_unknown_model_lists_the_configured_ones(tmp_path, workspace) -> None:

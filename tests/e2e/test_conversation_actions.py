@@ -271,14 +271,7 @@ def subagent_driver(setup: Setup, children: list, started: list | None = None):
     started = started if started is not None else []
 
     def install(run: CursorTurn) -> None:
-        def on_message(message: pb.AgentServerMessage) -> None:
-            if message.WhichOneof("message") != "exec_server_message":
-                return
-            request = message.exec_server_message
-            if request.WhichOneof("message") == "subagent_args":
-                run.spawn(serve_child(run, request))
-
-        run.on_message = on_message
+        run.on_exec("subagent_args", lambda request: serve_child(run, request))
 
     async def serve_child(run: CursorTurn, request: pb.ExecServerMessage) -> None:
         args = request.subagent_args

@@ -20,8 +20,8 @@ from cursor_client import CursorLikeClient
 from fakes.certs import ca_and_server
 from fakes.fake_provider import FakeProvider
 from mitm import Mitm
-from mitm import mitmdump_path
 from mitm import start_mitmdump
+from mitm import start_plain_proxy
 
 from cursor_byok.cli.doctor import check_providers
 from cursor_byok.config import load_config
@@ -62,7 +62,6 @@ class Corp:
 @pytest.fixture(scope="module")
 def corp(tmp_path_factory) -> Iterator[Corp]:
     tmp = tmp_path_factory.mktemp("corp")
-    (tmp / "recorder.py").write_text(RECORDER)
     log = tmp / "connects.log"
     ca, cert, key = ca_and_server("127.0.0.1")
     (tmp / "company-ca.pem").write_bytes(ca)
@@ -70,22 +69,9 @@ def corp(tmp_path_factory) -> Iterator[Corp]:
     (tmp / "key.pem").write_bytes(key)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(tmp / "cert.pem", tmp / "key.pem")
-    command = [
-        mitmdump_path(),
-        "--listen-host",
-        "127.0.0.1",
-        "-p",
-        "0",
-        "--set",
-        f"confdir={tmp / 'conf'}",
-        "--ignore-hosts",
-        ".*",
-        "--proxyauth",
-        CREDENTIALS,
-        "-s",
-        str(tmp / "recorder.py"),
-    ]
-    proxy = start_mitmdump(tmp, command=command, wait_ready=False, env={"CORP_PROXY_LOG": str(log)})
+    proxy = start_plain_proxy(
+        tmp, RECORDER, {"CORP_PROXY_LOG": str(log)}, "--proxyauth", CREDENTIALS
+    )
     yield Corp(proxy, log, tmp / "company-ca.pem", context)
     proxy.stop()
 

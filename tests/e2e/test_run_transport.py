@@ -326,7 +326,7 @@ async def test_a_run_ends_whole_for_a_client_that_reads_slower_than_the_turn(
     proxy = start_mitmdump(
         tmp_path, "--set", "cursor_byok_heartbeat_ms=300", "--set", "cursor_byok_ack_timeout_ms=300"
     )
-    client = run_client(proxy, workspace)
+    client = run_client(proxy, workspace, await_run_reset=True)
     try:
         h2 = await client.h2()
         h2.holding = True  # acknowledge nothing: the stream's window (64 KiB) fills
@@ -346,3 +346,6 @@ async def test_a_run_ends_whole_for_a_client_that_reads_slower_than_the_turn(
     # send while it read nothing are past the 0.3 s given to them: that is the end it names).
     assert line in result.text
     assert result.end.error is not None and "acknowledge stored blobs" in result.end.error.message
+    # and the stream is released once its END_STREAM, queued behind that data, has gone out
+    assert result.run_reset == 0  # RST_STREAM(NO_ERROR), as at the end of any turn
+    assert "client went away" not in proxy.log()

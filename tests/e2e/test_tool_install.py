@@ -1,13 +1,16 @@
-"""`uv tool install <checkout>` gives a working `cursor-byok` that runs without the checkout.
+"""`uv tool install --python 3.12 <checkout>` (the README's install line) gives a working
+`cursor-byok` that runs without the checkout.
 
 The tool goes into temp dirs (UV_TOOL_DIR, UV_TOOL_BIN_DIR); the proxy is started from a temp
-dir, both with `cursor-byok run` and with the tool's own mitmdump and `addon-path` (composition
-with other addons), and each serves an Agent turn.
+dir, with `cursor-byok run`, with the tool's own mitmdump and `addon-path` (composition with other
+addons), and with the README's composition line as written, run by a shell whose PATH has the
+tool's bin dir and the system's, nothing else; each serves an Agent turn.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -33,7 +36,7 @@ def tool(tmp_path_factory) -> Path:
     env = dict(os.environ, UV_TOOL_DIR=str(root / "tools"), UV_TOOL_BIN_DIR=str(root / "bin"))
     env.pop("VIRTUAL_ENV", None)
     result = subprocess.run(
-        [uv, "tool", "install", str(REPO)],
+        [uv, "tool", "install", "--python", "3.12", str(REPO)],
         capture_output=True,
         text=True,
         env=env,
@@ -103,3 +106,34 @@ async def test_mitmdump_with_addon_path_composes_with_other_addons(tool, tmp_pat
     proxy = start_mitmdump(tmp_path, command=command)
     assert "alpha" in await _turn(proxy, workspace)
     assert "other addon loaded" in proxy.log()
+
+
+def _readme_composition_line() -> str:
+    """The README's line for composing with other addons (the tool-install one)."""
+    readme = (REPO / "README.md").read_text()
+    match = re.search(r"`(cursor-byok mitmdump [^`]*-s your_addon\.py[^`]*)`", readme)
+    assert match, "README has no `cursor-byok mitmdump ... -s your_addon.py` line"
+    return match[1]
+
+
+async def test_the_readmes_composition_line_works_from_a_tool_install(tool, tmp_path, workspace):
+    line = _readme_composition_line()
+    assert "uv run" not in line and "addon/main.py" not in line  # nothing from a checkout
+    other = tmp_path / "your_addon.py"
+    other.write_text(
+        "import logging\n"
+        "class Yours:\n"
+        "    def running(self):\n"
+        "        logging.warning('your addon loaded')\n"
+        "addons = [Yours()]\n"
+    )
+    test_args = (
+        f"-p 0 --set confdir={tmp_path / 'mitmconf'} --set cursor_byok_data_dir={tmp_path / 'd'}"
+        f" --set cursor_byok_hosts={TEST_HOST} --set cursor_byok_agent=scripted"
+    )
+    # the line as written, run where your_addon.py is; only the tool and the system on PATH
+    command = ["bash", "-c", f"exec {line} {test_args}"]
+    env = {"PATH": f"{tool}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    proxy = start_mitmdump(tmp_path, command=command, env=env)
+    assert "alpha" in await _turn(proxy, workspace)
+    assert "your addon loaded" in proxy.log()

@@ -245,7 +245,10 @@ def test_transparent_mode_in_a_network_namespace(namespace, tmp_path, workspace,
 
     removed = ns.run(*cursor_byok("trust", "uninstall", "--confdir", str(tmp_path / "mitmconf")))
     assert "removed from Debian/Ubuntu" in removed.stdout, removed.stdout
-    status = ns.run(*cursor_byok("trust", "status", "--confdir", str(tmp_path / "mitmconf")))
+    status = ns.run(
+        *cursor_byok("trust", "status", "--confdir", str(tmp_path / "mitmconf")), check=False
+    )
+    assert status.returncode == 1, status.stdout  # not trusted any more: status fails
     assert status.stdout.startswith("✘ Debian/Ubuntu"), status.stdout
     if shutil.which("certutil"):
         assert "\n✘ NSS (Chromium/Electron)" in status.stdout, status.stdout

@@ -65,3 +65,44 @@ async def test_run_web_shows_the_turn_decoded(tmp_path, workspace) -> None:
     assert "text_delta" in view["text"] and "end-stream" in view["text"]
     assert upload["view_name"] == "Cursor Connect"
     assert "BidiAppend" in upload["text"] and "agent.v1.AgentClientMessage" in upload["text"]
+
+
+async def test_run_web_on_mitmwebs_own_port_picks_another_ui_port(tmp_path, workspace) -> None:
+    """`run --web --port 8081` (the README's service example uses 8081, mitmweb's UI default):
+    the UI moves to a free port, which the banner prints, and the proxy serves on 8081."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", 8081))
+        except OSError:
+            pytest.skip("127.0.0.1:8081 is taken on this machine")
+    command = [
+        str(Path(sys.executable).with_name("cursor-byok")),
+        "run", "--web", "--port", "8081", "--agent", "scripted", "--quiet",
+        "--confdir", str(tmp_path / "mitmconf"), "--data-dir", str(tmp_path / "data"),
+        "--", "--allow-hosts", r"^api2\.cursor\.test:443$",
+        "--set", f"cursor_byok_hosts={TEST_HOST}", "--set", "web_open_browser=false",
+    ]  # fmt: skip
+    proxy = start_mitmdump(tmp_path, command=command)
+    client = CursorLikeClient.through(proxy, workspace)
+    try:
+        assert proxy.port == 8081
+        result = await client.turn(
+            client.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+        )
+        assert result.end.ok
+        shown = re.search(r"the flow list is at http://127\.0\.0\.1:(\d+)/", proxy.log())
+        assert shown, proxy.log()
+        ui_port = int(shown[1])
+        assert ui_port != 8081
+        token = re.search(r"\?token=([0-9a-f]+)", proxy.log())
+        assert token, proxy.log()
+        async with httpx.AsyncClient(trust_env=False) as web:
+            flows = await web.get(
+                f"http://127.0.0.1:{ui_port}/flows",
+                headers={"Authorization": f"Bearer {token[1]}"},
+            )
+        assert flows.status_code == 200 and flows.json()
+    finally:
+        await client.aclose()
+        proxy.stop()
+    assert "Traceback" not in proxy.log()

@@ -186,6 +186,14 @@ class FakeProvider:
             async with self._changed:
                 await self._changed.wait_for(lambda: len(self.requests) >= count)
 
+    async def wait_until(
+        self, found: Callable[[list[RecordedRequest]], bool], timeout: float = 10.0
+    ) -> None:
+        """Until `found(requests)` holds (checked on every request recorded)."""
+        async with asyncio.timeout(timeout):
+            async with self._changed:
+                await self._changed.wait_for(lambda: found(self.requests))
+
     async def wait_for_disconnect(self, index: int, timeout: float = 10.0) -> None:
         """Until the client of request `index` has gone away (cancellation tests)."""
         async with asyncio.timeout(timeout):

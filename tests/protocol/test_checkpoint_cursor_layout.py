@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from fakes.cursor_checkpoint import write_checkpoint
 
+from cursor_byok.agent.history import load_transcript
 from cursor_byok.agent.turn import TurnError
-from cursor_byok.agent.turn import load_transcript
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.providers.history import AssistantTurn

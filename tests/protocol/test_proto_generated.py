@@ -23,6 +23,34 @@ from cursor_byok.pb import aiserver_v1_pb2
 ROOT = Path(__file__).resolve().parents[2]
 PB_DIR = ROOT / "addon" / "cursor_byok" / "pb"
 REFERENCE = ROOT.parent / "shared" / "reference" / "proto"
+# Newer than the reference extraction: these are in the schema dumped from Cursor's official client
+# bundle (`@cursor/sdk` 1.1.0, every agent.v1 message with exact numbers; docs/protocol.md §15),
+# which the reference predates. Anything else we model must be in the reference.
+NEWER_THAN_REFERENCE = frozenset(
+    {
+        "agent.v1.SelectedImage.prompt_upload_ref = 10: no such number in the reference",
+        "agent.v1.PromptUploadRef: not in the reference schema",
+        "agent.v1.SelectedDocument.prompt_upload_ref = 10: no such number in the reference",
+        "agent.v1.GetPromptContextUsageRequest: not in the reference schema",
+        "agent.v1.GetPromptContextUsageResponse: not in the reference schema",
+        "agent.v1.WarmUpRequest: not in the reference schema",
+        "agent.v1.WarmUpResponse: not in the reference schema",
+        *(
+            f"agent.v1.AgentRunRequest.{name} = {number}: no such number in the reference"
+            for name, number in (
+                ("agent_session_id", 26),
+                # 27: in every capture; not in the SDK dump; its name as a newer schema has it
+                ("client_supports_prompt_context_usage_rpc", 27),
+                ("client_supports_routed_model_update", 28),
+                ("client_supports_preview_card", 31),
+                ("started_as_new_project", 32),
+                ("first_project_onboarding", 33),
+                ("next_interaction_query_id", 34),
+                ("transcript_parent_conversation_id", 36),
+            )
+        ),
+    }
+)
 
 
 def _generator() -> types.ModuleType:
@@ -163,4 +191,5 @@ def test_subset_matches_reference(tmp_path: Path) -> None:
     # aiserver.v1.GetUsableModelsResponse.models: the extraction binds ModelDetails to the legacy
     # aiserver.v1 message; the bundle (and our file) use agent.v1.ModelDetails. Same local name.
     assert checked > 400
+    problems = [p for p in problems if p not in NEWER_THAN_REFERENCE]
     assert not problems, "\n".join(problems)

@@ -27,3 +27,14 @@ def test_small_pieces_cost_about_their_characters() -> None:
     )
     assert held < 1.1 * 1_000_000  # a list of the pieces: ~3.5 MB
     assert len(parts._pieces) * 20 < BLOCK
+
+
+def test_truncate_forgets_what_came_after_a_mark() -> None:
+    parts = TextParts()
+    for i in range(3000):
+        parts.append(f"{i:05d}")
+    mark = parts.chars
+    parts.append("abandoned " * 2000)
+    parts.truncate(mark)
+    parts.truncate(mark + 5)  # past the end: nothing changes
+    assert parts.take() == "".join(f"{i:05d}" for i in range(3000))

@@ -235,3 +235,102 @@ def test_the_server_connection_takes_its_via_from_the_flows_server_object() -> N
     assert "self.flow.server_conn.via" in source
     server = compat.direct_server("127.0.0.1", 4242)
     assert server.address == ("127.0.0.1", 4242) and server.via is None
+
+
+def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams() -> None:
+    """What install_stream_release relies on: the server layer's event handler, the events and
+    commands it sends, the stream states of h2, and the wakeup a connection layer may request.
+    The behaviour is pinned end to end: tests/e2e/test_run_end.py (RST_STREAM NO_ERROR after
+    END_STREAM, no error for mitmproxy)."""
+    import h2.stream
+    from mitmproxy.proxy import commands
+    from mitmproxy.proxy import events
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http._base import ReceiveHttp
+    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
+    from mitmproxy.proxy.layers.http._events import ResponseTrailers
+
+    assert inspect.isgeneratorfunction(_http2.Http2Connection._handle_event)
+    assert _http2.Http2Server.ReceiveEndOfMessage is RequestEndOfMessage
+    assert "streams" in inspect.getsource(_http2.Http2Connection.__init__)
+    assert h2.stream.StreamState.HALF_CLOSED_LOCAL
+    assert issubclass(events.Wakeup, events.CommandCompleted)
+    assert ReceiveHttp(RequestEndOfMessage(1)).event.stream_id == 1
+    assert list(ResponseTrailers(1, http.Headers([compat.END_STREAM_TRAILER])).trailers.fields)
+    # the HTTP layer routes a connection layer's wakeup back to that layer
+    source = inspect.getsource(http_layer.HttpLayer.event_to_child)
+    assert "RequestWakeup" in source and "command_sources" in source
+    hash(commands.RequestWakeup(0))  # a weak-dict key
+    compat.install_stream_release()
+    assert not compat.install_stream_release()  # idempotent
+    assert _http2.Http2Server._cursor_byok_stream_release  # type: ignore[attr-defined]
+
+
+def test_termlog_prints_to_the_file_it_took_and_can_be_pointed_elsewhere() -> None:
+    """mitmdump's console handler keeps the stdout of its start (so rich's redirect of
+    sys.stdout misses it); `redirect_termlog` moves it, and undoes that."""
+    import io
+    import logging
+
+    from mitmproxy.addons.termlog import TermLogHandler
+
+    from cursor_byok.proxy.mitmproxy_compat import redirect_termlog
+
+    first, other = io.StringIO(), io.StringIO()
+    handler = TermLogHandler(first)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        assert handler.file is first
+        undo = redirect_termlog(other)
+        logging.getLogger("cursor_byok.test").warning("above the table")
+        undo()
+        logging.getLogger("cursor_byok.test").warning("back where it was")
+    finally:
+        root.removeHandler(handler)
+    assert "above the table" in other.getvalue() and "above" not in first.getvalue()
+    assert "back where it was" in first.getvalue()
+
+
+def _h2_request_without_length(body: bytes) -> http.Request:
+    request = http.Request.make("POST", "https://api2.cursor.test/aiserver.v1.X/Y", body)
+    request.http_version = "HTTP/2.0"
+    del request.headers["content-length"]
+    return request
+
+
+def test_an_h2_body_without_length_reaches_an_h1_upstream_unframed() -> None:
+    """mitmproxy's HTTP/1 client sends the h2 request's own headers, adding no framing: for
+    such a request the upstream reads a body of 0 bytes."""
+    from mitmproxy.net.http import http1
+    from mitmproxy.proxy.layers.http import _http1
+
+    source = inspect.getsource(_http1.Http1Client.send)
+    assert "content-length" not in source.lower()  # it never adds one
+    converted = _h2_request_without_length(b"\n\x03abc").copy()
+    converted.http_version = "HTTP/1.1"
+    assert http1.expected_http_body_size(converted) == 0
+
+
+def test_frame_for_http1_upstream_adds_the_length_of_a_buffered_body() -> None:
+    from mitmproxy.net.http import http1
+
+    flow = tflow.tflow()
+    flow.request = _h2_request_without_length(b"\n\x03abc")
+    assert compat.frame_for_http1_upstream(flow)
+    assert flow.request.headers["content-length"] == "5"
+    converted = flow.request.copy()
+    converted.http_version = "HTTP/1.1"
+    assert http1.expected_http_body_size(converted) == 5
+    # an HTTP/1.1 request, one with a length, a streamed one and an empty body are left alone
+    assert not compat.frame_for_http1_upstream(flow)
+    plain = tflow.tflow()
+    plain.request = http.Request.make("POST", "https://h/x", b"abc")
+    assert not compat.frame_for_http1_upstream(plain)
+    streamed = tflow.tflow()
+    streamed.request = _h2_request_without_length(b"abc")
+    streamed.request.stream = True
+    assert not compat.frame_for_http1_upstream(streamed)
+    empty = tflow.tflow()
+    empty.request = _h2_request_without_length(b"")
+    assert not compat.frame_for_http1_upstream(empty)

@@ -107,3 +107,68 @@ async def test_waiting_counts_held_requests_and_a_timeout_leaves_the_id_undecide
     assert await asyncio.gather(*waits) == [None, None, None]
     assert routes.waiting == 0
     assert routes.decide("r", "local") == "local"  # what the addon records after a timeout
+
+
+# --- appends, polls and parents (issue 25) -------------------------------------------------------
+
+
+class FakeTurns:
+    """What Routing asks of Turns: the config routing decides by."""
+
+    def __init__(self, config) -> None:
+        self._config = config
+
+    def routing_config(self):
+        return self._config
+
+
+def routing_with(config_value):
+    from cursor_byok.proxy.routing import Routing
+    from cursor_byok.proxy.shell import SessionRegistry
+
+    async def runner(live, request) -> None:
+        live.finish()
+
+    routing = Routing(FakeTurns(config_value), SessionRegistry(runner))  # type: ignore[arg-type]
+    routing.routes.patience = 0.05  # a deadline the waits below run into
+    return routing
+
+
+def append(request_id: str, message: pb.AgentClientMessage | None, *, agent: bool = True):
+    from cursor_byok.protocol.bidi import BidiAppend
+
+    raw = message.SerializeToString() if message is not None else b"\x0a\x05\x0a\x03xyz"
+    return BidiAppend(request_id, 1, message, raw, agent=agent)
+
+
+async def test_an_append_that_is_not_an_agent_message_goes_to_cursor_at_once() -> None:
+    routing = routing_with(config())
+    assert await routing.append_route(append("stt-1", None, agent=False)) == CURSOR
+    assert routing.routes.get("stt-1") is None  # nothing decided for the id itself
+    assert routing.routes.waiting == 0
+
+
+async def test_an_unknown_ids_append_is_ours_or_waits_as_the_mode_says() -> None:
+    heartbeat = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
+    strict = routing_with(config(route_other_models="error"))
+    assert await strict.append_route(append("x", heartbeat)) == LOCAL  # every run is ours
+    strict.routes.decide("stt", CURSOR)  # another service's stream claimed this id
+    assert await strict.append_route(append("stt", heartbeat)) == CURSOR
+    passing = routing_with(config())
+    waiting = asyncio.ensure_future(passing.append_route(append("y", heartbeat)))
+    await asyncio.sleep(0)
+    assert passing.routes.waiting == 1
+    passing.routes.decide("y", LOCAL)  # its run request came
+    assert await waiting == LOCAL
+    assert await passing.append_route(append("z", heartbeat)) == CURSOR
+    assert passing.routes.get("z") == CURSOR  # no run request in the wait: Cursor's from now on
+
+
+async def test_a_child_run_takes_its_parents_route_and_conversations_remember_theirs() -> None:
+    routing = routing_with(config())
+    assert routing.decide("parent", run("Mine")) == LOCAL
+    assert routing.decide("child", run("composer-1"), parent="parent") == LOCAL
+    assert routing.decide("orphan", run("composer-1"), parent="unknown") == CURSOR
+    assert routing.conversation_route("c") == CURSOR and routing.last_route == CURSOR
+    assert await routing.poll_route("parent") == LOCAL
+    assert await routing.poll_route("never-seen") == CURSOR  # may pass: after the wait

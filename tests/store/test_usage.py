@@ -223,3 +223,23 @@ def test_rows_spooled_at_shutdown_are_imported_by_the_next_start(tmp_path) -> No
     assert [r["started"] for r in store.rows()] == [7.0]
     assert store.import_spool() == 0  # imported once
     store.close()
+
+
+def test_title_calls_are_rows_of_their_own_with_their_cost(tmp_path) -> None:
+    from cursor_byok.store.usage import TITLE
+    from cursor_byok.store.usage import record_row
+
+    record_row(tmp_path, row("Priced", 100.0, input_tokens=1_000_000, output_tokens=10_000))
+    record_row(
+        tmp_path,
+        TurnUsage(200.0, 0.3, "conv", "", "Priced", input_tokens=40, output_tokens=5,
+                  outcome=TITLE, route="NameAgent"),
+    )  # fmt: skip
+    assert writer_for(tmp_path).flush(10)  # written by the writer's thread
+    store = UsageStore(tmp_path)
+    groups, _total = summarise(store.rows(), "kind", CONFIG.prices_of)
+    store.close()
+    assert [g.key for g in groups] == ["turn", "title"]
+    assert groups[1].turns == 1 and groups[1].cost == pytest.approx((40 * 3 + 5 * 15) / 1e6)
+    record_row(tmp_path / "not-a-dir" / "\0", row("Priced", 1.0))  # never raises
+    assert writer_for(tmp_path / "not-a-dir" / "\0").flush(10)  # nor does its thread

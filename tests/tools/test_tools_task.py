@@ -164,3 +164,26 @@ async def test_multitask_mode_runs_subagents_in_the_background(make_ctx) -> None
     ctx = with_run(make_ctx(mode=pb.AGENT_MODE_MULTITASK, overrides={"subagent_args": answer}))
     outcome = await TaskTool().run({"description": "x", "prompt": "y"}, ctx)
     assert not outcome.is_error and ctx.execs[0].subagent_args.run_in_background
+
+
+async def test_a_new_task_leaves_resume_agent_id_unset(make_ctx) -> None:
+    """Cursor's SDK takes a present resume_agent_id as the child's id, even an empty one."""
+    ctx = with_run(make_ctx(overrides={"subagent_args": success()}))
+    await TaskTool().run({"description": "Find it", "prompt": "Find the bug."}, ctx)
+    [request] = ctx.execs
+    assert not request.subagent_args.HasField("resume_agent_id")
+
+
+async def test_resume_sets_resume_agent_id(make_ctx) -> None:
+    ctx = with_run(make_ctx(overrides={"subagent_args": success()}))
+    await TaskTool().run({"description": "Go on", "prompt": "Continue.", "resume": "child-1"}, ctx)
+    [request] = ctx.execs
+    assert request.subagent_args.resume_agent_id == "child-1"
+
+
+async def test_a_result_without_agent_id_is_not_offered_for_resume(make_ctx) -> None:
+    ctx = with_run(make_ctx(overrides={"subagent_args": success(agent_id="")}))
+    outcome = await TaskTool().run({"description": "Find it", "prompt": "Find the bug."}, ctx)
+    assert "agent id: ;" not in outcome.text
+    assert "pass it as `resume`" not in outcome.text
+    assert "no agent id" in outcome.text and "found it" in outcome.text

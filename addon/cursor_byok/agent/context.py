@@ -8,10 +8,14 @@ provider prompt caches stay warm. Later turns carry the large context parts as b
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 
@@ -19,6 +23,9 @@ from cursor_byok.agent.turn import TurnError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.history_format import UserPart
+
+if TYPE_CHECKING:
+    from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +68,19 @@ def mode_id(name: str) -> int | None:
 
 
 BlobReader = Callable[[bytes], Awaitable[bytes]]
+ContextAsker = Callable[[], Awaitable[pb.RequestContext]]
+# How long the client may take to gather its context (rules, MCP servers) before the turn goes on
+# without it; Cursor's SDK answers in milliseconds.
+ASK_TIMEOUT = 15.0
 
 
 async def request_context(
-    run_request: pb.AgentRunRequest, read_blob: BlobReader
+    run_request: pb.AgentRunRequest, read_blob: BlobReader, ask: ContextAsker | None = None
 ) -> pb.RequestContext:
     """The full RequestContext: inline on a chat's first turn, blob parts plus a small inline
     `dynamic_context` on later turns. Parts are assumed to be serialised RequestContext fragments
     (inferred); a part that does not parse is skipped with a log line rather than failing the turn.
+    A run request with neither (Cursor's SDK sends none, ever) gets it from the client: `ask`.
     """
     action = run_request.action
     inline = actions.resolve(run_request).request_context
@@ -76,7 +88,7 @@ async def request_context(
         return inline
     context = pb.RequestContext()
     if not action.HasField("request_context_parts"):
-        return context
+        return await ask() if ask is not None else context
     parts = action.request_context_parts
     for name in ("rules", "skills", "subagents", "mcps"):
         ident = getattr(parts, f"{name}_blob_id")
@@ -94,6 +106,37 @@ async def request_context(
             log.info("context part %s (%d bytes) is not a RequestContext; skipped", name, len(data))
     context.MergeFrom(parts.dynamic_context)
     return context
+
+
+async def client_context(turn: Turn, timeout: float = ASK_TIMEOUT) -> pb.RequestContext:
+    """The client's request context, asked for with the `request_context_args` exec
+    (protocol.md §11.12): what an embedded context would carry (environment, rules, MCP tools and
+    instructions). A client that refuses, fails or takes longer than `timeout` leaves the turn
+    without one (logged), as a run request without context always did."""
+    ask = pb.ExecServerMessage(request_context_args=pb.RequestContextArgs())
+    try:
+        async with asyncio.timeout(timeout):
+            reply = await turn.exec(ask)
+    except TimeoutError:
+        # Nothing else is pending this early in a turn: abort the one request on the client.
+        turn.live.abort_pending()
+        log.warning(
+            "turn %s: no request context from the client in %.0f s; going on without",
+            turn.request_id,
+            timeout,
+        )
+        return pb.RequestContext()
+    kind = reply.WhichOneof("message")
+    result = reply.request_context_result
+    outcome = result.WhichOneof("result") if kind == "request_context_result" else None
+    if outcome == "success":
+        return result.success.request_context
+    why = {
+        "error": lambda: f"error: {result.error.error}",
+        "rejected": lambda: f"rejected: {result.rejected.reason}",
+    }.get(outcome or "", lambda: f"answered {kind or 'nothing'}")()
+    log.info("turn %s: the client gave no request context (%s)", turn.request_id, why)
+    return pb.RequestContext()
 
 
 def mode_instructions(mode: int) -> str:
@@ -206,8 +249,121 @@ def prompt_parts(
     return sections
 
 
-def user_content(message: pb.UserMessage, *, images: bool) -> list[UserPart]:
-    """The user's message as neutral content parts: text, selected context, images."""
+MAX_ATTACHMENT_CHARS = 200_000  # text of one attachment given to the model
+
+
+def attachment_ids(message: pb.UserMessage) -> list[bytes]:
+    """Blob ids the message's selected context refers to: what Cursor uploaded before the run
+    (`UploadConversationBlobs`: @-mentioned context, images, documents, PR diffs)."""
+    if not message.HasField("selected_context"):
+        return []
+    selected = message.selected_context
+    ids = [
+        e.blob_id
+        for e in selected.extra_context_entries
+        if e.WhichOneof("data_or_blob_id") == "blob_id"
+    ]
+    ids += [
+        i.blob_id for i in selected.selected_images if i.WhichOneof("data_or_blob_id") == "blob_id"
+    ]
+    ids += [
+        d.blob_id
+        for d in selected.selected_documents
+        if d.WhichOneof("data_or_blob_id") == "blob_id"
+    ]
+    ids += [d.blob_id for d in selected.git_pr_diff_selections if d.blob_id and not d.diff_content]
+    ids += [p.blob_id for p in selected.selected_pull_requests if p.blob_id]
+    return list(dict.fromkeys(ids))
+
+
+async def resolve_attachments(
+    message: pb.UserMessage,
+    read_blob: BlobReader,
+    on_missing: Callable[[bytes], None] | None = None,
+) -> dict[bytes, bytes]:
+    """The blobs the message refers to: our store (where an upload put them), the run
+    request's pre-fetched blobs, else the client's KV. One that nobody has is left out (the
+    model is told) rather than failing the turn."""
+    found: dict[bytes, bytes] = {}
+    for ident in attachment_ids(message):
+        try:
+            found[ident] = await read_blob(ident)
+        except TurnError as exc:
+            log.warning("attachment %s unavailable: %s", ident.hex()[:16], exc)
+            if on_missing is not None:
+                on_missing(ident)
+    return found
+
+
+def _text(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    if len(text) > MAX_ATTACHMENT_CHARS:
+        cut = len(text) - MAX_ATTACHMENT_CHARS
+        text = text[:MAX_ATTACHMENT_CHARS] + f"\n… {cut} characters omitted …"
+    return text
+
+
+def _missing(ident: bytes) -> str:
+    return f"[an attachment (blob {ident.hex()[:16]}…) could not be read]"
+
+
+def _attached_context(selected: pb.SelectedContext, blobs: Mapping[bytes, bytes]) -> list[str]:
+    """Selected context that arrives by value or by uploaded blob, as text for the model."""
+    out: list[str] = []
+    for entry in selected.extra_context_entries:
+        if entry.WhichOneof("data_or_blob_id") == "data":
+            out.append(entry.data)
+        elif entry.blob_id:
+            data = blobs.get(entry.blob_id)
+            out.append(_text(data) if data is not None else _missing(entry.blob_id))
+    for diff in selected.git_pr_diff_selections:
+        body = diff.diff_content or (
+            _text(blobs[diff.blob_id]) if diff.blob_id in blobs else _missing(diff.blob_id)
+        )
+        lines = f" lines {diff.start_line}-{diff.end_line}" if diff.end_line else ""
+        out.append(
+            f'<pr_diff url="{diff.pr_url}" file="{diff.file_path}"{lines}>\n{body}\n</pr_diff>'
+        )
+    for pull in selected.selected_pull_requests:
+        body = pull.description or pull.summary_json
+        if pull.blob_id:
+            body = _text(blobs[pull.blob_id]) if pull.blob_id in blobs else _missing(pull.blob_id)
+        title = f" title={pull.title!r}" if pull.title else ""
+        head = f'<pull_request number="{pull.number}" url="{pull.url}"{title}>'
+        out.append(f"{head}\n{body}\n</pull_request>")
+    for document in selected.selected_documents:
+        out.append(_document(document, blobs))
+    return [text for text in out if text]
+
+
+def _document(document: pb.SelectedDocument, blobs: Mapping[bytes, bytes]) -> str:
+    kind = document.WhichOneof("data_or_blob_id")
+    data: bytes | None = None
+    if kind == "data":
+        data = document.data
+    elif kind == "blob_id_with_data":
+        data = document.blob_id_with_data.data
+    elif kind == "blob_id":
+        data = blobs.get(document.blob_id)
+    name = document.filename or document.path or "document"
+    if data is None:
+        return f'<document name="{name}">\n[its content could not be read]\n</document>'
+    mime = document.mime_type or ""
+    if mime == "application/pdf" or data.startswith(b"%PDF"):
+        return (
+            f'<document name="{name}" type="{mime or "application/pdf"}" bytes="{len(data)}">\n'
+            "[a PDF: cursor-byok cannot pass documents to the model yet; ask the user for the "
+            "text if you need it]\n</document>"
+        )
+    return f'<document name="{name}">\n{_text(data)}\n</document>'
+
+
+def user_content(
+    message: pb.UserMessage, *, images: bool, attachments: Mapping[bytes, bytes] | None = None
+) -> list[UserPart]:
+    """The user's message as neutral content parts: text, selected context, images.
+    `attachments`: the uploaded blobs it refers to (`resolve_attachments`)."""
+    blobs = attachments or {}
     parts: list[UserPart] = [{"type": "text", "text": message.text}]
     if not message.HasField("selected_context"):
         return parts
@@ -223,16 +379,47 @@ def user_content(message: pb.UserMessage, *, images: bool) -> list[UserPart]:
         if s.content
     ]
     attached += [text for text in selected.extra_context if text]
+    attached += _attached_context(selected, blobs)
     if attached:
         parts.append({"type": "text", "text": "\n\n".join(attached)})
     for image in selected.selected_images:
-        data = image.data or image.blob_id_with_data.data
+        data = image.data or image.blob_id_with_data.data or blobs.get(image.blob_id, b"")
         if images and data:
             parts.append(
                 {
                     "type": "image",
-                    "mediaType": image.mime_type or "image/png",
+                    "mediaType": image.mime_type or _sniff_image(data),
                     "data": base64.b64encode(data).decode(),
                 }
             )
     return parts
+
+
+def _sniff_image(data: bytes) -> str:
+    """The media type of image bytes (Cursor sets `mime_type` only for JPEG and PNG)."""
+    for magic, kind in (
+        (b"\x89PNG", "image/png"),
+        (b"\xff\xd8\xff", "image/jpeg"),
+        (b"GIF8", "image/gif"),
+        (b"RIFF", "image/webp"),
+    ):
+        if data.startswith(magic):
+            return kind
+    return "image/png"
+
+
+async def add_user_message(
+    turn: Turn,
+    message: pb.UserMessage,
+    *,
+    images: Sequence[UserPart] = (),
+    inline_images: bool = False,
+) -> None:
+    """Append a user message to the turn's history as the model will read it, with the context
+    Cursor uploaded for it (blobs `UploadConversationBlobs` put in our store; else pre-fetched or
+    from the client's KV; a blob nobody has is counted by `turn.blob` and left out). `images`:
+    what the model gets for its images (`images.py`); `inline_images`: pass inline image bytes
+    as they are instead (a model that takes images)."""
+    attachments = await resolve_attachments(message, turn.blob)
+    content = user_content(message, images=inline_images, attachments=attachments)
+    turn.transcript.append({"role": "user", "content": [*content, *images]})

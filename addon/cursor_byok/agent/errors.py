@@ -19,6 +19,8 @@ CUSTOM_MESSAGE = aipb.ErrorDetails.ERROR_CUSTOM_MESSAGE  # 29
 BAD_MODEL_NAME = aipb.ErrorDetails.ERROR_BAD_MODEL_NAME  # 5
 TITLES = {
     "auth": "Provider rejected the API key",
+    "forbidden": "Provider refused access",
+    "not_found": "Provider does not know this model",
     "rate_limit": "Provider rate limit",
     "quota": "Provider quota or billing limit",
     "context_length": "Context too long for the model",
@@ -46,15 +48,50 @@ def too_large(detail: str) -> TurnError:
     return TurnError("invalid_argument", detail, title=TOO_LARGE_TITLE, error=CUSTOM_MESSAGE)
 
 
+# ProviderError.kind -> the Connect code the turn ends with. Only what may pass by itself
+# (a server error, the network, a timeout, a broken stream) is `unavailable`: Cursor and people
+# read that as "try again later", which a bad key or an unknown model never is.
+CODES = {
+    "auth": "unauthenticated",
+    "forbidden": "permission_denied",
+    "rate_limit": "resource_exhausted",
+    "quota": "resource_exhausted",
+    "not_found": "not_found",
+    "invalid_request": "invalid_argument",
+    "context_length": "invalid_argument",
+}
+_NOT_FOUND_CODES = {"model_not_found", "not_found_error", "not_found"}
+
+
+def provider_kind(exc: ProviderError) -> str:
+    """The failure as the user must act on it: the classifier's kind, with a refused
+    credential (403) told from a missing one (401) and an unknown model (404) from a bad
+    request, which the classifier (built for retries) does not separate."""
+    if exc.kind == "auth" and exc.status == 403:
+        return "forbidden"
+    if exc.kind == "invalid_request" and (
+        exc.status == 404 or (exc.reason or "").lower() in _NOT_FOUND_CODES
+    ):
+        return "not_found"
+    return exc.kind
+
+
 def provider_turn_error(exc: ProviderError) -> TurnError:
-    """A provider failure as the error Cursor shows: title, provider's message, retryable."""
-    title = TITLES.get(exc.kind, "Provider error")
+    """A provider failure as the error Cursor shows: the Connect code that says what happened
+    (`CODES`), a title, the provider's message, retryable.
+
+    The `ErrorDetails` enum stays PROVIDER_ERROR for all of them: Cursor shows its title and
+    detail as they are, while the enum values of its own accounts (BAD_USER_API_KEY,
+    RATE_LIMITED, ...) open Cursor's settings or plans, which have nothing to do with a key in
+    the cursor-byok config."""
+    kind = provider_kind(exc)
+    title = TITLES.get(kind, "Provider error")
     if exc.status:
         title = f"{title} (HTTP {exc.status})"
-    if exc.kind == "context_length":
+    if kind == "context_length":
         return TurnError("invalid_argument", exc.message, title=title, error=CUSTOM_MESSAGE)
     return TurnError(
-        "deadline_exceeded" if exc.reason == "idle_timeout" else "unavailable",
+        "deadline_exceeded" if exc.reason == "idle_timeout" else CODES.get(kind, "unavailable"),
         f"{exc.provider}: {exc.message}" if exc.provider else exc.message,
         title=title,
         error=PROVIDER_ERROR,

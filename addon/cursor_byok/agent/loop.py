@@ -15,6 +15,7 @@ and hands the model's part to the phases, one module each:
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from collections.abc import Callable
 
 from cursor_byok.agent import context as prompts
@@ -26,6 +27,7 @@ from cursor_byok.agent.errors import CUSTOM_MESSAGE
 from cursor_byok.agent.errors import configuration_error
 from cursor_byok.agent.errors import unknown_model
 from cursor_byok.agent.errors import unsupported_action
+from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.steps import StepLoop
 from cursor_byok.agent.tokens import TokenMeter
@@ -45,7 +47,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.history_format import UserHistoryMessage
+from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.pool import ProviderPool
@@ -128,7 +130,9 @@ class ProviderAgent:
 
     async def _run_user_shell(self, turn: Turn, instruction: Instruction) -> None:
         """The user's own command from the chat: run like the Shell tool, no model call."""
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         mode = turn.mode or prompts.AGENT
 
         def make_ctx(call_id: str, model_call_id: str) -> CallContext:
@@ -145,7 +149,9 @@ class ProviderAgent:
         model = self.route(turn.run_request)
         turn.model = model.name
         mode = turn.mode or prompts.AGENT
-        context = await prompts.request_context(turn.run_request, turn.blob)
+        context = await prompts.request_context(
+            turn.run_request, turn.blob, lambda: prompts.client_context(turn)
+        )
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window
@@ -156,12 +162,28 @@ class ProviderAgent:
         elif kind == actions.RESUME:
             turn.transcript.user_message = None  # the resumed turn's steps are already shown
             resumed = pending_batch(turn.run_request.conversation_state)
-            if resumed is None and not awaits_answer(turn.transcript.messages()):
+            queued = queued_messages(turn.queued)
+            if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
-        else:
-            _add_user_turn(turn, instruction, model)
-        provider = self._factory(model)
+        extra: list[Provider] = []
+
+        async def images_for(message: pb.UserMessage) -> list[UserPart]:
+            return await image_parts(
+                turn,
+                self.config,
+                model,
+                message,
+                lambda other: self._extra_provider(other, turn, extra),
+            )
+
+        try:
+            if kind not in (actions.SUMMARIZE, actions.RESUME):
+                await _add_user_turn(turn, instruction, images_for)
+            provider = self._factory(model)
+        except BaseException:
+            await self._release(extra)
+            raise
         if self._wrap is not None:
             provider = self._wrap(provider, turn.request_id)
         provider_config = self.config.providers[model.provider]
@@ -170,10 +192,9 @@ class ProviderAgent:
             provider_config.max_retries,
             model.first_token_timeout or provider_config.first_token_timeout,
         )
-        if turn.run_request.subagent_type_name:
+        if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
             subagents.register(turn)
-            subagents.attach(turn)
-        extra: list[Provider] = []
+            subagents.attach(turn, turn.parent_tool_call_id or None)
         steps = StepLoop(
             turn=turn,
             config=self.config,
@@ -192,14 +213,31 @@ class ProviderAgent:
                 return
             if resumed is not None:
                 await steps.resume(resumed)
+            if kind == actions.RESUME:  # messages queued while the turn was down: once each
+                for message in queued_messages(turn.queued):
+                    await prompts.add_user_message(turn, message, images=await images_for(message))
             await steps.run(self.config.max_steps)
         finally:
-            if turn.run_request.subagent_type_name:
+            if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
                 subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()
-                for other in extra:
-                    await other.aclose()
+            await self._release(extra)
+
+    def _extra_provider(self, model: ModelConfig, turn: Turn, extra: list[Provider]) -> Provider:
+        """A provider for a helper model of the turn (the vision model), released with the
+        turn's own."""
+        provider = self._factory(model)
+        if self._wrap is not None:
+            provider = self._wrap(provider, turn.request_id)
+        extra.append(provider)
+        return provider
+
+    async def _release(self, extra: list[Provider]) -> None:
+        if self._owns_provider:
+            for other in extra:
+                await other.aclose()
+        extra.clear()
 
     def _compactor(
         self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
@@ -235,9 +273,15 @@ class ProviderAgent:
         )
 
 
-def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> None:
+async def _add_user_turn(
+    turn: Turn,
+    instruction: Instruction,
+    images_for: Callable[[pb.UserMessage], Awaitable[list[UserPart]]],
+) -> None:
     """A message (or Build, or background completions): what it brings into the conversation,
-    then the user message the model answers."""
+    then the user message the model answers, with the context Cursor uploaded for it (blobs
+    `UploadConversationBlobs` put in our store; else pre-fetched or from the client's KV) and
+    what the model gets for its images (`images_for`, `images.py`)."""
     if instruction.todos:  # Build: the plan's todos become the conversation's
         turn.transcript.todos[:] = instruction.todos
     if instruction.completions:  # background subagents: their Task cards end
@@ -246,8 +290,26 @@ def _add_user_turn(turn: Turn, instruction: Instruction, model: ModelConfig) -> 
                 turn.run_request.conversation_state, instruction.completions
             )
         )
-    message: UserHistoryMessage = {
-        "role": "user",
-        "content": prompts.user_content(instruction.user_message, images=model.supports_images),
-    }
-    turn.transcript.append(message)
+
+    for queued in queued_messages(turn.queued, instruction.user_message):
+        await prompts.add_user_message(turn, queued, images=await images_for(queued))
+    message = instruction.user_message
+    await prompts.add_user_message(turn, message, images=await images_for(message))
+
+
+def queued_messages(
+    queued: list[pb.UserMessage], current: pb.UserMessage | None = None
+) -> list[pb.UserMessage]:
+    """The messages queued for a turn, each once: none that is the turn's own message (by id or
+    text) or repeats an earlier one (a retry, or the same text queued twice)."""
+    seen: set[str] = set()
+    if current is not None:
+        seen.update(key for key in (current.message_id, current.text) if key)
+    out = []
+    for message in queued:
+        keys = [key for key in (message.message_id, message.text) if key]
+        if not keys or any(key in seen for key in keys):
+            continue
+        seen.update(keys)
+        out.append(message)
+    return out

@@ -14,16 +14,19 @@ cancel or a crash at any point.
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 from typing import cast
 
+from cursor_byok.agent.attended import attended
 from cursor_byok.agent.compaction import KEEP_SHARE
 from cursor_byok.agent.compaction import CompactionFailed
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import summarize_conversation
+from cursor_byok.agent.context import add_user_message
 from cursor_byok.agent.errors import ContextOverflow
 from cursor_byok.agent.errors import too_large
 from cursor_byok.agent.model_call import Answer
@@ -100,11 +103,14 @@ class StepLoop:
         """Steps until the model answers without tools, or `max_steps` were used."""
         turn = self.turn
         for _ in range(max_steps):
-            turn.step_started()
+            step = turn.step_started()
+            await self._steered(step)
             answer, model_call_id = await self._call()
             if not answer.calls:
                 turn.step_completed()
                 if answer.reason == "pause_turn":  # a long server-side search: go on
+                    continue
+                if turn.steering.pending:  # the user wrote meanwhile: one more call for it
                     continue
                 if answer.reason == "length":
                     turn.text(LENGTH_NOTE)
@@ -128,6 +134,14 @@ class StepLoop:
 
     # --- one step's parts -------------------------------------------------------------------
 
+    async def _steered(self, step: int) -> None:
+        """Messages the user sent while the model worked (agent/steering.py) join the
+        conversation right before this step's model call, each once, confirmed delivered."""
+        for injection in self.turn.steering.take(step):
+            await add_user_message(
+                self.turn, injection.message, inline_images=self.model.supports_images
+            )
+
     async def _call(self) -> tuple[Answer, str]:
         """One model call, compacting first when the prompt nears the window and once more
         (then retrying once) when the provider reports a context overflow."""
@@ -146,8 +160,16 @@ class StepLoop:
             self._account(request)
             model_call_id = str(uuid.uuid4())
             try:
-                answer = await stream_answer(
-                    turn, self.caller, request, self.toolset.by_name, model_call_id
+                answer = await attended(
+                    turn,
+                    functools.partial(
+                        stream_answer,
+                        turn,
+                        self.caller,
+                        request,
+                        self.toolset.by_name,
+                        model_call_id,
+                    ),
                 )
             except ContextOverflow as exc:
                 if overflowed:

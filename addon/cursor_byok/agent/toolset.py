@@ -38,16 +38,16 @@ def native_search(config: Config, turn: Turn, context: pb.RequestContext) -> boo
 
 def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContext) -> Toolset:
     """Tools, provider specs and system prompt for `mode`, sorted by name (see module doc)."""
-    tools = sorted(
-        tools_for(
-            mode,
-            turn.run_request,
-            request_context=context,
-            web_search=None if native_search(config, turn, context) else config.web_search,
-            image_generation=config.image_generation,
-        ),
-        key=lambda t: t.name,
+    tools: list[Tool] = tools_for(
+        mode,
+        turn.run_request,
+        request_context=context,
+        web_search=None if native_search(config, turn, context) else config.web_search,
+        image_generation=config.image_generation,
     )
+    if turn.tool_choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
+        tools = turn.tool_choice.apply(tools)
+    tools = sorted(tools, key=lambda t: t.name)
     by_name = {tool.name: tool for tool in tools}
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
     return Toolset(mode, by_name, specs, prompts.system_prompt(mode, context, list(by_name)))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Awaitable
@@ -19,26 +18,26 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
-from pathlib import Path
 from typing import Any
 from typing import Protocol
 
-from cursor_byok.errors import ByokError
-from cursor_byok.errors import Code
+from cursor_byok.agent.history import load_transcript
+from cursor_byok.agent.steering import Steering
+from cursor_byok.agent.tool_choice import ToolChoice
+from cursor_byok.agent.turn_errors import TurnCancelled
+from cursor_byok.agent.turn_errors import TurnError
+from cursor_byok.agent.turn_errors import TurnFailed
+from cursor_byok.agent.turn_errors import disk_full_error
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.actions import resolve as resolve_action
 from cursor_byok.protocol.blob_ids import BlobMismatch
 from cursor_byok.protocol.blob_ids import verify
 from cursor_byok.protocol.checkpoint import Transcript
-from cursor_byok.protocol.checkpoint import decode_message
 from cursor_byok.protocol.checkpoint import referenced_blobs
 from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.history_format import HistoryMessage
 from cursor_byok.protocol.text import TextParts
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import record_turn
@@ -46,59 +45,10 @@ from cursor_byok.store.usage import record_turn
 log = logging.getLogger(__name__)
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
+# How long a model call may go on while no stream reads the run (the SDK's cancel, a dropped
+# connection); then it is aborted and made again when the client reconnects (agent/attended.py).
+DETACHED_CALL_LIMIT = 10.0
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
-
-
-class TurnCancelled(ByokError):
-    """Raised inside a turn when it is cancelled (user stop, client gone, superseded)."""
-
-    code = Code.CANCELED
-
-    def __init__(self, reason: str, action: pb.CancelAction | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.action = action
-
-
-class TurnFailed(ByokError):
-    """Raised inside a turn when the transport fails it (seqno gap, overflow, watchdog)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message, code)
-
-
-class TurnError(ByokError):
-    """A failure Cursor should show: becomes the end-stream error (never assistant text)."""
-
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        title: str | None = None,
-        error: aipb.ErrorDetails.Error | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(message, code)
-        self.title = title
-        self.error = error
-        self.retryable = retryable
-
-    def end_stream(self) -> EndStreamError:
-        details: tuple[ErrorDetail, ...] = ()
-        if self.error is not None:
-            detail = aipb.ErrorDetails(
-                error=self.error,
-                details=aipb.CustomErrorDetails(
-                    title=self.title or "Error",
-                    detail=str(self),
-                    is_retryable=self.retryable,
-                    show_request_id=True,
-                ),
-                is_expected=False,
-            )
-            details = (ErrorDetail("aiserver.v1.ErrorDetails", detail.SerializeToString()),)
-        return EndStreamError(self.code, str(self), details)
 
 
 @dataclass
@@ -122,19 +72,6 @@ class Usage:
             if hasattr(update, name):
                 setattr(update, name, getattr(self, name))
         return update
-
-
-def disk_full_error(data_dir: Path, exc: OSError) -> TurnError:
-    """A write to the data dir failed: the turn ends with this, naming the directory."""
-    why = exc.strerror or str(exc)
-    return TurnError(
-        "resource_exhausted",
-        f"cursor-byok could not store this conversation in its data directory {data_dir} "
-        f"({why}). The answer so far is kept in Cursor's copy of the conversation; free some "
-        f"space in {data_dir} and continue",
-        title="cursor-byok's data directory is full",
-        error=aipb.ErrorDetails.ERROR_CUSTOM_MESSAGE,
-    )
 
 
 class RunChannel(Protocol):
@@ -162,6 +99,15 @@ class RunChannel(Protocol):
 
     @property
     def has_streams(self) -> bool: ...
+
+    @property
+    def detached_since(self) -> float | None:
+        """Since when no stream reads the run (None while one does), on `clock()`."""
+        ...
+
+    def watch_streams(self) -> asyncio.Future[None]:
+        """Completes the next time `detached_since` changes."""
+        ...
 
     def emit(self, message: pb.AgentServerMessage) -> None: ...
 
@@ -208,17 +154,27 @@ class Turn:
         self.transcript = transcript
         self.client_blobs = client_blobs  # ids the client is known to hold
         self.ack_timeout = ACK_TIMEOUT
+        self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
         self.usage = Usage()
         self.started = time.monotonic()
         self._step_id = 0
         self._step_started: float | None = None
         # for the live status display
         self.model = run_request.requested_model.model_id or run_request.model_details.model_id
-        self.current_tool: str | None = None
+        self.current_tool: str | None = None  # the latest tool still running (or being written)
+        self._running_tools: dict[str, str] = {}  # call id -> tool, in start order
         self.outcome: str | None = None
+        self.ended: float | None = None  # monotonic time the turn ended (its rate freezes)
         self._mode: int | None = None
         self._instruction: Instruction | None = None
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None
+        # the census: (kind, id) of an id nothing could resolve (a blob nobody has)
+        self.on_unresolved: Callable[[str, str], None] | None = None
+        # messages sent while the model answers (steering), and those queued for this turn
+        self.steering = Steering(self.update, lambda: live.finished, live.request_id)
+        self.queued: list[pb.UserMessage] = []
+        self.parent_tool_call_id = ""  # a subagent's Task call in its parent (from headers)
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text = TextParts()
         self._thinking = TextParts()
@@ -252,10 +208,7 @@ class Turn:
 
     def update(self, **variant) -> None:
         """Emit one `interaction_update` variant: `update(text_delta=pb.TextDeltaUpdate(...))`."""
-        if "tool_call_started" in variant:
-            self.current_tool = variant["tool_call_started"].tool_call.WhichOneof("tool")
-        elif "tool_call_completed" in variant:
-            self.current_tool = None
+        self._track_tools(variant)
         self._record_step(variant)
         self._send_update(variant)
 
@@ -264,6 +217,30 @@ class Turn:
         self.emit(pb.AgentServerMessage(interaction_update=update))
         if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
             self.mirror(update)
+
+    def _track_tools(self, variant: dict) -> None:
+        """Which tool the status shows: the latest one started and not completed (a batch runs
+        several; the first to finish must not blank the column), or one whose arguments the
+        model is still writing (`Name…`)."""
+        running = self._running_tools
+        if "tool_call_started" in variant:
+            started = variant["tool_call_started"]
+            running.pop(started.call_id, None)
+            running[started.call_id] = started.tool_call.WhichOneof("tool") or "tool"
+        elif "partial_tool_call" in variant:
+            partial = variant["partial_tool_call"]
+            if partial.call_id not in running:
+                running[partial.call_id] = (partial.tool_call.WhichOneof("tool") or "tool") + "…"
+        elif "tool_call_completed" in variant:
+            running.pop(variant["tool_call_completed"].call_id, None)
+        elif "step_completed" in variant or "turn_ended" in variant:
+            for call_id in [c for c, tool in running.items() if tool.endswith("…")]:
+                del running[call_id]  # written, never started (a refused call)
+            if "turn_ended" in variant:
+                self.ended = time.monotonic()  # the answer is complete; acks may follow
+        else:
+            return
+        self.current_tool = next(reversed(running.values()), None)
 
     def _record_step(self, variant: dict) -> None:
         """Fold UI updates into the turn's steps: thinking, assistant text, completed tools."""
@@ -285,6 +262,16 @@ class Turn:
             step.thinking_message.text = self._thinking.take()
             step.thinking_message.duration_ms = max(duration_ms, 0)
             self._add_step(step)
+
+    def ui_mark(self) -> tuple[int, int]:
+        """Where the thinking and text gathered for the next steps stand now (`ui_rewind`)."""
+        return self._thinking.chars, self._text.chars
+
+    def ui_rewind(self, mark: tuple[int, int]) -> None:
+        """Forget the thinking and text shown since `mark`: an abandoned model call's, which
+        the conversation (history and checkpoint steps) must not keep."""
+        self._thinking.truncate(mark[0])
+        self._text.truncate(mark[1])
 
     def flush_steps(self) -> None:
         """Close the thinking and text gathered so far into steps (before a checkpoint)."""
@@ -367,6 +354,8 @@ class Turn:
         result = reply.get_blob_result
         if not result.HasField("blob_data"):
             why = f" ({result.error.message})" if result.error.message else ""
+            if self.on_unresolved is not None:
+                self.on_unresolved("blob id", ident.hex())
             raise TurnError("not_found", f"the client has no blob {ident.hex()}{why}")
         return await self._accept(ident, result.blob_data)
 
@@ -459,6 +448,7 @@ class Turn:
         light = Transcript(pb.ConversationStateStructure(), [], self.request_id)
         light.used_tokens = self.transcript.used_tokens
         light.context_window = self.transcript.context_window
+        light.category_bytes = self.transcript.category_bytes  # the context meter (turns.py)
         self.transcript = light
         self._step_shapes.clear()
 
@@ -478,48 +468,6 @@ class Agent(Protocol):
     async def run(self, turn: Turn) -> None: ...
 
 
-async def load_transcript(
-    turn_blob, run_request: pb.AgentRunRequest, request_id: str
-) -> Transcript:
-    """The conversation so far, from the checkpoint the client sent back."""
-    state = run_request.conversation_state
-    history: list[HistoryMessage] = []
-    roots = state.root_prompt_messages_json
-    for index, ident in enumerate(roots):
-        try:
-            data = await turn_blob(ident)
-        except TurnError as exc:
-            if exc.code != "not_found":
-                raise
-            # A checkpoint written elsewhere (Cursor's backend, another machine) whose blob
-            # neither our store nor the client's KV has: the history has a hole.
-            raise TurnError(
-                "not_found",
-                f"cannot continue this conversation: history message {index + 1} of "
-                f"{len(roots)} is in neither cursor-byok's store nor the client's ({exc}); "
-                "start a new chat or go back to an earlier message",
-            ) from None
-        try:
-            message = decode_message(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise TurnError(
-                "invalid_argument", f"protocol error: bad history blob: {exc}"
-            ) from None
-        if message.get("role") != "system":  # the system prompt is rebuilt every turn
-            history.append(message)
-    todos = []
-    for ident in state.todos:
-        try:
-            todo = json.loads(await turn_blob(ident))
-        except (ValueError, UnicodeDecodeError):
-            continue  # a todo format we do not know (written by Cursor's server): keep going
-        if isinstance(todo, dict):
-            todos.append(todo)
-    return Transcript(
-        base=state, history=history, request_id=request_id, read_paths=[], todos=todos
-    )
-
-
 async def run_turn(
     live: RunChannel,
     run_request: pb.AgentRunRequest,
@@ -527,19 +475,31 @@ async def run_turn(
     blobs: BlobStore,
     agent: Agent,
     ack_timeout: float = ACK_TIMEOUT,
+    on_unresolved: Callable[[str, str], None] | None = None,
+    queued: Sequence[pb.UserMessage] = (),
+    parent_tool_call_id: str = "",
+    detached_call_limit: float = DETACHED_CALL_LIMIT,
+    tool_choice: ToolChoice | None = None,
 ) -> None:
-    """Run one turn end to end and always leave the stream ended."""
+    """Run one turn end to end and always leave the stream ended (`queued`: user messages that
+    came for this turn before it started, e.g. before a resume; the model gets each once)."""
     started = time.monotonic()
     client_blobs = referenced_blobs(run_request.conversation_state)
     turn = Turn(
         live, run_request, blobs, Transcript(run_request.conversation_state, [], ""), client_blobs
     )
     turn.ack_timeout = ack_timeout
+    turn.on_unresolved = on_unresolved
+    turn.queued = list(queued)
+    turn.parent_tool_call_id = parent_tool_call_id
+    turn.detached_call_limit = detached_call_limit
+    turn.tool_choice = tool_choice
     outcome = "ok"
     try:
         turn.transcript = await load_transcript(turn.blob, run_request, live.request_id)
         turn.transcript.user_message = turn.user_message
         await agent.run(turn)
+        turn.steering.close()  # what still waits is the next turn's (the client re-sends it)
         turn.ending = True
         await turn.store_on_client(turn.checkpoint()[1])
         turn.update(turn_ended=turn.usage.turn_ended())
@@ -558,10 +518,13 @@ async def run_turn(
         outcome = await _close_interrupted(turn, reason)
     except TurnError as exc:
         outcome = f"error {exc.code}: {exc}"
+        turn.steering.close()
         live.abort_pending()
         live.finish(exc.end_stream())
     finally:
         turn.outcome = outcome
+        if turn.ended is None:
+            turn.ended = time.monotonic()
         if not live.finished:
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(
@@ -585,6 +548,7 @@ async def run_turn(
 
 async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
     live = turn.live
+    turn.steering.close()
     live.abort_pending()
     if isinstance(reason, TurnFailed):
         live.finish(EndStreamError(reason.code, str(reason)))

@@ -100,12 +100,15 @@ def config_facts(config_path: Path) -> dict[str, Any]:
                 "params": scrub_json(model.params),
             }
         )
-    return {
+    facts = {
         "default_model": config.default_model,
         "max_steps": config.max_steps,
         "providers": {name: p.kind for name, p in config.providers.items()},
         "models": models,
     }
+    if config.vision_model:  # its description calls are recorded model calls of the turn
+        facts["vision_model"] = config.vision_model
+    return facts
 
 
 @dataclass

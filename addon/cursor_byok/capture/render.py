@@ -17,13 +17,16 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from cursor_byok.capture.view import BLOB_ID_SIZE
-from cursor_byok.capture.view import WIRE_TYPES
-from cursor_byok.capture.view import Capture
-from cursor_byok.capture.view import Item
-from cursor_byok.capture.view import _is_map
-from cursor_byok.capture.view import _unknown_value
-from cursor_byok.capture.view import iter_unknown
+from cursor_byok.capture.items import BLOB_ID_SIZE
+from cursor_byok.capture.items import WIRE_TYPES
+from cursor_byok.capture.items import Capture
+from cursor_byok.capture.items import Item
+from cursor_byok.capture.items import RawField
+from cursor_byok.capture.items import _is_map
+from cursor_byok.capture.items import _unknown_value
+from cursor_byok.capture.items import iter_unknown
+from cursor_byok.capture.items import raw_fields
+from cursor_byok.capture.items import raw_json
 from cursor_byok.pb import agent_v1_pb2
 
 
@@ -309,7 +312,8 @@ def _scalar_type_name(fd: FieldDescriptor) -> str:
 
 def _item_header(item: Item) -> Text:
     meta = item.meta
-    if item.kind == "bidi_append":
+    kind = item.kind
+    if kind == "bidi_append" or (kind == "raw" and meta.get("of") == "bidi_append"):
         text = Text("BidiAppend", style="bold magenta")
         details = [f"request_id={meta.get('request_id') or '-'}"]
         if "seqno" in meta:
@@ -319,34 +323,176 @@ def _item_header(item: Item) -> Text:
             details.append(f"json kind={meta['json_kind']}")
         text.append(" " + " ".join(details))
         return text
-    if item.kind == "run_sse_request":
+    if kind == "run_sse_request":
         return Text("RunSSE request", style="bold magenta")
-    if item.kind in ("server_message", "end_stream") and "frame" in meta:
+    if "frame" in meta and kind in ("server_message", "client_message", "end_stream", "raw"):
         text = Text(f"frame {meta['frame']}", style="bold magenta")
-        text.append(f" flags=0x{meta['flags']:02x} {meta['size']:,} B")
-        if item.kind == "end_stream":
+        if "flags" in meta:
+            text.append(f" flags=0x{meta['flags']:02x}")
+        if "size" in meta:
+            text.append(f" {meta['size']:,} B")
+        if meta.get("t") is not None:
+            text.append(f" t={meta['t']}ms", style="dim")
+        if kind == "end_stream":
             end = meta["end_stream"]
             text.append(" end-stream ")
             text.append(json.dumps(end, ensure_ascii=False), style="green" if not end else "red")
         return text
-    if item.kind == "error_detail":
+    if kind == "client_message" and "seqno" in meta:
+        text = Text(f"client seqno={meta['seqno']}", style="bold blue")
+        text.append(f" {meta.get('size', 0):,} B")
+        if meta.get("t") is not None:
+            text.append(f" t={meta['t']}ms", style="dim")
+        if meta.get("after_frames") is not None:
+            text.append(f" after frame {meta['after_frames']}", style="dim")
+        return text
+    if kind == "error_detail":
         return Text(f"  error detail {meta['type']}", style="bold red")
-    return Text(item.kind.replace("_", " "), style="bold magenta")
+    if kind in _RECORDING_HEADERS:
+        return _RECORDING_HEADERS[kind](meta)
+    return Text(kind.replace("_", " "), style="bold magenta")
 
 
-def render_human(capture: Capture, console: Console, style: Style | None = None) -> None:
-    """Print a capture as summary lines plus one tree per message."""
-    style = style or Style()
-    console.print(
-        Text(f"{capture.source}: {capture.kind}, {len(capture.items)} message(s)", style="bold")
+def _recording_meta(meta: dict[str, Any]) -> Text:
+    text = Text("recording", style="bold magenta")
+    text.append(
+        f" request_id={meta.get('request_id', '-')} recorded_at={meta.get('recorded_at', '-')}"
+        f" by cursor-byok {meta.get('cursor_byok', '?')}"
     )
-    if capture.kind == "runsse-response":
+    return text
+
+
+def _run_meta(meta: dict[str, Any]) -> Text:
+    text = Text("run", style="bold magenta")
+    text.append(
+        f" agent={meta.get('agent', '-')} conversation={meta.get('conversation_id') or '-'}"
+        f" model={meta.get('requested_model') or '-'} stored blobs={meta.get('blobs', 0)}"
+    )
+    config = meta.get("config")
+    if isinstance(config, dict) and "error" in config:
+        text.append(f" config error: {config['error']}", style="red")
+    return text
+
+
+def _provider_request(meta: dict[str, Any]) -> Text:
+    text = Text(f"model call {meta['call']}", style="bold yellow")
+    shown = f" request: model={meta.get('model')} messages={meta.get('messages', 0)}"
+    if "messages_from" in meta:
+        shown += f" (after the previous call's first {meta['messages_from']})"
+    if "tools" in meta:
+        shown += f" tools={len(meta['tools'])}"
+    text.append(shown)
+    return text
+
+
+def _provider_events(meta: dict[str, Any]) -> Text:
+    events = meta.get("events") or []
+    text = Text(f"model call {meta['call']}", style="bold yellow")
+    text.append(f" {len(events)} events: ")
+    text.append(events_summary(events))
+    return text
+
+
+def _provider_error(meta: dict[str, Any]) -> Text:
+    text = Text(f"model call {meta['call']} failed", style="bold red")
+    text.append(
+        f" {meta.get('kind', '?')} (HTTP {meta.get('status') or '-'}): {meta.get('message', '')}"
+    )
+    return text
+
+
+_RECORDING_HEADERS: dict[str, Callable[[dict[str, Any]], Text]] = {
+    "recording_meta": _recording_meta,
+    "run_meta": _run_meta,
+    "provider_request": _provider_request,
+    "provider_events": _provider_events,
+    "provider_error": _provider_error,
+}
+
+
+def events_summary(events: list[dict[str, Any]]) -> str:
+    """A model call's normalised events in one line: text and thinking joined, tool calls
+    named, then usage and how it finished."""
+    parts: list[str] = []
+    text = reasoning = ""
+    for event in events:
+        kind = event.get("type")
+        if kind == "text":
+            text += event.get("text", "")
+        elif kind == "reasoning":
+            reasoning += event.get("text", "")
+        elif kind == "tool_call_end":
+            args = json.dumps(event.get("args"), ensure_ascii=False)
+            parts.append(f"tool call {event.get('name')} {_clip(args, 120)}")
+        elif kind == "usage":
+            counts = ", ".join(
+                f"{k.removesuffix('_tokens')}={v}"
+                for k, v in event.items()
+                if k != "type" and isinstance(v, int) and v
+            )
+            parts.append(f"usage {counts}")
+        elif kind == "finish":
+            parts.append(f"finish {event.get('reason', '')}".strip())
+    if text:
+        parts.insert(0, f"text {_elide(text, 200)}")
+    if reasoning:
+        parts.insert(0, f"thinking {_elide(reasoning, 120)}")
+    return "; ".join(parts) or "-"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def add_raw(tree: Tree, fields: tuple[RawField, ...], style: Style) -> None:
+    """A schema-less tree: `#N type = value`, nested where bytes parse as a message."""
+    for index, f in enumerate(fields):
+        if style.max_items and index >= style.max_items * 5:
+            tree.add(Text(f"… {len(fields) - index} more fields", style="dim"))
+            break
+        kind = WIRE_TYPES.get(f.wire_type, str(f.wire_type))
+        if f.children is not None and isinstance(f.value, bytes):
+            node = tree.add(Text(f"#{f.number} message ({len(f.value):,} B)", style="yellow"))
+            add_raw(node, f.children, style)
+        elif isinstance(f.value, bytes):
+            tree.add(Text(f"#{f.number} {kind} = {_bytes_text(f.value, style.max_string)}"))
+        else:
+            tree.add(Text(f"#{f.number} {kind} = {f.value}"))
+
+
+def render_human(
+    capture: Capture, console: Console, style: Style | None = None, *, fold_heartbeats: bool = False
+) -> None:
+    """Print a capture as summary lines plus one tree per message (`fold_heartbeats`: one line
+    per run of heartbeats instead of a tree each, as the traffic window shows a turn)."""
+    style = style or Style()
+    unwrapped = f" (from {' of '.join(reversed(capture.notes))})" if capture.notes else ""
+    console.print(
+        Text(
+            f"{capture.source}: {capture.kind}{unwrapped}, {len(capture.items)} item(s)",
+            style="bold",
+        )
+    )
+    if capture.kind in ("runsse-response", "recording", "run-request"):
         _print_stream_summary(capture, console)
+    folded = 0
     for item in capture.items:
+        if fold_heartbeats and is_heartbeat(item):
+            folded += 1
+            continue
+        if folded:
+            console.print(Text(f"… {folded} heartbeat(s)", style="dim"))
+            folded = 0
         console.print(_item_header(item))
         message = item.message
+        if item.kind == "raw" and item.raw is not None:
+            console.print(Text(f"  ({item.meta.get('note', 'no schema')})", style="yellow"))
+            tree = Tree(Text(f"{len(item.raw):,} bytes", style="bold"))
+            add_raw(tree, raw_fields(item.raw), style)
+            console.print(tree)
+            continue
         if message is None:
-            if item.kind == "bidi_append":
+            if item.kind in ("bidi_append", "client_message"):
                 console.print(Text("  (no data: a no-op append)", style="dim"))
             elif item.kind == "error_detail":
                 console.print(Text("  (not an aiserver.v1.ErrorDetails)", style="dim"))
@@ -357,20 +503,35 @@ def render_human(capture: Capture, console: Console, style: Style | None = None)
         tree = Tree(Text(message.DESCRIPTOR.full_name, style="bold"))
         add_message(tree, message, style)
         console.print(tree)
+    if folded:
+        console.print(Text(f"… {folded} heartbeat(s)", style="dim"))
+
+
+def is_heartbeat(item: Item) -> bool:
+    """A heartbeat either way: the client's, or the server's `interaction_update.heartbeat`."""
+    message = item.message
+    if isinstance(message, agent_v1_pb2.AgentClientMessage):
+        return message.WhichOneof("message") == "client_heartbeat"
+    if isinstance(message, agent_v1_pb2.AgentServerMessage):
+        update = message.interaction_update
+        return message.HasField("interaction_update") and update.HasField("heartbeat")
+    return False
 
 
 def _print_stream_summary(capture: Capture, console: Console) -> None:
-    counts: dict[str, int] = {}
-    for item in capture.items:
-        if item.kind != "server_message" or item.message is None:
-            continue
-        which = item.message.WhichOneof("message") or "empty"
-        if which == "interaction_update":
-            which = f"interaction_update.{item.message.interaction_update.WhichOneof('message')}"
-        counts[which] = counts.get(which, 0) + 1
-    if counts:
-        shown = ", ".join(f"{k} ×{n}" for k, n in counts.items())
-        console.print(Text.assemble(("  messages: ", "bold"), shown))
+    for label, kind in (("client messages", "client_message"), ("messages", "server_message")):
+        counts: dict[str, int] = {}
+        for item in capture.items:
+            if item.kind != kind or item.message is None:
+                continue
+            which = item.message.WhichOneof("message") or "empty"
+            if which == "interaction_update":
+                inner = item.message.interaction_update.WhichOneof("message")
+                which = f"interaction_update.{inner}"
+            counts[which] = counts.get(which, 0) + 1
+        if counts:
+            shown = ", ".join(f"{k} ×{n}" for k, n in counts.items())
+            console.print(Text.assemble((f"  {label}: ", "bold"), shown))
     text = "".join(
         item.message.interaction_update.text_delta.text
         for item in capture.items
@@ -386,6 +547,8 @@ def item_json(item: Item) -> dict[str, Any]:
     """One JSON object per message: metadata, the message as protobuf JSON, its unknown fields."""
     out: dict[str, Any] = {"_kind": item.kind}
     out.update({k: v for k, v in item.meta.items()})
+    if item.raw is not None:
+        out["raw_fields"] = raw_json(raw_fields(item.raw))
     if item.message is not None:
         out["_type"] = item.message.DESCRIPTOR.full_name
         out["message"] = json_format.MessageToDict(item.message, preserving_proto_field_name=True)

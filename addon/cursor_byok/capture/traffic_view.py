@@ -46,6 +46,8 @@ def agent_kind(path: str, is_request: bool) -> str | None:
         return "bidi" if is_request else None
     if method == "RunSSE":
         return "runsse-request" if is_request else "runsse-response"
+    if method == "Run":  # the HTTP/2 stream: client envelopes up, the server's stream down
+        return "run-request" if is_request else "runsse-response"
     return None
 
 
@@ -85,7 +87,10 @@ def render(
             raise ValueError(str(exc)) from None
         console = _console()
         capture_render.render_human(
-            capture, console, capture_render.Style(max_string=2000, max_items=200)
+            capture,
+            console,
+            capture_render.Style(max_string=2000, max_items=200),
+            fold_heartbeats=True,
         )
         return console.export_text()
     method = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]

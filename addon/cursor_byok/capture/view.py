@@ -1,78 +1,92 @@
 """Decode captured Agent traffic into items: messages with what is known about each.
 
-Used by `cursor-byok decode`. Understands every capture shape we keep:
+Used by `cursor-byok decode` and mitmweb's content view. Reads every capture shape we keep, and
+finds out which one a file is:
 
+- what `cursor-byok record` writes (JSON lines, `captures/README.md`) and the capture tool's JSON
+  of real Cursor traces (tests/data): `json_view.py`;
 - a BidiAppend request body (`aiserver.v1.BidiAppendRequest`, maybe gzip or one Connect envelope);
 - a RunSSE request body (one envelope around `aiserver.v1.BidiRequestId`);
-- a RunSSE response body (envelopes of `agent.v1.AgentServerMessage`, then an end-stream trailer);
-- the JSON captures in tests/data (`{"bidi_append_request": {"data": hex, ...}, ...}`);
-- a bare serialised `AgentClientMessage` / `AgentServerMessage` (only with an explicit kind).
+- a stream of Connect envelopes: a RunSSE or `Run` response (`agent.v1.AgentServerMessage`, then
+  an end-stream trailer) or a `Run` request body (`agent.v1.AgentClientMessage`), told apart by
+  the trailer and by which schema names more of the fields;
+- any of these as hex or base64 text (copied from a log or a debugger), or gzip;
+- a bare serialised `AgentClientMessage` / `AgentServerMessage`.
 
-Framing and BidiAppend decoding are delegated to the sans-IO `connect` and `bidi` modules so the
-CLI sees exactly what the addon sees. Every failure surfaces as one `CaptureError` line.
+Bytes our schema cannot parse are shown as a tree of field numbers (like `protoc
+--decode_raw`) with a note, never as an error: a Cursor update that changes a message is exactly
+when this tool is needed. Framing and BidiAppend decoding are the sans-IO `connect` and `bidi`
+modules, so the CLI sees what the addon sees. Every failure is one `CaptureError` line.
 
 Rendering what is decoded here is `render.py`.
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import binascii
+import re
 import sys
 from collections.abc import Callable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
-from google.protobuf.unknown_fields import UnknownFieldSet
 
 from cursor_byok.capture.format import CaptureError
+from cursor_byok.capture.items import BLOB_ID_SIZE
+from cursor_byok.capture.items import WIRE_TYPES
+from cursor_byok.capture.items import Capture
+from cursor_byok.capture.items import Item
+from cursor_byok.capture.items import Unknown
+from cursor_byok.capture.items import _bytes_json
+from cursor_byok.capture.items import _is_map
+from cursor_byok.capture.items import _unknown_value
+from cursor_byok.capture.items import iter_unknown
+from cursor_byok.capture.items import raw_fields
+from cursor_byok.capture.items import unknown_count
+from cursor_byok.capture.json_view import decode_json
+from cursor_byok.capture.json_view import error_detail_items
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol import bidi
 from cursor_byok.protocol import connect
 
-KINDS = ("auto", "json", "bidi", "runsse-request", "runsse-response", "client", "server")
+__all__ = [
+    "BLOB_ID_SIZE",
+    "KINDS",
+    "WIRE_TYPES",
+    "Capture",
+    "CaptureError",
+    "Item",
+    "Unknown",
+    "_bytes_json",
+    "_is_map",
+    "_unknown_value",
+    "detect_kind",
+    "iter_unknown",
+    "load_capture",
+    "read_input",
+]
+
+KINDS = (
+    "auto",
+    "json",
+    "bidi",
+    "runsse-request",
+    "runsse-response",
+    "run-request",
+    "client",
+    "server",
+)
 
 
 MAX_FILE_SIZE = 256 * 1024 * 1024  # far above the ~2 MB first-turn JSON capture
 
 
-BLOB_ID_SIZE = 32
-
-
-WIRE_TYPES = {0: "varint", 1: "fixed64", 2: "bytes", 3: "group", 5: "fixed32"}
-
-
-@dataclass(slots=True)
-class Item:
-    """One decoded protobuf message of a capture, with where it came from."""
-
-    # bidi_append, run_sse_request, server_message, end_stream, error_detail or client_message
-    kind: str
-    message: Message | None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class Capture:
-    kind: str  # the detected (or forced) kind of the whole file
-    source: str
-    items: list[Item]
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    """An unknown field somewhere in a message tree; `path` is dotted field names from the root."""
-
-    path: str
-    number: int
-    wire_type: int
-    value: Any
+_HEX_TEXT = re.compile(rb"(?:0x)?[0-9a-fA-F\s:]+")
+_BASE64_TEXT = re.compile(rb"[A-Za-z0-9+/=_\-\s]+")
 
 
 def read_input(path: str) -> bytes:
@@ -96,12 +110,15 @@ def load_capture(data: bytes, kind: str = "auto", source: str = "<bytes>") -> Ca
         raise CaptureError(f"unknown kind {kind!r}")
     if not data:
         raise CaptureError("file is empty")
+    notes: list[str] = []
     try:
-        if data[:2] == b"\x1f\x8b":  # a gzip file (HTTP Content-Encoding kept by the recorder)
-            data = connect.decompress(data, "gzip")
+        data = unwrap(data, notes)
         if kind == "auto":
             kind = detect_kind(data)
-        return Capture(kind, source, _DECODERS[kind](data))
+        items = _DECODERS[kind](data)
+        if items and items[0].kind == "recording_meta":
+            kind = "recording"
+        return Capture(kind, source, items, notes)
     except CaptureError:
         raise
     except (bidi.BidiDecodeError, connect.ConnectError) as exc:
@@ -110,8 +127,67 @@ def load_capture(data: bytes, kind: str = "auto", source: str = "<bytes>") -> Ca
         raise CaptureError(f"protobuf does not parse: {exc}") from None
 
 
+def unwrap(data: bytes, notes: list[str]) -> bytes:
+    """Undo what wraps capture bytes: gzip (a body kept with its Content-Encoding), hex or
+    base64 text (pasted from a log); `notes` says which was undone."""
+    for _ in range(3):  # hex of gzip, base64 of hex...: a few layers at most
+        if data[:2] == b"\x1f\x8b":
+            data = connect.decompress(data, "gzip")
+            notes.append("gzip")
+            continue
+        text = _as_text(data)
+        if text is None:
+            return data
+        decoded = _from_hex(text)
+        if decoded is not None:
+            notes.append("hex")
+            data = decoded
+            continue
+        decoded = _from_base64(text)
+        if decoded is not None:
+            notes.append("base64")
+            data = decoded
+            continue
+        return data
+    return data
+
+
+def _as_text(data: bytes) -> bytes | None:
+    """The data when it is printable ASCII text that is not JSON, else None."""
+    stripped = data.strip()
+    if not stripped or stripped[:1] in (b"{", b"["):
+        return None
+    if not all(32 <= b < 127 or b in (9, 10, 13) for b in stripped):
+        return None
+    return stripped
+
+
+def _from_hex(text: bytes) -> bytes | None:
+    if not _HEX_TEXT.fullmatch(text):
+        return None
+    digits = re.sub(rb"\s|:|0x", b"", text)
+    if not digits or len(digits) % 2:
+        return None
+    try:
+        return binascii.unhexlify(digits)
+    except binascii.Error:
+        return None
+
+
+def _from_base64(text: bytes) -> bytes | None:
+    if not _BASE64_TEXT.fullmatch(text) or len(text) < 4:
+        return None
+    compact = re.sub(rb"\s", b"", text)
+    try:
+        altchars = b"-_" if b"-" in compact or b"_" in compact else None
+        padded = compact + b"=" * (-len(compact) % 4)
+        return base64.b64decode(padded, altchars=altchars, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def detect_kind(data: bytes) -> str:
-    """Guess a capture's kind from its first bytes; `--kind` overrides when this guesses wrong."""
+    """Guess a capture's kind from its bytes; `--kind` overrides when this guesses wrong."""
     if data.lstrip()[:1] in (b"{", b"["):
         return "json"
     if _walks_as_envelopes(data):
@@ -121,8 +197,39 @@ def detect_kind(data: bytes) -> str:
                 return "runsse-request"
             if _is_bidi_append(frames[0].payload):
                 return "bidi"
+        return _stream_direction(frames)
+    if _is_bidi_append(data):
+        return "bidi"
+    return _message_direction(data)
+
+
+def _stream_direction(frames: list[connect.Frame]) -> str:
+    """A server's stream ends with a trailer; else the schema that names more of it wins."""
+    if any(frame.is_end_stream for frame in frames):
         return "runsse-response"
-    return "bidi"
+    client = server = 0
+    for frame in frames:
+        client += _fit(agent_v1_pb2.AgentClientMessage, frame.payload)
+        server += _fit(agent_v1_pb2.AgentServerMessage, frame.payload)
+    return "run-request" if client < server else "runsse-response"
+
+
+def _message_direction(data: bytes) -> str:
+    client = _fit(agent_v1_pb2.AgentClientMessage, data)
+    server = _fit(agent_v1_pb2.AgentServerMessage, data)
+    return "server" if server < client else "client"
+
+
+def _fit(message_type: type[Message], payload: bytes) -> int:
+    """How badly a schema fits: unknown fields, or a large number when it does not parse."""
+    message = message_type()
+    try:
+        message.ParseFromString(payload)
+    except DecodeError:
+        return 1_000_000
+    if payload and not message.ListFields():
+        return 1_000  # nothing named at all
+    return unknown_count(message)
 
 
 def _walks_as_envelopes(data: bytes) -> bool:
@@ -142,7 +249,7 @@ def _is_bidi_request_id(payload: bytes) -> bool:
         msg.ParseFromString(payload)
     except DecodeError:
         return False
-    return bool(msg.request_id) and not len(UnknownFieldSet(msg))
+    return bool(msg.request_id) and not unknown_count(msg)
 
 
 def _is_bidi_append(payload: bytes) -> bool:
@@ -151,13 +258,37 @@ def _is_bidi_append(payload: bytes) -> bool:
         msg.ParseFromString(payload)
     except DecodeError:
         return False
-    return bool(msg.request_id.request_id)
+    return bool(msg.request_id.request_id) and not unknown_count(msg)
 
 
 def _decode_bidi(data: bytes) -> list[Item]:
     append = bidi.decode_bidi_append(data)
     meta = {"request_id": append.request_id, "seqno": append.seqno, "size": len(append.raw)}
-    return [Item("bidi_append", append.message, meta)]
+    if not append.raw:
+        return [Item("bidi_append", None, meta)]
+    if append.agent and append.message is not None:
+        return [Item("bidi_append", append.message, meta)]
+    if append.message is not None:  # another service's upload (e.g. voice input)
+        note = "another service's message (not an AgentClientMessage): fields without names"
+        return [Item("raw", None, {**meta, "note": note, "of": "bidi_append"}, raw=append.raw)]
+    return [_message_item("bidi_append", agent_v1_pb2.AgentClientMessage, append.raw, meta)]
+
+
+def _message_item(kind: str, message_type: type[Message], raw: bytes, meta: dict[str, Any]) -> Item:
+    """The typed message, or (when our schema cannot parse it) its fields without names."""
+    message = message_type()
+    try:
+        message.ParseFromString(raw)
+    except DecodeError as exc:
+        try:
+            raw_fields(raw)
+        except ValueError:
+            raise CaptureError(
+                f"{message_type.DESCRIPTOR.name} does not parse: {exc}; not protobuf either"
+            ) from None
+        note = f"{message_type.DESCRIPTOR.name} does not parse ({exc}): fields without names"
+        return Item("raw", None, {**meta, "note": note, "of": kind}, raw=raw)
+    return Item(kind, message, meta)
 
 
 def _decode_runsse_request(data: bytes) -> list[Item]:
@@ -165,7 +296,7 @@ def _decode_runsse_request(data: bytes) -> list[Item]:
     return [Item("run_sse_request", aiserver_v1_pb2.BidiRequestId(request_id=request_id))]
 
 
-def _decode_runsse_response(data: bytes) -> list[Item]:
+def _decode_stream(data: bytes, message_type: type[Message], kind: str) -> list[Item]:
     decoder = connect.EnvelopeDecoder()
     frames = decoder.feed(data)
     decoder.close()
@@ -176,16 +307,18 @@ def _decode_runsse_response(data: bytes) -> list[Item]:
             end = connect.parse_end_stream(frame.payload)
             meta["end_stream"] = _end_stream_dict(end)
             items.append(Item("end_stream", None, meta))
-            for detail in end.error.details if end.error else ():
-                items.append(Item("error_detail", _parse_detail(detail), {"type": detail.type}))
+            items.extend(error_detail_items(end))
             continue
-        message = agent_v1_pb2.AgentServerMessage()
-        try:
-            message.ParseFromString(frame.payload)
-        except DecodeError as exc:
-            raise CaptureError(f"frame {index}: AgentServerMessage does not parse: {exc}") from None
-        items.append(Item("server_message", message, meta))
+        items.append(_message_item(kind, message_type, frame.payload, meta))
     return items
+
+
+def _decode_runsse_response(data: bytes) -> list[Item]:
+    return _decode_stream(data, agent_v1_pb2.AgentServerMessage, "server_message")
+
+
+def _decode_run_request(data: bytes) -> list[Item]:
+    return _decode_stream(data, agent_v1_pb2.AgentClientMessage, "client_message")
 
 
 def _end_stream_dict(end: connect.EndStream) -> dict[str, Any]:
@@ -197,119 +330,22 @@ def _end_stream_dict(end: connect.EndStream) -> dict[str, Any]:
     return out
 
 
-def _parse_detail(detail: connect.ErrorDetail) -> Message | None:
-    if detail.type.removeprefix("type.googleapis.com/") != "aiserver.v1.ErrorDetails":
-        return None
-    message = aiserver_v1_pb2.ErrorDetails()
-    try:
-        message.ParseFromString(detail.value)
-    except DecodeError:
-        return None
-    return message
-
-
-def _decode_json(data: bytes) -> list[Item]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaptureError(f"JSON capture is not UTF-8: {exc}") from None
-    try:
-        try:
-            docs = [json.loads(text)]
-        except json.JSONDecodeError:  # maybe JSON lines
-            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise CaptureError(f"not valid JSON: {exc}") from None
-    items = []
-    for doc in docs:
-        for record in doc if isinstance(doc, list) else [doc]:
-            items.append(_json_record(record))
-    if not items:
-        raise CaptureError("JSON capture holds no records")
-    return items
-
-
-def _json_record(record: Any) -> Item:
-    """One record of the capture tool's JSON: the BidiAppendRequest with hex `data`."""
-    request = record.get("bidi_append_request") if isinstance(record, dict) else None
-    if not isinstance(request, dict) or not isinstance(request.get("data"), str):
-        raise CaptureError("JSON capture has no bidi_append_request.data hex string")
-    try:
-        raw = bytes.fromhex(request["data"])
-    except ValueError as exc:
-        raise CaptureError(f"bidi_append_request.data is not hex: {exc}") from None
-    request_id = request.get("request_id")
-    if isinstance(request_id, dict):
-        request_id = request_id.get("request_id")
-    message = bidi.parse_client_message(raw)
-    meta: dict[str, Any] = {"request_id": request_id, "size": len(raw)}
-    if "append_seqno" in request:
-        try:
-            meta["seqno"] = int(request["append_seqno"])
-        except (TypeError, ValueError):
-            raise CaptureError("bidi_append_request.append_seqno is not an integer") from None
-    if "agent_client_kind" in record:
-        meta["json_kind"] = record["agent_client_kind"]
-    return Item("bidi_append", message, meta)
-
-
 def _decode_client(data: bytes) -> list[Item]:
-    return [Item("client_message", bidi.parse_client_message(data), {"size": len(data)})]
+    meta = {"size": len(data)}
+    return [_message_item("client_message", agent_v1_pb2.AgentClientMessage, data, meta)]
 
 
 def _decode_server(data: bytes) -> list[Item]:
-    message = agent_v1_pb2.AgentServerMessage()
-    message.ParseFromString(data)
-    return [Item("server_message", message, {"size": len(data)})]
+    meta = {"size": len(data)}
+    return [_message_item("server_message", agent_v1_pb2.AgentServerMessage, data, meta)]
 
 
 _DECODERS: dict[str, Callable[[bytes], list[Item]]] = {
-    "json": _decode_json,
+    "json": decode_json,
     "bidi": _decode_bidi,
     "runsse-request": _decode_runsse_request,
     "runsse-response": _decode_runsse_response,
+    "run-request": _decode_run_request,
     "client": _decode_client,
     "server": _decode_server,
 }
-
-
-def iter_unknown(message: Message, path: str = "") -> Iterator[Unknown]:
-    """Every unknown field in a message tree, depth first; what our schema subset cannot name."""
-    for unknown in UnknownFieldSet(message):
-        yield Unknown(path, unknown.field_number, unknown.wire_type, unknown.data)
-    for fd, value in message.ListFields():
-        if fd.message_type is None:
-            continue
-        sub = f"{path}.{fd.name}" if path else fd.name
-        if _is_map(fd):
-            if fd.message_type.fields_by_name["value"].message_type is None:
-                continue
-            for key in value:
-                yield from iter_unknown(value[key], f"{sub}[{key!r}]")
-        elif fd.is_repeated:
-            for i, element in enumerate(value):
-                yield from iter_unknown(element, f"{sub}[{i}]")
-        else:
-            yield from iter_unknown(value, sub)
-
-
-def _is_map(fd: FieldDescriptor) -> bool:
-    return fd.message_type is not None and fd.message_type.GetOptions().map_entry
-
-
-def _unknown_value(unknown: Unknown) -> Any:
-    if unknown.wire_type == 3:  # group: nested UnknownFieldSet
-        return f"group of {len(unknown.value)} fields"
-    if isinstance(unknown.value, bytes):
-        return _bytes_json(unknown.value)
-    return unknown.value
-
-
-def _bytes_json(value: bytes) -> str:
-    try:
-        text = value.decode("utf-8")
-        if text.isprintable():
-            return text
-    except UnicodeDecodeError:
-        pass
-    return value.hex()

@@ -2,7 +2,7 @@
 
 Most support questions are one of: wrong Python or mitmproxy, a config typo, a provider key that
 does not work, the CA not trusted, the port taken, or Cursor not sending its Agent calls through
-the proxy (HTTP/2 still on). Each has a check here. The last one reads the activity file the
+the proxy. Each has a check here. The last one reads the activity file the
 running proxy keeps in its data directory (`cursor_byok.store.activity`), so it works from a second
 terminal; with `--watch N` it waits for an Agent call made after the doctor started.
 """
@@ -24,10 +24,14 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import load_config
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import read_activity
+from cursor_byok.store.census import census_lines
+from cursor_byok.store.census import leaked
+from cursor_byok.store.census import since
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 __all__ = ["ACTIVITY_FILE", "Check", "run_doctor"]  # ACTIVITY_FILE: old import path, kept
 WATCH_POLL = 0.2
+CENSUS_SETTLE = 3.0  # seconds the census must stay still before the doctor reports it
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,10 @@ def check_unused_providers(config: Config) -> list[Check]:
 
 
 def check_safety(config: Config, *, pinged: bool) -> list[Check]:
-    """What makes this config unsafe or sure to fail (config/safety.py): a key variable not
-    set (✘: every turn fails; left to the provider check when it pings), a key file others may
-    read, a key sent over plain http:// to another machine (!)."""
+    """What makes this config unsafe or sure to fail (config/safety.py), each a warning with its
+    fix (the doctor before a first run warns, it does not fail): a key variable not set (every
+    turn would fail; the provider check says it when it pings), a key file others may read, a
+    key sent over plain http:// to another machine."""
     from cursor_byok.config.safety import warnings
 
     findings = warnings(config)
@@ -96,7 +101,7 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
         if finding.kind == "env" and pinged:
             continue  # the one-word request says so, with the same words
         title, _, fix = finding.text.partition("; ")
-        checks.append(Check(FAIL if finding.kind == "env" else WARN, title, fix=fix))
+        checks.append(Check(WARN, title, fix=fix))
     return checks
 
 
@@ -164,6 +169,12 @@ def _der_certs(pem_text: str) -> set[bytes]:
 
 
 def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
+    """The CA file, and where it is trusted; the fixes are `trust.py`'s, as `run` prints them.
+
+    Before the first `run` there is no CA yet: that is a warning (the next step), not a
+    failure."""
+    from cursor_byok.cli import trust
+
     ca = confdir / "mitmproxy-ca-cert.pem"
     if not ca.exists():
         return [
@@ -171,7 +182,8 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
                 WARN if first_run else FAIL,
                 "mitmproxy CA",
                 f"{ca} does not exist yet",
-                fix="start the proxy once (cursor-byok run); it creates the CA",
+                fix="start the proxy once (cursor-byok run); it creates the CA, then "
+                + trust.trust_command(confdir),
             )
         ]
     ours = _der_certs(ca.read_text())
@@ -179,8 +191,6 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
     cafile = ssl.get_default_verify_paths().cafile
     trusted = False
     if sys.platform == "darwin" or sys.platform.startswith("win"):
-        from cursor_byok.cli import trust
-
         system = trust.status(confdir)[0]  # keychain / Root store, asked with their own tools
         trusted, cafile = bool(system.trusted), system.detail
     elif cafile and Path(cafile).exists():
@@ -192,11 +202,11 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
             WARN,
             "CA not found in the system trust store",
             f"looked in {cafile}" if cafile else "no default CA file",
-            fix="sudo cursor-byok trust install; not needed in reverse mode",
+            fix=f"{trust.trust_command(confdir)} (not needed in reverse mode)",
         )
     )
     if sys.platform == "linux":
-        checks.append(check_nss(ca))
+        checks.append(check_nss(ca, fix=trust.trust_command(confdir)))
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
     if (
         extra
@@ -209,13 +219,14 @@ def check_ca(confdir: Path, first_run: bool = False) -> list[Check]:
             Check(
                 WARN,
                 "NODE_EXTRA_CA_CERTS is not the mitmproxy CA",
-                fix=f"start Cursor with NODE_EXTRA_CA_CERTS={ca}",
+                fix="start Cursor with NODE_EXTRA_CA_CERTS="
+                + trust.node_ca_path(trust.system_store(), ca),
             )
         )
     return checks
 
 
-def check_nss(ca: Path, nssdb: Path | None = None) -> Check:
+def check_nss(ca: Path, nssdb: Path | None = None, fix: str = "") -> Check:
     """Linux: Chromium/Electron (Cursor's window) read the user's NSS database, not the bundle."""
     from cursor_byok.cli import trust
 
@@ -227,7 +238,8 @@ def check_nss(ca: Path, nssdb: Path | None = None) -> Check:
         WARN,
         "CA not in the NSS database (Chromium/Electron)",
         detail,
-        fix="cursor-byok trust install (needs certutil: apt-get install libnss3-tools)",
+        fix=(fix or "cursor-byok trust install")
+        + " (needs certutil: apt-get install libnss3-tools)",
     )
 
 
@@ -269,18 +281,41 @@ def check_local_capture(
     )
 
 
-def check_port(host: str, port: int) -> Check:
+def check_port(host: str, port: int, data_dir: Path | None = None) -> Check:
+    """Whether the port is free, or taken by the cursor-byok proxy of this data dir (its
+    activity record names its pid and port), or by something else."""
     with socket.socket() as sock:
         try:
             sock.bind((host, port))
         except OSError as exc:
+            ours = _proxy_on(port, data_dir) if data_dir is not None else None
+            if ours is not None:
+                return Check(OK, f"port {host}:{port}: the cursor-byok proxy runs there", ours)
             return Check(
                 WARN,
                 f"port {host}:{port} is in use",
-                exc.strerror or "",
-                fix="fine if cursor-byok is what runs there; else pick another with --port",
+                (exc.strerror or "") + ", not by a cursor-byok proxy with this data dir",
+                fix="stop what runs there, or start cursor-byok with --port N (and give the "
+                "doctor the same --port)",
             )
     return Check(OK, f"port {host}:{port} is free")
+
+
+def _proxy_on(port: int, data_dir: Path) -> str | None:
+    """`pid N` when the activity record says a live cursor-byok proxy listens on `port`."""
+    activity, _stamp = read_activity(data_dir)
+    if not activity or activity.get("listen_port") != port:
+        return None
+    pid = activity.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, someone else's
+    return f"pid {pid}"
 
 
 def _agent_line(activity: dict) -> str:
@@ -306,18 +341,24 @@ def check_activity(
     activity, _stamp = read_activity(data_dir)
     if activity is None:
         return Check(
-            FAIL,
-            "no proxy activity recorded",
-            f"{path} does not exist",
-            fix="start the proxy (cursor-byok run) and send a message in Cursor's Agent",
+            WARN,
+            "the proxy has not run yet with this data dir",
+            f"no {path}",
+            fix="start it (cursor-byok run), send a message in Cursor's Agent, then run the "
+            "doctor again",
         )
     if activity.get("agent_calls", 0) > 0:
-        return Check(
-            OK,
-            "Agent calls arrive",
-            f"{activity['agent_calls']} Agent calls, {_agent_line(activity)}",
-        )
+        return Check(OK, "Agent calls arrive", f"{_counted(activity)}, {_agent_line(activity)}")
     return _no_agent_calls(activity)
+
+
+def _counted(activity: dict) -> str:
+    """`3 Agent turns (41 calls)`: a turn is one stream; its many uploads are calls."""
+    calls = activity.get("agent_calls", 0)
+    if "agent_turns" not in activity:  # a proxy before turns were counted
+        return f"{calls} Agent calls"
+    turns = activity["agent_turns"]
+    return f"{turns} Agent turn{'s' if turns != 1 else ''} ({calls} calls)"
 
 
 def _no_agent_calls(activity: dict, other_calls: int | None = None) -> Check:
@@ -391,6 +432,54 @@ def _watch_activity(
     )
 
 
+def check_census(
+    data_dir: Path,
+    before: dict | None,
+    settle: float = 0.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+) -> Check | None:
+    """What Cursor sent to the running proxy (since `before`, the census when the doctor
+    started watching): every RPC path and what became of it, the transport of every Agent call,
+    cases and fields of its messages cursor-byok does not model, ids nothing resolved. With
+    `settle`, first wait (up to that long) until the record stops changing: a turn's calls come
+    over seconds. A warning when something is not modelled or unresolved: a Cursor update may
+    have added it (docs/protocol.md §15)."""
+    deadline = clock() + settle
+    activity, _ = read_activity(data_dir)
+    last, still_since = (activity or {}).get("census"), clock()
+    while settle > 0 and clock() < deadline and clock() - still_since < CENSUS_SETTLE:
+        sleep(min(WATCH_POLL, max(deadline - clock(), 0.0)))
+        activity, _ = read_activity(data_dir)
+        now = (activity or {}).get("census")
+        if now != last:
+            last, still_since = now, clock()
+    if not last:
+        return None
+    seen = since(last, before) if before is not None else last
+    lines = census_lines(seen)
+    if not lines:
+        return Check(OK, "Cursor RPC census", "nothing new since the doctor started")
+    new = bool(seen.get("unmodelled") or seen.get("unresolved"))
+    sent = leaked(seen)
+    fix = (
+        "update cursor-byok, or report what is not modelled with `cursor-byok doctor "
+        "--watch 60` output attached"
+    )
+    if sent:
+        fix = (
+            f'{sent} bytes of BYOK conversations went to Cursor although privacy = "local": '
+            'the proxy log names the call ("a call cursor-byok does not answer named BYOK '
+            'conversation"); report it with that line'
+        )
+    return Check(
+        WARN if new or sent else OK,
+        "Cursor RPC census" + (" since the doctor started" if before is not None else ""),
+        "\n    " + "\n    ".join(lines),
+        fix=fix,
+    )
+
+
 def run_doctor(
     *,
     config_path: Path,
@@ -428,18 +517,31 @@ def run_doctor(
     report(check_python(), check_mitmproxy())
     config_check, config = check_config(config_path)
     report(config_check)
-    if config is not None and providers:
+    if config is not None and providers and config.used_providers():
+        asking = ", ".join(config.used_providers())
+        emit(
+            f"… asking the provider{'s' if ',' in asking else ''} ({asking}) for a one-word "
+            "answer (up to 30s)"
+        )
         report(*check_providers(config))
     if config is not None:
         report(*check_safety(config, pinged=providers))
         report(*check_unused_providers(config))
-    report(*check_ca(confdir, first_run))
+    # No activity record: the proxy never ran with this data dir, so no CA yet is "not yet".
+    never_ran = read_activity(data_dir)[0] is None
+    report(*check_ca(confdir, first_run or never_ran))
     report(check_local_capture())
-    report(check_port(host, port))
+    report(check_port(host, port, data_dir))
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")
     if not first_run:
+        before = (read_activity(data_dir)[0] or {}).get("census", {}) if watch > 0 else None
+        started = time.monotonic()
         report(check_activity(data_dir, watch))
+        left = max(watch - (time.monotonic() - started), 0.0)
+        census = check_census(data_dir, before, settle=min(left, 10.0) if watch > 0 else 0.0)
+        if census is not None:
+            report(census)
     failed = sum(c.status == FAIL for c in checks)
     emit(f"{len(checks) - failed} of {len(checks)} checks passed" + (" (see ✘)" if failed else ""))
     return 1 if failed else 0

@@ -23,6 +23,14 @@ SCRIPT = Path(__file__).parents[1] / "proxy" / "script.py"
 WEB_SCRIPT = Path(__file__).parents[1] / "proxy" / "webview.py"
 LOG_BYTES = 5_000_000
 LOG_BACKUPS = 3
+# Local capture: Cursor's processes. Its Agent traffic comes from "Cursor" and from its Electron
+# helpers "Cursor Helper" and "Cursor Helper (Plugin)" (macOS, Windows), and on Linux from the
+# `cursor` binary. Each name is a substring of a process name or path (a regular expression on
+# macOS, so none may contain a metacharacter: "Cursor Helper" covers both helpers), and the proxy
+# itself (which may run from a path with "cursor-byok" in it) is never captured.
+CURSOR_PROCESSES = ("Cursor", "Cursor Helper", "cursor")
+NEVER_CAPTURED = ("cursor-byok",)
+LOCAL_SPEC = ",".join([*CURSOR_PROCESSES, *(f"!{name}" for name in NEVER_CAPTURED)])
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,7 @@ class RunOptions:
     port: int = 8080
     mode: str = "regular"  # regular | reverse | local | transparent
     upstream: str = CURSOR_API  # reverse mode target
-    local_process: str = "Cursor"  # local capture: process name substring
+    local_process: str = LOCAL_SPEC  # local capture: mitmproxy's process spec
     config: Path | None = None
     agent: str = "provider"
     data_dir: Path | None = None
@@ -42,6 +50,7 @@ class RunOptions:
     web: bool = False  # mitmweb instead of mitmdump: watch the flows in a browser
     redirect_hosts: tuple[str, ...] = DEFAULT_REDIRECT_HOSTS  # transparent: port 443 redirected
     print_rules: bool = False  # transparent: show the redirect rules, start nothing
+    web_port: int | None = None  # mitmweb's UI (with `web`); None: 8081 if free, else any
 
 
 def ipv6_loopback() -> bool:
@@ -89,7 +98,14 @@ def mitmdump_args(opts: RunOptions, ipv6: bool = False) -> list[str]:
     if opts.web:
         # Keep our synthesised RunSSE streams for the flow view, and decode Connect bodies.
         args += ["--set", "store_streamed_bodies=true", "-s", str(WEB_SCRIPT)]
+        if opts.web_port is not None and not _sets(opts.extra, "web_port"):
+            args += ["--set", f"web_port={opts.web_port}", "--set", "web_host=127.0.0.1"]
     return [*args, *opts.extra]
+
+
+def _sets(extra: tuple[str, ...], option: str) -> bool:
+    """Whether the extra mitmdump arguments set `option` themselves (theirs wins)."""
+    return any(arg.startswith(f"{option}=") for arg in extra)
 
 
 def setup_text(opts: RunOptions) -> str:
@@ -102,34 +118,36 @@ def setup_text(opts: RunOptions) -> str:
             f"Reverse mode: cursor-byok answers at {url} and forwards everything else to "
             f"{opts.upstream}.\nStart Cursor with its backend pointed here, e.g.\n"
             f"  CURSOR_API_BASE_URL={url} cursor   (or: cursor --test-backend-url={url})\n"
-            "No certificate is needed in this mode."
+            "No certificate is needed for Cursor in this mode.\n"
+            f"Agents built with Cursor's SDK (cursor-sdk, @cursor/sdk): CURSOR_BACKEND_URL={url} "
+            "(RunSSE + BidiAppend); for HTTP/2 Run "
+            f"CURSOR_BACKEND_URL=https://{opts.host}:{opts.port} NODE_EXTRA_CA_CERTS={ca}"
         )
-    trust = (
-        f"Trust mitmproxy's CA ({ca}, created on first start):\n"
-        f"  macOS:   sudo security add-trusted-cert -d -p ssl -p basic "
-        f"-k /Library/Keychains/System.keychain {ca}\n"
-        f"  Windows: certutil -addstore root {ca.with_suffix('.cer')}\n"
-        f"  Linux:   sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
-        "sudo update-ca-certificates\n"
-        f"           certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n mitmproxy -i {ca}\n"
-        f"  Node side of Cursor: NODE_EXTRA_CA_CERTS={ca}"
-    )
+    from cursor_byok.cli.trust import steps_text
+
+    trust = steps_text(confdir)
     if opts.mode == "transparent":
         from cursor_byok.cli.trust import node_ca_path
         from cursor_byok.cli.trust import system_store
+        from cursor_byok.cli.trust import trust_command
 
         node_ca = node_ca_path(system_store(), ca)
         return (
             "Transparent mode: connections to port 443 of Cursor's hosts are redirected to "
             "mitmdump by firewall rules cursor-byok installs now and removes on exit.\n"
             "No Cursor setting is needed: both of its Agent transports are served.\n"
-            "Trust mitmproxy's CA: sudo cursor-byok trust install (system store and NSS); "
+            f"Trust mitmproxy's CA: {trust_command(confdir)} (system store and NSS); "
             f"start Cursor with NODE_EXTRA_CA_CERTS={node_ca} for its Node side."
         )
     if opts.mode == "local":
+        which = (
+            "Cursor and its helper processes"
+            if opts.local_process == LOCAL_SPEC
+            else f"the processes {opts.local_process!r}"
+        )
         return (
-            f"{opts.mode.title()} mode: Cursor's connections are redirected at the OS level "
-            "(needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
+            f"{opts.mode.title()} mode: the connections of {which} are redirected at the OS "
+            "level (needs root/admin; on Linux kernel >= 6.8 for local capture).\n"
             "No Cursor setting is needed: both of its Agent transports are served.\n" + trust
         )
     return (
@@ -142,26 +160,42 @@ def setup_text(opts: RunOptions) -> str:
     )
 
 
-def start_warnings(opts: RunOptions) -> list[str]:
-    """What the config makes unsafe or sure to fail (config/safety.py), said before the proxy
-    starts instead of by the first turn. A config that does not load says so itself: the proxy
-    logs its error at start and every turn shows it."""
-    if opts.agent != "provider":
-        return []
-    from cursor_byok.config import ConfigError
-    from cursor_byok.config import load_config
-    from cursor_byok.config.safety import warnings
+def preflight(opts: RunOptions) -> tuple[RunOptions, str | None]:
+    """The checks before mitmproxy starts (`preflight.py`); the options with the UI port
+    picked, and the one-line problem that stops the run, if any."""
+    import dataclasses
 
-    try:
-        config = load_config(opts.config or default_config_path())
-    except ConfigError:
-        return []
-    return [f"warning: {finding}" for finding in warnings(config)]
+    from cursor_byok.cli import preflight as checks
+    from cursor_byok.store.files import default_data_dir
+
+    if opts.mode == "local" and (problem := checks.local_problem()) is not None:
+        return opts, problem
+    problem = checks.port_problem(opts.host, opts.port)
+    if problem is not None:
+        return opts, problem
+    for path, flag in (
+        (opts.data_dir or default_data_dir(), "--data-dir"),
+        (opts.confdir or Path.home() / ".mitmproxy", "--confdir"),
+    ):
+        if (problem := checks.dir_problem(path, flag)) is not None:
+            return opts, problem
+    if opts.web and not _sets(opts.extra, "web_port"):
+        if opts.web_port is not None and opts.web_port == opts.port:
+            return opts, f"--web-port {opts.web_port} is the proxy's own --port: pick another"
+        if opts.web_port is not None:
+            problem = checks.port_problem("127.0.0.1", opts.web_port, "--web-port")
+            if problem is not None:
+                return opts, problem
+        port = checks.pick_web_port(opts.port, opts.web_port)
+        opts = dataclasses.replace(opts, web_port=port)
+    return opts, None
 
 
 def run(opts: RunOptions) -> int:
     from rich.console import Console
     from rich.text import Text
+
+    from cursor_byok.cli.preflight import config_warnings
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if opts.print_rules and opts.mode != "transparent":
@@ -172,17 +206,25 @@ def run(opts: RunOptions) -> int:
 
         sys.stdout.write(rules_text(opts.port, opts.redirect_hosts))
         return 0
-    notes = start_warnings(opts)
+    opts, problem = preflight(opts)
+    if problem is not None:
+        console.print(Text(f"cursor-byok: error: {problem}"))
+        return 2
+    notes = config_warnings(opts.config or default_config_path(), opts.agent)
+    for warning in notes:
+        console.print(Text.assemble(("warning: ", "yellow"), warning))
     if opts.log_file is not None and opts.mode != "transparent":
-        return run_logged(mitmdump_args(opts), opts, notes)
+        return run_logged(mitmdump_args(opts), opts, [f"warning: {n}" for n in notes])
     console.print(f"[bold]cursor-byok[/bold] ({opts.mode} mode)")
-    console.print(setup_text(opts))
-    for note in notes:
-        console.print(Text(note, style="yellow"))
+    console.print(Text(setup_text(opts)))
     if opts.web:
+        ui = "<your web_port>" if opts.web_port is None else str(opts.web_port)
         console.print(
-            "mitmweb: the flows open in your browser (the URL with its token is printed below); "
-            "Cursor's Connect bodies show decoded in the 'Cursor Connect' view."
+            Text(
+                f"mitmweb: the flow list is at http://127.0.0.1:{ui}/ (the URL with its token "
+                "is printed below; it opens in your browser); Cursor's Connect bodies show "
+                "decoded in the 'Cursor Connect' view."
+            )
         )
     if opts.mode == "transparent" and sys.platform.startswith("linux"):
         return run_transparent(opts, console)

@@ -15,11 +15,14 @@ from collections.abc import Sequence
 from cursor_byok import __version__
 from cursor_byok.cli.common import EXIT_ERROR
 from cursor_byok.cli.common import Handler
+from cursor_byok.cli.proxy_commands import PASSTHROUGH
 from cursor_byok.cli.proxy_commands import add_addon_path
 from cursor_byok.cli.proxy_commands import add_decode
+from cursor_byok.cli.proxy_commands import add_passthrough
 from cursor_byok.cli.proxy_commands import add_record
 from cursor_byok.cli.proxy_commands import add_replay
 from cursor_byok.cli.proxy_commands import add_run
+from cursor_byok.cli.proxy_commands import passthrough
 from cursor_byok.cli.setup_commands import add_doctor
 from cursor_byok.cli.setup_commands import add_init
 from cursor_byok.cli.setup_commands import add_service
@@ -37,6 +40,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_addon_path,
     add_decode,
     add_trust,
+    add_passthrough,
 ]
 
 
@@ -55,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cursor-byok` script; returns the process exit code."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in PASSTHROUGH:  # every argument is mitmproxy's, --help too
+        return passthrough(argv[0], argv[1:])
     tail: list[str] = []
     if argv[:1] == ["service"] and "--" in argv:  # `service install -- RUN_OPTIONS...`
         cut = argv.index("--")

@@ -20,10 +20,12 @@ def add_decode(subparsers: argparse._SubParsersAction) -> None:
 
     parser = subparsers.add_parser(
         "decode",
-        help="decode a captured BidiAppend / RunSSE body or JSON capture",
+        help="decode a capture: a recording, a Cursor trace, a Connect body, hex or base64",
         description=(
-            "Decode a capture and print it as a tree (or JSON lines). Detects BidiAppend request "
-            "bodies, RunSSE request/response streams and the JSON captures; --kind forces one."
+            "Decode a capture and print it as a tree (or JSON lines). Detects what `record` "
+            "writes, the capture tool's JSON, BidiAppend bodies, RunSSE and Run request and "
+            "response streams, bare Agent messages, and any of them as hex, base64 or gzip; "
+            "--kind forces one. Bytes the schema cannot name are shown by field number."
         ),
     )
     parser.add_argument("file", metavar="FILE", help='capture file, or "-" for stdin')
@@ -96,9 +98,11 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     modes.add_argument(
         "--local",
         nargs="?",
-        const="Cursor",
-        metavar="PROCESS",
-        help="capture one application's traffic at the OS level (needs root)",
+        const=True,
+        metavar="PROCESSES",
+        help="capture Cursor's traffic at the OS level (needs root): by default Cursor and its "
+        'helper processes ("Cursor Helper", "Cursor Helper (Plugin)"), else the processes '
+        "named (mitmproxy's local:SPEC)",
     )
     modes.add_argument(
         "--transparent",
@@ -130,12 +134,20 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run under mitmweb: watch Cursor's calls (and ours, decoded) in the browser",
     )
+    parser.add_argument(
+        "--web-port",
+        type=int,
+        metavar="PORT",
+        help="with --web: the port of mitmweb's UI (default 8081, or a free one when 8081 is "
+        "taken or is the proxy's --port)",
+    )
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
 
 
 def run_options(args: argparse.Namespace):
     from pathlib import Path
 
+    from cursor_byok.cli.launch import LOCAL_SPEC
     from cursor_byok.cli.launch import RunOptions
 
     mode = "regular"
@@ -144,7 +156,8 @@ def run_options(args: argparse.Namespace):
     if args.reverse:
         mode, kwargs["upstream"] = "reverse", args.reverse
     elif args.local:
-        mode, kwargs["local_process"] = "local", args.local
+        spec = args.local if isinstance(args.local, str) else LOCAL_SPEC
+        mode, kwargs["local_process"] = "local", spec
     elif args.transparent:
         mode = "transparent"
         if args.redirect_host:
@@ -161,6 +174,7 @@ def run_options(args: argparse.Namespace):
         extra=extra,
         log_file=Path(args.log_file).expanduser().resolve() if args.log_file else None,
         web=args.web,
+        web_port=args.web_port,
         print_rules=args.print_rules,
         **kwargs,
     )
@@ -282,3 +296,35 @@ def _cmd_addon_path(args: argparse.Namespace) -> int:
 
     print(SCRIPT)
     return EXIT_OK
+
+
+PASSTHROUGH = ("mitmdump", "mitmweb")
+
+
+def add_passthrough(subparsers: argparse._SubParsersAction) -> None:
+    for name in PASSTHROUGH:
+        parser = subparsers.add_parser(
+            name,
+            add_help=False,
+            help=f"mitmproxy's {name} from this installation, arguments unchanged "
+            f'(compose: cursor-byok {name} -s "$(cursor-byok addon-path)" -s yours.py)',
+        )
+        parser.add_argument("args", nargs=argparse.REMAINDER)
+
+
+def passthrough(name: str, args: list[str]) -> int:
+    """Run mitmproxy's `name` (the one installed with cursor-byok: a tool install puts only
+    `cursor-byok` on PATH) with `args` as given; its exit status is ours."""
+    from cursor_byok.cli.launch import mitmdump_executable
+
+    program = mitmdump_executable(name)
+    if not os.path.isabs(program):
+        return error_exit(f"{name} not found beside {sys.executable} or on PATH")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "nt":  # no exec on Windows: a child, with its status
+        import subprocess
+
+        return subprocess.call([program, *args])
+    os.execv(program, [program, *args])
+    return EXIT_OK  # not reached

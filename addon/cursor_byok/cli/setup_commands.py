@@ -37,8 +37,13 @@ def _cmd_trust(args: argparse.Namespace) -> int:
     confdir = Path(args.confdir).expanduser() if args.confdir else Path.home() / ".mitmproxy"
     if args.action == "status":
         marks = {True: "✔", False: "✘", None: "?"}
-        for item in trust.status(confdir):
+        items = trust.status(confdir)
+        for item in items:
             print(f"{marks[item.trusted]} {item.store} — {item.detail}")
+        if any(item.trusted is False for item in items):
+            if any(item.trusted is False and "Node" not in item.store for item in items):
+                print(f"fix: {trust.trust_command(confdir)}")
+            return 1  # scripts and the doctor can tell a setup that is not done yet
         return EXIT_OK
     try:
         return trust.change(confdir, args.action == "install", print, nss=not args.no_nss)
@@ -163,8 +168,18 @@ def _cmd_init(args: argparse.Namespace) -> int:
         first_run=True,
     )
     if code == 0:
-        console.print("Start the proxy with: cursor-byok run")
+        console.print(f"Start the proxy with: {_run_hint()}")
     return code
+
+
+def _run_hint() -> str:
+    """`cursor-byok run`, as this installation is started: `uv run …` from a checkout's venv."""
+    from pathlib import Path
+
+    prefix = Path(sys.prefix)
+    if prefix.name == ".venv" and (prefix.parent / "addon" / "cursor_byok").is_dir():
+        return "uv run cursor-byok run"
+    return "cursor-byok run"
 
 
 def add_usage(subparsers: argparse._SubParsersAction) -> None:
@@ -173,9 +188,10 @@ def add_usage(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "usage",
         help="tokens and cost of your turns (today, this week, by model or conversation)",
-        description="Sum the usage the proxy recorded for every Agent turn. Costs come from the "
-        "`prices` of each model in the config (per million tokens); models without prices show "
-        "tokens only.",
+        description="Sum the usage the proxy recorded for every Agent turn, and for every chat "
+        "title a title_model made (outcome 'title'; --by kind separates them). Costs come from "
+        "the `prices` of each model in the config (per million tokens); models without prices "
+        "show tokens only.",
     )
     parser.add_argument(
         "--since",
@@ -268,6 +284,18 @@ def add_service(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_cmd_service, run_args=[])  # main() fills run_args from after `--`
 
 
+def _config_of(run_args: list[str]):
+    """The --config a service's `run` options name, if any."""
+    from pathlib import Path
+
+    for index, arg in enumerate(run_args):
+        if arg == "--config" and index + 1 < len(run_args):
+            return Path(run_args[index + 1]).expanduser()
+        if arg.startswith("--config="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return None
+
+
 def _cmd_service(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -293,6 +321,12 @@ def _cmd_service(args: argparse.Namespace) -> int:
             print(service.shell_line(command))
         return EXIT_OK
     if args.action == "install":
+        from cursor_byok.cli.preflight import service_warnings
+        from cursor_byok.config import default_config_path
+
+        config_path = _config_of(run_args) or default_config_path()
+        for warning in service_warnings(platform, home, config_path):
+            print(f"warning: {warning}", file=sys.stderr)
         paths, code = service.install(platform, home, run_args)
         for path in paths:
             print(f"wrote {path}")

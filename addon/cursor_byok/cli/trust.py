@@ -130,6 +130,66 @@ def plan_nss(nssdb: Path, confdir: Path, install: bool, new_db: bool) -> list[Ac
     return actions
 
 
+# --- the steps, said the same way everywhere ------------------------------------------------------
+# `run`'s banner, `trust status`, the doctor and the README give these steps with these file names
+# (the README's "Regular proxy" section is checked against them by tests/test_trust.py).
+
+
+def self_command() -> str:
+    """This installation's `cursor-byok`, by absolute path: under sudo, PATH and the home
+    directory are root's (a tool install in ~/.local/bin is not on root's PATH)."""
+    import shlex
+
+    from cursor_byok.cli.service import cursor_byok_command
+
+    return " ".join(shlex.quote(part) for part in cursor_byok_command())
+
+
+def trust_command(confdir: Path) -> str:
+    """The one command that trusts the CA (system store and NSS); `--confdir` because under sudo
+    the default would be root's ~/.mitmproxy, not the user's."""
+    return f"sudo {self_command()} trust install --confdir {confdir}"
+
+
+def manual_steps(confdir: Path, platform: str = sys.platform) -> list[str]:
+    """What `trust install` does, by hand, on this platform only (never another platform's
+    command with this platform's paths), with the file names `trust install` uses."""
+    pem = confdir / CA_PEM
+    if platform == "darwin":
+        return [
+            f"sudo security add-trusted-cert -d -r trustRoot -k {MAC_KEYCHAIN} {pem}",
+            f"start Cursor with NODE_EXTRA_CA_CERTS={pem}",
+        ]
+    if platform.startswith("win"):
+        return [
+            f"certutil -addstore -f Root {confdir / CA_CER}",
+            f"start Cursor with NODE_EXTRA_CA_CERTS={pem}",
+        ]
+    store = system_store(platform) or DEBIAN
+    assert store.anchor is not None
+    return [
+        f"sudo cp {pem} {store.anchor} && sudo {' '.join(store.refresh)}",
+        f"certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n {NAME} -i {pem}"
+        "   (Chromium/Electron; certutil is in libnss3-tools)",
+        f"start Cursor with NODE_EXTRA_CA_CERTS={store.anchor}",
+    ]
+
+
+def steps_text(confdir: Path, platform: str = sys.platform) -> str:
+    """The CA steps as `run` prints them: `trust install` first, the hand steps after."""
+    pem = confdir / CA_PEM
+    node = node_ca_path(system_store(platform), pem) if platform.startswith("linux") else pem
+    lines = [
+        f"Trust mitmproxy's CA ({pem}, created on first start):",
+        f"  {trust_command(confdir)}",
+        f"  then start Cursor with NODE_EXTRA_CA_CERTS={node}",
+        f"  check with: {self_command()} trust status --confdir {confdir}",
+        "  or by hand:",
+        *(f"    {step}" for step in manual_steps(confdir, platform)),
+    ]
+    return "\n".join(lines)
+
+
 # --- doing it ----------------------------------------------------------------------------------
 
 
@@ -265,8 +325,10 @@ def status(confdir: Path, user: User | None = None) -> list[Status]:
     if sys.platform == "linux":
         trusted, detail = nss_status(user.home / ".pki" / "nssdb", pem)
         out.append(Status("NSS (Chromium/Electron)", trusted, detail))
+    # Only what this shell says: Cursor may well be started with another environment, so an
+    # unset variable is "cannot tell" (?), and only one that points elsewhere is ✘.
     extra = os.environ.get("NODE_EXTRA_CA_CERTS")
-    node_ok = bool(extra and in_bundle(pem, Path(extra).expanduser()))
+    node_ok = in_bundle(pem, Path(extra).expanduser()) if extra else None
     out.append(
         Status(
             "Node (NODE_EXTRA_CA_CERTS)",

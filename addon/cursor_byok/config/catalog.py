@@ -37,6 +37,9 @@ AVAILABLE_MODELS = "AvailableModels"
 USABLE_MODELS = "GetUsableModels"
 DEFAULT_MODEL_FOR_CLI = "GetDefaultModelForCli"
 PICKER_METHODS = (AVAILABLE_MODELS, USABLE_MODELS, DEFAULT_MODEL_FOR_CLI)
+# Cursor's REST model list (`GET /v1/models`, JSON `{"items": [{"id": ...}]}`): the SDK checks a
+# model name against it before every agent is made (protocol.md §13.1).
+REST_MODELS_PATH = "/v1/models"
 MODES = ("merge", "replace", "off")
 METADATA_KEY = "cursor_byok_models"
 ID_PREFIX = "byok-"
@@ -91,6 +94,40 @@ def classify(path: str) -> str | None:
     if service.endswith("CppService"):
         return None
     return method
+
+
+def is_rest_models(method: str, path: str) -> bool:
+    """Whether a request is the REST model list the SDK validates model names with."""
+    return method == "GET" and path.split("?", 1)[0].rstrip("/") == REST_MODELS_PATH
+
+
+def rest_model_items(config: Config) -> list[dict[str, object]]:
+    """The configured models as REST list entries: the id is the name Cursor shows, which is
+    what an SDK user passes as `model` and what the run request then carries."""
+    return [
+        {
+            "id": model.name,
+            "displayName": model.name,
+            "description": f"cursor-byok: {model.provider} {model.model}",
+        }
+        for model in config.models
+    ]
+
+
+def rest_models_body(config: Config, upstream: bytes | None = None) -> bytes:
+    """`GET /v1/models` answered: Cursor's list (`upstream`, when it is one) with the configured
+    models added, or the configured models alone."""
+    items: list[object] = []
+    if upstream is not None:
+        try:
+            data = json.loads(upstream)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("items"), list):
+            items = list(data["items"])
+    known = {i.get("id") for i in items if isinstance(i, dict)}
+    items += [i for i in rest_model_items(config) if i["id"] not in known]
+    return json.dumps({"items": items}, separators=(",", ":")).encode()
 
 
 # --- builders -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
+from cursor_byok.config.settings import PRIVACY
 from cursor_byok.config.settings import ROUTE_OTHER_MODELS
 from cursor_byok.config.settings import Config
 from cursor_byok.config.settings import ConfigError
@@ -71,9 +72,12 @@ _TOP_KEYS = {
     "max_steps",
     "usage",
     "subagent_model",
+    "vision_model",
     "web_search",
     "image_generation",
     "route_other_models",
+    "privacy",
+    "title_model",
 }
 # What happens to a run on a model cursor-byok does not serve (one of Cursor's own).
 _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
@@ -136,12 +140,30 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         raise fail(
             "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
         )
+    vision_model = raw.get("vision_model")
+    if vision_model is not None:
+        vision = next((m for m in models if m.name == vision_model), None)
+        if vision is None:
+            raise fail(
+                "vision_model", f"{vision_model!r} is not one of the models: {', '.join(names)}"
+            )
+        if not vision.supports_images:
+            raise fail(
+                "vision_model",
+                f"{vision_model!r} has supports_images = false: it cannot describe images",
+            )
     route_other = raw.get("route_other_models", "cursor")
     if route_other not in ROUTE_OTHER_MODELS:
         raise fail(
             "route_other_models",
             f"{route_other!r}: must be one of {', '.join(map(repr, ROUTE_OTHER_MODELS))}",
         )
+    privacy = raw.get("privacy", "local")
+    if privacy not in PRIVACY:
+        raise fail("privacy", f"{privacy!r}: must be one of {', '.join(map(repr, PRIVACY))}")
+    title_model = raw.get("title_model")
+    if title_model is not None and title_model not in names:
+        raise fail("title_model", f"{title_model!r} is not one of the models: {', '.join(names)}")
     return Config(
         providers,
         models,
@@ -153,6 +175,9 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         _web_search(raw.get("web_search"), fail),
         _image_generation(raw.get("image_generation"), fail),
         route_other,
+        vision_model,
+        privacy,
+        title_model,
     )
 
 
@@ -485,8 +510,9 @@ class ConfigSource:
             status = self.path.stat()
         except OSError:
             raise ConfigError(
-                f"{self.path}: no such file. Create it from config.example.toml in the "
-                "cursor-byok repository, or point cursor_byok_config at yours"
+                f"{self.path}: no such file. Create it with `cursor-byok init --provider NAME`, "
+                "or give yours with `cursor-byok run --config PATH` (--set cursor_byok_config="
+                "PATH for mitmdump)"
             ) from None
         # A chmod changes no mtime: the mode is part of the stamp, so a file that turns
         # writable by others is refused at the next use, not served from the cache.

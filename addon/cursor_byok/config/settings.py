@@ -22,6 +22,9 @@ from cursor_byok.store.usage import Prices
 DEFAULT_CONTEXT_WINDOW = 128_000
 NATIVE_SEARCH_KINDS = ("anthropic", "openai-responses")  # providers that search themselves
 ROUTE_OTHER_MODELS = ("cursor", "error")
+# "local": nothing of a BYOK conversation goes to Cursor (titles, uploads, analytics about it are
+# answered or dropped here); "cursor": those calls go to Cursor as they would without cursor-byok
+PRIVACY = ("local", "cursor")
 
 
 class ConfigError(ByokError, ValueError):
@@ -211,6 +214,10 @@ class Config:
     image_generation: ImageGenerationConfig | None = None  # GenerateImage likewise
     # "cursor": runs on other models go to Cursor's backend untouched; "error": refuse them
     route_other_models: str = "cursor"
+    # describes attached images for models with supports_images = false (agent/images.py)
+    vision_model: str | None = None
+    privacy: str = "local"  # PRIVACY: what of a BYOK conversation may reach Cursor
+    title_model: str | None = None  # names BYOK chats (NameAgent); None: the message's first words
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""

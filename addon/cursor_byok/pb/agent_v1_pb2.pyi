@@ -437,7 +437,7 @@ class PrewarmRequest(_message.Message):
     def __init__(self, model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., conversation_id: _Optional[str] = ..., conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., best_of_n_group_id: _Optional[str] = ..., try_use_best_of_n_promotion: _Optional[bool] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "model_details", "mcp_tools", "conversation_id", "mcp_file_system_options", "skill_options", "custom_system_prompt", "requested_model", "suggest_next_prompt", "subagent_type_name", "exclude_workspace_context", "harness", "selected_subagent_models", "selected_subagent_model_details", "conversation_group_id", "pre_fetched_blobs", "dev_raw_model_slug", "client_supports_inline_images", "subagent_model_overrides", "can_create_cloud_subagents", "suppress_subagent_progress_update_tool", "client_supports_send_to_user", "computer_use_coordinate_mode", "run_id")
+    __slots__ = ("conversation_state", "action", "model_details", "mcp_tools", "conversation_id", "mcp_file_system_options", "skill_options", "custom_system_prompt", "requested_model", "suggest_next_prompt", "subagent_type_name", "exclude_workspace_context", "harness", "selected_subagent_models", "selected_subagent_model_details", "conversation_group_id", "pre_fetched_blobs", "dev_raw_model_slug", "client_supports_inline_images", "subagent_model_overrides", "can_create_cloud_subagents", "suppress_subagent_progress_update_tool", "client_supports_send_to_user", "computer_use_coordinate_mode", "run_id", "agent_session_id", "client_supports_prompt_context_usage_rpc", "client_supports_routed_model_update", "client_supports_preview_card", "started_as_new_project", "first_project_onboarding", "next_interaction_query_id", "transcript_parent_conversation_id")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
@@ -463,6 +463,14 @@ class AgentRunRequest(_message.Message):
     CLIENT_SUPPORTS_SEND_TO_USER_FIELD_NUMBER: _ClassVar[int]
     COMPUTER_USE_COORDINATE_MODE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_PROMPT_CONTEXT_USAGE_RPC_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_ROUTED_MODEL_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SUPPORTS_PREVIEW_CARD_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AS_NEW_PROJECT_FIELD_NUMBER: _ClassVar[int]
+    FIRST_PROJECT_ONBOARDING_FIELD_NUMBER: _ClassVar[int]
+    NEXT_INTERACTION_QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     conversation_state: ConversationStateStructure
     action: ConversationAction
     model_details: ModelDetails
@@ -488,7 +496,15 @@ class AgentRunRequest(_message.Message):
     client_supports_send_to_user: bool
     computer_use_coordinate_mode: str
     run_id: str
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., conversation_id: _Optional[str] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., skill_options: _Optional[_Union[SkillOptions, _Mapping]] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., dev_raw_model_slug: _Optional[str] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    agent_session_id: str
+    client_supports_prompt_context_usage_rpc: bool
+    client_supports_routed_model_update: bool
+    client_supports_preview_card: bool
+    started_as_new_project: bool
+    first_project_onboarding: bool
+    next_interaction_query_id: int
+    transcript_parent_conversation_id: str
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., conversation_id: _Optional[str] = ..., mcp_file_system_options: _Optional[_Union[McpFileSystemOptions, _Mapping]] = ..., skill_options: _Optional[_Union[SkillOptions, _Mapping]] = ..., custom_system_prompt: _Optional[str] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., suggest_next_prompt: _Optional[bool] = ..., subagent_type_name: _Optional[str] = ..., exclude_workspace_context: _Optional[bool] = ..., harness: _Optional[str] = ..., selected_subagent_models: _Optional[_Iterable[_Union[RequestedModel, _Mapping]]] = ..., selected_subagent_model_details: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ..., conversation_group_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., dev_raw_model_slug: _Optional[str] = ..., client_supports_inline_images: _Optional[bool] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., can_create_cloud_subagents: _Optional[bool] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ..., client_supports_send_to_user: _Optional[bool] = ..., computer_use_coordinate_mode: _Optional[str] = ..., run_id: _Optional[str] = ..., agent_session_id: _Optional[str] = ..., client_supports_prompt_context_usage_rpc: _Optional[bool] = ..., client_supports_routed_model_update: _Optional[bool] = ..., client_supports_preview_card: _Optional[bool] = ..., started_as_new_project: _Optional[bool] = ..., first_project_onboarding: _Optional[bool] = ..., next_interaction_query_id: _Optional[int] = ..., transcript_parent_conversation_id: _Optional[str] = ...) -> None: ...
 
 class RequestedModel(_message.Message):
     __slots__ = ("model_id", "max_mode", "parameters", "built_in_model", "is_variant_string_representation", "api_key_credentials", "azure_credentials", "bedrock_credentials")
@@ -1027,7 +1043,7 @@ class HookAdditionalContext(_message.Message):
     def __init__(self, hook_event_name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class SelectedContext(_message.Message):
-    __slots__ = ("selected_images", "invocation_context", "extra_context", "files", "code_selections", "terminals", "terminal_selections", "folders", "external_links", "cursor_rules", "git_diff_from_branch_to_main", "cursor_commands", "documentations", "extra_context_entries", "git_commits", "git_diff", "past_chats", "selected_subagents", "selected_skills")
+    __slots__ = ("selected_images", "invocation_context", "extra_context", "files", "code_selections", "terminals", "terminal_selections", "folders", "external_links", "cursor_rules", "git_diff_from_branch_to_main", "cursor_commands", "documentations", "extra_context_entries", "git_commits", "git_diff", "past_chats", "git_pr_diff_selections", "selected_pull_requests", "selected_subagents", "selected_documents", "selected_skills")
     SELECTED_IMAGES_FIELD_NUMBER: _ClassVar[int]
     INVOCATION_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     EXTRA_CONTEXT_FIELD_NUMBER: _ClassVar[int]
@@ -1045,7 +1061,10 @@ class SelectedContext(_message.Message):
     GIT_COMMITS_FIELD_NUMBER: _ClassVar[int]
     GIT_DIFF_FIELD_NUMBER: _ClassVar[int]
     PAST_CHATS_FIELD_NUMBER: _ClassVar[int]
+    GIT_PR_DIFF_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_PULL_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     SELECTED_SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     SELECTED_SKILLS_FIELD_NUMBER: _ClassVar[int]
     selected_images: _containers.RepeatedCompositeFieldContainer[SelectedImage]
     invocation_context: InvocationContext
@@ -1064,12 +1083,15 @@ class SelectedContext(_message.Message):
     git_commits: _containers.RepeatedCompositeFieldContainer[SelectedGitCommit]
     git_diff: SelectedGitDiff
     past_chats: _containers.RepeatedCompositeFieldContainer[SelectedPastChat]
+    git_pr_diff_selections: _containers.RepeatedCompositeFieldContainer[SelectedGitPRDiffSelection]
+    selected_pull_requests: _containers.RepeatedCompositeFieldContainer[SelectedPullRequest]
     selected_subagents: _containers.RepeatedCompositeFieldContainer[SelectedSubagent]
+    selected_documents: _containers.RepeatedCompositeFieldContainer[SelectedDocument]
     selected_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
-    def __init__(self, selected_images: _Optional[_Iterable[_Union[SelectedImage, _Mapping]]] = ..., invocation_context: _Optional[_Union[InvocationContext, _Mapping]] = ..., extra_context: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminals: _Optional[_Iterable[_Union[SelectedTerminal, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ..., folders: _Optional[_Iterable[_Union[SelectedFolder, _Mapping]]] = ..., external_links: _Optional[_Iterable[_Union[SelectedExternalLink, _Mapping]]] = ..., cursor_rules: _Optional[_Iterable[_Union[SelectedCursorRule, _Mapping]]] = ..., git_diff_from_branch_to_main: _Optional[_Union[SelectedGitDiffFromBranchToMain, _Mapping]] = ..., cursor_commands: _Optional[_Iterable[_Union[SelectedCursorCommand, _Mapping]]] = ..., documentations: _Optional[_Iterable[_Union[SelectedDocumentation, _Mapping]]] = ..., extra_context_entries: _Optional[_Iterable[_Union[ExtraContextEntry, _Mapping]]] = ..., git_commits: _Optional[_Iterable[_Union[SelectedGitCommit, _Mapping]]] = ..., git_diff: _Optional[_Union[SelectedGitDiff, _Mapping]] = ..., past_chats: _Optional[_Iterable[_Union[SelectedPastChat, _Mapping]]] = ..., selected_subagents: _Optional[_Iterable[_Union[SelectedSubagent, _Mapping]]] = ..., selected_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
+    def __init__(self, selected_images: _Optional[_Iterable[_Union[SelectedImage, _Mapping]]] = ..., invocation_context: _Optional[_Union[InvocationContext, _Mapping]] = ..., extra_context: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminals: _Optional[_Iterable[_Union[SelectedTerminal, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ..., folders: _Optional[_Iterable[_Union[SelectedFolder, _Mapping]]] = ..., external_links: _Optional[_Iterable[_Union[SelectedExternalLink, _Mapping]]] = ..., cursor_rules: _Optional[_Iterable[_Union[SelectedCursorRule, _Mapping]]] = ..., git_diff_from_branch_to_main: _Optional[_Union[SelectedGitDiffFromBranchToMain, _Mapping]] = ..., cursor_commands: _Optional[_Iterable[_Union[SelectedCursorCommand, _Mapping]]] = ..., documentations: _Optional[_Iterable[_Union[SelectedDocumentation, _Mapping]]] = ..., extra_context_entries: _Optional[_Iterable[_Union[ExtraContextEntry, _Mapping]]] = ..., git_commits: _Optional[_Iterable[_Union[SelectedGitCommit, _Mapping]]] = ..., git_diff: _Optional[_Union[SelectedGitDiff, _Mapping]] = ..., past_chats: _Optional[_Iterable[_Union[SelectedPastChat, _Mapping]]] = ..., git_pr_diff_selections: _Optional[_Iterable[_Union[SelectedGitPRDiffSelection, _Mapping]]] = ..., selected_pull_requests: _Optional[_Iterable[_Union[SelectedPullRequest, _Mapping]]] = ..., selected_subagents: _Optional[_Iterable[_Union[SelectedSubagent, _Mapping]]] = ..., selected_documents: _Optional[_Iterable[_Union[SelectedDocument, _Mapping]]] = ..., selected_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
 
 class SelectedImage(_message.Message):
-    __slots__ = ("uuid", "path", "dimension", "mime_type", "blob_id", "data", "blob_id_with_data")
+    __slots__ = ("uuid", "path", "dimension", "mime_type", "blob_id", "data", "blob_id_with_data", "prompt_upload_ref")
     class BlobIdWithData(_message.Message):
         __slots__ = ("blob_id", "data")
         BLOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1091,6 +1113,7 @@ class SelectedImage(_message.Message):
     BLOB_ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     BLOB_ID_WITH_DATA_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_UPLOAD_REF_FIELD_NUMBER: _ClassVar[int]
     uuid: str
     path: str
     dimension: SelectedImage.Dimension
@@ -1098,7 +1121,75 @@ class SelectedImage(_message.Message):
     blob_id: bytes
     data: bytes
     blob_id_with_data: SelectedImage.BlobIdWithData
-    def __init__(self, uuid: _Optional[str] = ..., path: _Optional[str] = ..., dimension: _Optional[_Union[SelectedImage.Dimension, _Mapping]] = ..., mime_type: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedImage.BlobIdWithData, _Mapping]] = ...) -> None: ...
+    prompt_upload_ref: PromptUploadRef
+    def __init__(self, uuid: _Optional[str] = ..., path: _Optional[str] = ..., dimension: _Optional[_Union[SelectedImage.Dimension, _Mapping]] = ..., mime_type: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedImage.BlobIdWithData, _Mapping]] = ..., prompt_upload_ref: _Optional[_Union[PromptUploadRef, _Mapping]] = ...) -> None: ...
+
+class PromptUploadRef(_message.Message):
+    __slots__ = ("upload_id",)
+    UPLOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    upload_id: str
+    def __init__(self, upload_id: _Optional[str] = ...) -> None: ...
+
+class SelectedDocument(_message.Message):
+    __slots__ = ("uuid", "filename", "mime_type", "path", "blob_id", "data", "blob_id_with_data", "prompt_upload_ref")
+    class BlobIdWithData(_message.Message):
+        __slots__ = ("blob_id", "data")
+        BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+        DATA_FIELD_NUMBER: _ClassVar[int]
+        blob_id: bytes
+        data: bytes
+        def __init__(self, blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ...) -> None: ...
+    UUID_FIELD_NUMBER: _ClassVar[int]
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_WITH_DATA_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_UPLOAD_REF_FIELD_NUMBER: _ClassVar[int]
+    uuid: str
+    filename: str
+    mime_type: str
+    path: str
+    blob_id: bytes
+    data: bytes
+    blob_id_with_data: SelectedDocument.BlobIdWithData
+    prompt_upload_ref: PromptUploadRef
+    def __init__(self, uuid: _Optional[str] = ..., filename: _Optional[str] = ..., mime_type: _Optional[str] = ..., path: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedDocument.BlobIdWithData, _Mapping]] = ..., prompt_upload_ref: _Optional[_Union[PromptUploadRef, _Mapping]] = ...) -> None: ...
+
+class SelectedGitPRDiffSelection(_message.Message):
+    __slots__ = ("pr_url", "file_path", "start_line", "end_line", "diff_content", "blob_id")
+    PR_URL_FIELD_NUMBER: _ClassVar[int]
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    DIFF_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    pr_url: str
+    file_path: str
+    start_line: int
+    end_line: int
+    diff_content: str
+    blob_id: bytes
+    def __init__(self, pr_url: _Optional[str] = ..., file_path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., diff_content: _Optional[str] = ..., blob_id: _Optional[bytes] = ...) -> None: ...
+
+class SelectedPullRequest(_message.Message):
+    __slots__ = ("number", "url", "title", "folder_path", "summary_json", "description", "blob_id")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    FOLDER_PATH_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    url: str
+    title: str
+    folder_path: str
+    summary_json: str
+    description: str
+    blob_id: bytes
+    def __init__(self, number: _Optional[int] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., folder_path: _Optional[str] = ..., summary_json: _Optional[str] = ..., description: _Optional[str] = ..., blob_id: _Optional[bytes] = ...) -> None: ...
 
 class SelectedFile(_message.Message):
     __slots__ = ("content", "path", "relative_path")
@@ -2598,10 +2689,54 @@ class ResponseComparisonUpdate(_message.Message):
     def __init__(self, comparison_id: _Optional[str] = ...) -> None: ...
 
 class ContextInjectionStateUpdate(_message.Message):
-    __slots__ = ("injection_id",)
+    __slots__ = ("injection_id", "state")
     INJECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     injection_id: str
-    def __init__(self, injection_id: _Optional[str] = ...) -> None: ...
+    state: ContextInjectionState
+    def __init__(self, injection_id: _Optional[str] = ..., state: _Optional[_Union[ContextInjectionState, _Mapping]] = ...) -> None: ...
+
+class ContextInjectionState(_message.Message):
+    __slots__ = ("queued", "delivered", "queued_for_next_turn", "cancelled", "rejected")
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FOR_NEXT_TURN_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    queued: ContextInjectionQueued
+    delivered: ContextInjectionDelivered
+    queued_for_next_turn: ContextInjectionQueuedForNextTurn
+    cancelled: ContextInjectionCancelled
+    rejected: ContextInjectionRejected
+    def __init__(self, queued: _Optional[_Union[ContextInjectionQueued, _Mapping]] = ..., delivered: _Optional[_Union[ContextInjectionDelivered, _Mapping]] = ..., queued_for_next_turn: _Optional[_Union[ContextInjectionQueuedForNextTurn, _Mapping]] = ..., cancelled: _Optional[_Union[ContextInjectionCancelled, _Mapping]] = ..., rejected: _Optional[_Union[ContextInjectionRejected, _Mapping]] = ...) -> None: ...
+
+class ContextInjectionQueued(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ContextInjectionDelivered(_message.Message):
+    __slots__ = ("step", "delivery_batch_id", "delivered_at_ms")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    DELIVERED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    delivery_batch_id: str
+    delivered_at_ms: int
+    def __init__(self, step: _Optional[int] = ..., delivery_batch_id: _Optional[str] = ..., delivered_at_ms: _Optional[int] = ...) -> None: ...
+
+class ContextInjectionQueuedForNextTurn(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ContextInjectionCancelled(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ContextInjectionRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ToolCallDelta(_message.Message):
     __slots__ = ("shell_tool_call_delta", "task_tool_call_delta", "edit_tool_call_delta", "replace_env_tool_call_delta")
@@ -5799,3 +5934,166 @@ class GetDefaultModelForCliResponse(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     model: ModelDetails
     def __init__(self, model: _Optional[_Union[ModelDetails, _Mapping]] = ...) -> None: ...
+
+class UploadConversationBlobsRequest(_message.Message):
+    __slots__ = ("conversation_id", "blobs", "chunk_index", "total_chunks")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOBS_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    blobs: _containers.RepeatedCompositeFieldContainer[BlobEntry]
+    chunk_index: int
+    total_chunks: int
+    def __init__(self, conversation_id: _Optional[str] = ..., blobs: _Optional[_Iterable[_Union[BlobEntry, _Mapping]]] = ..., chunk_index: _Optional[int] = ..., total_chunks: _Optional[int] = ...) -> None: ...
+
+class BlobEntry(_message.Message):
+    __slots__ = ("id", "value")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    id: bytes
+    value: bytes
+    def __init__(self, id: _Optional[bytes] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class UploadConversationBlobsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetPromptContextUsageRequest(_message.Message):
+    __slots__ = ("conversation_id", "root_prompt_messages_json", "self_contained")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ROOT_PROMPT_MESSAGES_JSON_FIELD_NUMBER: _ClassVar[int]
+    SELF_CONTAINED_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    root_prompt_messages_json: _containers.RepeatedScalarFieldContainer[bytes]
+    self_contained: bool
+    def __init__(self, conversation_id: _Optional[str] = ..., root_prompt_messages_json: _Optional[_Iterable[bytes]] = ..., self_contained: _Optional[bool] = ...) -> None: ...
+
+class GetPromptContextUsageResponse(_message.Message):
+    __slots__ = ("unavailable_blob_count", "tree")
+    UNAVAILABLE_BLOB_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TREE_FIELD_NUMBER: _ClassVar[int]
+    unavailable_blob_count: int
+    tree: PromptContextUsageTree
+    def __init__(self, unavailable_blob_count: _Optional[int] = ..., tree: _Optional[_Union[PromptContextUsageTree, _Mapping]] = ...) -> None: ...
+
+class WarmUpRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WarmUpResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class NotifyConversationCloneRequest(_message.Message):
+    __slots__ = ("conversation_id", "source_conversation_id", "source_request_id")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    source_conversation_id: str
+    source_request_id: str
+    def __init__(self, conversation_id: _Optional[str] = ..., source_conversation_id: _Optional[str] = ..., source_request_id: _Optional[str] = ...) -> None: ...
+
+class NotifyConversationCloneResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class NameAgentRequest(_message.Message):
+    __slots__ = ("user_message",)
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    user_message: str
+    def __init__(self, user_message: _Optional[str] = ...) -> None: ...
+
+class NameAgentResponse(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class UpdateConversationMetadataRequest(_message.Message):
+    __slots__ = ("conversation_id", "name", "only_set_name_if_empty", "workspace_paths")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ONLY_SET_NAME_IF_EMPTY_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    name: str
+    only_set_name_if_empty: bool
+    workspace_paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, conversation_id: _Optional[str] = ..., name: _Optional[str] = ..., only_set_name_if_empty: _Optional[bool] = ..., workspace_paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpdateConversationMetadataResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreateTranscriptOverviewRequest(_message.Message):
+    __slots__ = ("formatted_conversation",)
+    FORMATTED_CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    formatted_conversation: str
+    def __init__(self, formatted_conversation: _Optional[str] = ...) -> None: ...
+
+class CreateTranscriptOverviewResponse(_message.Message):
+    __slots__ = ("overview",)
+    OVERVIEW_FIELD_NUMBER: _ClassVar[int]
+    overview: str
+    def __init__(self, overview: _Optional[str] = ...) -> None: ...
+
+class UploadLocalAgentRunToPromptQualityRequest(_message.Message):
+    __slots__ = ("schema_version", "generation_uuid", "conversation_id", "payload_digest", "created_at")
+    SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_UUID_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    schema_version: int
+    generation_uuid: str
+    conversation_id: str
+    payload_digest: str
+    created_at: str
+    def __init__(self, schema_version: _Optional[int] = ..., generation_uuid: _Optional[str] = ..., conversation_id: _Optional[str] = ..., payload_digest: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class UploadLocalAgentRunToPromptQualityResponse(_message.Message):
+    __slots__ = ("request_id", "primary_invocation_id")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    primary_invocation_id: str
+    def __init__(self, request_id: _Optional[str] = ..., primary_invocation_id: _Optional[str] = ...) -> None: ...
+
+class GetSignedUrlForAttachedMediaRequest(_message.Message):
+    __slots__ = ("key", "mime_type", "conversation_id", "content_length_bytes")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_LENGTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    mime_type: str
+    conversation_id: str
+    content_length_bytes: int
+    def __init__(self, key: _Optional[str] = ..., mime_type: _Optional[str] = ..., conversation_id: _Optional[str] = ..., content_length_bytes: _Optional[int] = ...) -> None: ...
+
+class GetSignedUrlForAttachedMediaResponse(_message.Message):
+    __slots__ = ("key", "post_url", "get_url", "expires_at_unix_ms", "refresh_after_unix_ms", "post_fields", "put_url")
+    class PostFieldsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    POST_URL_FIELD_NUMBER: _ClassVar[int]
+    GET_URL_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    REFRESH_AFTER_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    POST_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    PUT_URL_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    post_url: str
+    get_url: str
+    expires_at_unix_ms: int
+    refresh_after_unix_ms: int
+    post_fields: _containers.ScalarMap[str, str]
+    put_url: str
+    def __init__(self, key: _Optional[str] = ..., post_url: _Optional[str] = ..., get_url: _Optional[str] = ..., expires_at_unix_ms: _Optional[int] = ..., refresh_after_unix_ms: _Optional[int] = ..., post_fields: _Optional[_Mapping[str, str]] = ..., put_url: _Optional[str] = ...) -> None: ...

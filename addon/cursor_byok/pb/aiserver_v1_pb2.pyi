@@ -1,4 +1,5 @@
 from . import agent_v1_pb2 as _agent_v1_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -797,3 +798,174 @@ class GetDefaultModelForCliResponse(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     model: _agent_v1_pb2.ModelDetails
     def __init__(self, model: _Optional[_Union[_agent_v1_pb2.ModelDetails, _Mapping]] = ...) -> None: ...
+
+class TrackEventsRequest(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[AnalyticsEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[AnalyticsEvent, _Mapping]]] = ...) -> None: ...
+
+class AnalyticsEvent(_message.Message):
+    __slots__ = ("event_name", "event_data", "timestamp")
+    class EventDataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: EventData
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[EventData, _Mapping]] = ...) -> None: ...
+    EVENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    EVENT_DATA_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    event_name: str
+    event_data: _containers.MessageMap[str, EventData]
+    timestamp: int
+    def __init__(self, event_name: _Optional[str] = ..., event_data: _Optional[_Mapping[str, EventData]] = ..., timestamp: _Optional[int] = ...) -> None: ...
+
+class EventData(_message.Message):
+    __slots__ = ("string_value", "int_value", "bool_value", "double_value")
+    STRING_VALUE_FIELD_NUMBER: _ClassVar[int]
+    INT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BOOL_VALUE_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUE_FIELD_NUMBER: _ClassVar[int]
+    string_value: str
+    int_value: int
+    bool_value: bool
+    double_value: float
+    def __init__(self, string_value: _Optional[str] = ..., int_value: _Optional[int] = ..., bool_value: _Optional[bool] = ..., double_value: _Optional[float] = ...) -> None: ...
+
+class TrackEventsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BatchRequest(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[BatchEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[BatchEvent, _Mapping]]] = ...) -> None: ...
+
+class BatchEvent(_message.Message):
+    __slots__ = ("event", "properties", "timestamp", "user_id", "anonymous_id", "message_id")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    PROPERTIES_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    ANONYMOUS_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    event: str
+    properties: _struct_pb2.Struct
+    timestamp: int
+    user_id: str
+    anonymous_id: str
+    message_id: str
+    def __init__(self, event: _Optional[str] = ..., properties: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., timestamp: _Optional[int] = ..., user_id: _Optional[str] = ..., anonymous_id: _Optional[str] = ..., message_id: _Optional[str] = ...) -> None: ...
+
+class BatchResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class IngestConversationRequest(_message.Message):
+    __slots__ = ("conversation_id", "transcript", "transcript_json", "mode", "model", "last_updated_at")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_JSON_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    LAST_UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    transcript: str
+    transcript_json: str
+    mode: str
+    model: str
+    last_updated_at: int
+    def __init__(self, conversation_id: _Optional[str] = ..., transcript: _Optional[str] = ..., transcript_json: _Optional[str] = ..., mode: _Optional[str] = ..., model: _Optional[str] = ..., last_updated_at: _Optional[int] = ...) -> None: ...
+
+class IngestConversationResponse(_message.Message):
+    __slots__ = ("success", "summary", "detailed_summary", "error_message")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    DETAILED_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    success: bool
+    summary: str
+    detailed_summary: str
+    error_message: str
+    def __init__(self, success: _Optional[bool] = ..., summary: _Optional[str] = ..., detailed_summary: _Optional[str] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class StreamUnifiedChatRequest(_message.Message):
+    __slots__ = ("model_details", "conversation_id")
+    MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    model_details: ModelDetails
+    conversation_id: str
+    def __init__(self, model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., conversation_id: _Optional[str] = ...) -> None: ...
+
+class ModelDetails(_message.Message):
+    __slots__ = ("model_name",)
+    MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    model_name: str
+    def __init__(self, model_name: _Optional[str] = ...) -> None: ...
+
+class ShareConversationRequest(_message.Message):
+    __slots__ = ("conversation_id", "title")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    title: str
+    def __init__(self, conversation_id: _Optional[str] = ..., title: _Optional[str] = ...) -> None: ...
+
+class GetClientUsageDataRequest(_message.Message):
+    __slots__ = ("conversation_id", "timestamp_before_request")
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_BEFORE_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    conversation_id: str
+    timestamp_before_request: int
+    def __init__(self, conversation_id: _Optional[str] = ..., timestamp_before_request: _Optional[int] = ...) -> None: ...
+
+class ReportAgentMessageFeedbackRequest(_message.Message):
+    __slots__ = ("request_id", "bubble_id", "composer_id", "selected_text", "comment", "canonical_model_name")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    BUBBLE_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPOSER_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_TEXT_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    CANONICAL_MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    bubble_id: str
+    composer_id: str
+    selected_text: str
+    comment: str
+    canonical_model_name: str
+    def __init__(self, request_id: _Optional[str] = ..., bubble_id: _Optional[str] = ..., composer_id: _Optional[str] = ..., selected_text: _Optional[str] = ..., comment: _Optional[str] = ..., canonical_model_name: _Optional[str] = ...) -> None: ...
+
+class GetComposerAutocompleteRequest(_message.Message):
+    __slots__ = ("input_text", "composer_id")
+    INPUT_TEXT_FIELD_NUMBER: _ClassVar[int]
+    COMPOSER_ID_FIELD_NUMBER: _ClassVar[int]
+    input_text: str
+    composer_id: str
+    def __init__(self, input_text: _Optional[str] = ..., composer_id: _Optional[str] = ...) -> None: ...
+
+class SuggestQuickActionsRequest(_message.Message):
+    __slots__ = ("last_user_message", "last_assistant_message")
+    LAST_USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LAST_ASSISTANT_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    last_user_message: str
+    last_assistant_message: str
+    def __init__(self, last_user_message: _Optional[str] = ..., last_assistant_message: _Optional[str] = ...) -> None: ...
+
+class WriteGitBranchNameRequest(_message.Message):
+    __slots__ = ("diffs", "context", "conversation_id")
+    DIFFS_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    diffs: str
+    context: str
+    conversation_id: str
+    def __init__(self, diffs: _Optional[str] = ..., context: _Optional[str] = ..., conversation_id: _Optional[str] = ...) -> None: ...
+
+class WriteGitBranchNameResponse(_message.Message):
+    __slots__ = ("branch_name",)
+    BRANCH_NAME_FIELD_NUMBER: _ClassVar[int]
+    branch_name: str
+    def __init__(self, branch_name: _Optional[str] = ...) -> None: ...

@@ -19,16 +19,17 @@ answered, so nothing runs twice on the client. Heartbeats are live-only, per sub
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol import limits
+from cursor_byok.protocol.attempt import Attempt
+from cursor_byok.protocol.attempt import Subscriber
+from cursor_byok.protocol.attempt import Upload
+from cursor_byok.protocol.attempt import digest as upload_digest
 from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.deadlines import Deadlines
 from cursor_byok.protocol.inbox import Budget
@@ -44,11 +45,11 @@ from cursor_byok.protocol.runs import Refused
 from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.protocol.runs import StartTurn
-from cursor_byok.protocol.states import ATTEMPT_TRANSITIONS
+from cursor_byok.protocol.runs import Tick
+from cursor_byok.protocol.runs import Unresolved
 from cursor_byok.protocol.states import AttemptEvent
 from cursor_byok.protocol.states import AttemptState
 from cursor_byok.protocol.states import RunState
-from cursor_byok.protocol.states import step
 
 # what binds a run (proxy/agent_rpc.py), said to a client it refuses
 NOT_YOURS = "belongs to another client (bound to its Authorization, or its connection if none)"
@@ -68,95 +69,6 @@ _SELF_IDENTIFYING = frozenset(
     }
 )
 _MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a retry
-
-
-@dataclass(slots=True)
-class _Upload:
-    """One client message in an inbox. One that must wait for an earlier seqno keeps only its
-    bytes (a parsed protobuf can take several times their size); it is parsed again when its
-    turn comes, so the out-of-order budget bounds memory, not just a count."""
-
-    message: pb.AgentClientMessage | None
-    raw: bytes = b""
-
-    def park(self) -> None:
-        if self.raw:
-            self.message = None
-
-    def take(self) -> pb.AgentClientMessage | None:
-        if self.message is None and self.raw:
-            self.message = pb.AgentClientMessage.FromString(self.raw)
-        return self.message
-
-
-@dataclass(slots=True, eq=False)
-class Subscriber:
-    """One response stream (RunSSE or `Run`) reading an attempt's run."""
-
-    sid: int
-    attempt: Attempt
-    encoding: str | None
-    grpc_web: bool
-    last_sent_at: float
-    joined_at: int = 0  # heartbeats are live-only; frames before this index were replayed
-    position: int = 0
-    heartbeat_due: bool = False
-    done: bool = False
-
-
-@dataclass(eq=False)
-class Attempt:
-    """One request id: its ordered inbox, its response streams, the run it carries.
-
-    Its lifecycle is `ATTEMPT_TRANSITIONS`: NEW until its run request binds it to a run (BOUND);
-    ENDED when its streams end on their own while it carries a run, REFUSED when that happens
-    before; FORGOTTEN once the registry lets go of it."""
-
-    request_id: str
-    created_at: float
-    owner: bytes
-    transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
-    inbox: Inbox[_Upload]
-    state: AttemptState = AttemptState.NEW
-    run: Run | None = None  # set once BOUND (and kept when it ends)
-    bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt
-    end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
-    last_active: float = 0.0
-    seqno_clashes: int = 0
-    _next_seqno: int = 0  # stream order, for `run` attempts
-    _digests: dict[int, bytes] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.subscribers: dict[int, Subscriber] = {}
-        self.last_active = self.created_at
-
-    def _step(self, event: AttemptEvent) -> None:
-        self.state = step(ATTEMPT_TRANSITIONS, self.state, event, f"request {self.request_id}")
-
-    @property
-    def ended(self) -> bool:
-        """Whether its streams end with its own end (ENDED or REFUSED)."""
-        return self.state is AttemptState.ENDED or self.state is AttemptState.REFUSED
-
-    def close(self, error: EndStreamError | None) -> None:
-        """End this attempt's streams (its run, if any, is not touched); the first end stays."""
-        if not self.ended:
-            self.end = error
-        self._step(AttemptEvent.END)
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    """What `Registry.tick` did: commands for the shell, request ids whose streams have
-    something to write now (a heartbeat, an end), runs whose new frames are readable."""
-
-    commands: list[Command]
-    wake: set[str]
-    runs: list[Run]
-
-
-def _digest(raw: bytes) -> bytes:
-    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 class Registry:
@@ -292,9 +204,9 @@ class Registry:
         if seqno is None:
             seqno = attempt._next_seqno
             attempt._next_seqno += 1
-        digest = _digest(raw) if raw else b""
+        digest = upload_digest(raw) if raw else b""
         try:
-            upload = _Upload(message, raw)
+            upload = Upload(message, raw)
             pushed = attempt.inbox.push(seqno, upload, size=len(raw), now=now)
         except InboxOverflow as exc:
             attempt.inbox.clear()
@@ -362,6 +274,12 @@ class Registry:
                 return self._fail_attempt(
                     attempt, "invalid_argument", "the first message must be a run request"
                 )
+            action = message.conversation_action
+            if action.WhichOneof("action") == "user_message_action" and len(attempt.early) < 16:
+                attempt.early.append(action)  # a queued message: its run request comes next
+                return [
+                    Note.info("request %s: a queued message, kept for its run", attempt.request_id)
+                ]
             return [
                 Note.info(
                     "request %s: %s before the run request ignored",
@@ -386,6 +304,7 @@ class Registry:
             commands.append(
                 Note.info("request %s: attaches to run %s (%s)", attempt.request_id, run_id, state)
             )
+            # A retry of the run carries the messages its first attempt queued: given once.
         else:
             run = Run(
                 run_id,
@@ -406,7 +325,9 @@ class Registry:
                     and other.conversation_id == run.conversation_id
                 ):
                     commands.append(CancelTurn(other, "superseded by a newer message"))
+            run.queued.extend(attempt.early)
             commands.append(StartTurn(run, run_request))
+        attempt.early.clear()
         attempt._step(AttemptEvent.BIND)
         attempt.run = run
         attempt.bind_epoch = run.bind(attempt.request_id, streams=len(attempt.subscribers), now=now)
@@ -454,18 +375,26 @@ class Registry:
         elif attempt.state is AttemptState.REFUSED:
             self.timers.due(now + self.config.linger)
 
-    def read(self, sub: Subscriber, *, now: float) -> tuple[list[bytes], bool]:
-        """Encoded frames this subscriber has not been given yet, and whether its stream ended."""
+    def read(
+        self, sub: Subscriber, *, now: float, max_bytes: int | None = None
+    ) -> tuple[list[bytes], bool]:
+        """Encoded frames this subscriber has not been given yet (at least one, then up to
+        `max_bytes`: a RunPoll answer), and whether its stream ended."""
         frames: list[bytes] = []
         ended = False
         attempt = sub.attempt
         run = attempt.run
+        size = 0
+        more = False  # stopped at max_bytes with frames left
         if run is not None:
             outbox = run.outbox
             entries = outbox.entries
             end = outbox.readable()
             encoding = sub.encoding
             while sub.position < end:
+                if max_bytes is not None and frames and size >= max_bytes:
+                    more = True
+                    break
                 entry = entries[sub.position]
                 sub.position += 1
                 if entry.key is not None:
@@ -482,9 +411,10 @@ class Registry:
                     ended = True
                     break
                 frames.append(frame if encoding is None else entry.encoded(encoding))
+                size += len(frames[-1])
             if sub.position > outbox.read_mark:
                 outbox.read_mark = sub.position
-        if not ended and attempt.ended:
+        if not ended and not more and attempt.ended:
             end_frame = (
                 connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
             )
@@ -547,6 +477,7 @@ class Registry:
                 self._close(
                     attempt, EndStreamError("not_found", "no run request for this request id")
                 )
+                commands.append(Unresolved("request id", attempt.request_id))
                 wake.add(attempt.request_id)
             gap = attempt.inbox.gap_since
             if gap is not None and now >= gap + cfg.gap_timeout:

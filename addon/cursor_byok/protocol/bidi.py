@@ -1,11 +1,16 @@
-"""Decoding the two Agent request bodies: BidiAppend uploads and the RunSSE open request.
+"""Decoding the Agent request bodies (BidiAppend uploads, the RunSSE and RunPoll requests) and
+encoding RunPoll's answers.
 
 Sans-IO. Every failure is a `BidiDecodeError` subclass, which the addon answers with a Connect
 `invalid_argument` error instead of a traceback.
+
+An append's payload is checked for its shape (`shape.py`): `agent` says whether it is an Agent
+client message at all; Cursor's voice input reuses the envelope for other messages.
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 from dataclasses import dataclass
 
@@ -18,6 +23,7 @@ from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 from cursor_byok.protocol.connect import ConnectError
 from cursor_byok.protocol.connect import decode_unary_body
+from cursor_byok.protocol.shape import classify
 
 
 class BidiDecodeError(ByokError, ValueError):
@@ -64,12 +70,15 @@ def validate_request_id(request_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BidiAppend:
-    """One decoded upload. `message` is None for an append that carries no data (a no-op)."""
+    """One decoded upload. `message` is None for an append that carries no data (a no-op) and
+    for a payload that does not parse; `agent` is False for a payload that is not an Agent
+    client message (`shape.classify`: another service's message, e.g. voice input)."""
 
     request_id: str
     seqno: int
     message: agent_v1_pb2.AgentClientMessage | None
     raw: bytes  # serialised AgentClientMessage as sent, for recording and replay
+    agent: bool = True
 
 
 def _unwrap(body: bytes, content_type: str | None, content_encoding: str | None) -> bytes:
@@ -111,8 +120,12 @@ def decode_bidi_append(
             raise InvalidHex(f"BidiAppendRequest.data is not hex: {exc}") from None
     else:
         raw = request.data_binary
-    message = parse_client_message(raw) if raw else None
-    return BidiAppend(request_id, request.append_seqno, message, raw)
+    if not raw:
+        return BidiAppend(request_id, request.append_seqno, None, raw)
+    classified = classify(raw)
+    return BidiAppend(
+        request_id, request.append_seqno, classified.message, raw, agent=classified.agent
+    )
 
 
 def decode_run_sse_request(
@@ -144,3 +157,52 @@ def encode_bidi_append(
 def encode_run_sse_request(request_id: str) -> bytes:
     """The protobuf payload of a RunSSE request (the caller envelopes it)."""
     return aiserver_v1_pb2.BidiRequestId(request_id=request_id).SerializeToString()
+
+
+# --- RunPoll ------------------------------------------------------------------------------------
+
+# How `BidiPollResponse.data` carries a server message: lowercase hex of the serialised
+# AgentServerMessage, as `BidiAppendRequest.data` carries a client one [inf, protocol.md §2.10],
+# or standard base64 (what one public client decodes). `cursor_byok_poll_data` picks one.
+POLL_DATA_ENCODINGS = ("hex", "base64")
+
+
+@dataclass(frozen=True, slots=True)
+class PollRequest:
+    """One `BidiPollRequest`: whose stream, and whether the client says it starts it."""
+
+    request_id: str
+    start: bool
+
+
+def decode_run_poll_request(
+    body: bytes,
+    content_type: str | None = "application/connect+proto",
+    content_encoding: str | None = None,
+) -> PollRequest:
+    """The RunPoll request (one envelope around BidiPollRequest)."""
+    body = _unwrap(body, content_type, content_encoding)
+    request = _parse(aiserver_v1_pb2.BidiPollRequest(), body)
+    if not request.request_id.request_id:
+        raise MissingRequestId("RunPoll request has no request_id")
+    return PollRequest(validate_request_id(request.request_id.request_id), request.start_request)
+
+
+def encode_run_poll_request(request_id: str, *, start: bool = False) -> bytes:
+    """The protobuf payload of a RunPoll request (the caller envelopes it)."""
+    request = aiserver_v1_pb2.BidiPollRequest(start_request=start)
+    request.request_id.request_id = request_id
+    return request.SerializeToString()
+
+
+def encode_poll_response(
+    seqno: int, payload: bytes = b"", *, eof: bool = False, data: str = "hex"
+) -> bytes:
+    """One `BidiPollResponse`: server message `payload` (serialised AgentServerMessage) as
+    `data` in the chosen encoding; `eof` on the response that ends the stream."""
+    response = aiserver_v1_pb2.BidiPollResponse(seqno=seqno)
+    if payload:
+        response.data = payload.hex() if data == "hex" else base64.b64encode(payload).decode()
+    if eof:
+        response.eof = True
+    return response.SerializeToString()

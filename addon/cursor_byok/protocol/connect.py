@@ -14,6 +14,7 @@ import gzip
 import json
 import struct
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -440,3 +441,19 @@ def unary_error(code: str, message: str) -> tuple[int, bytes]:
     error = EndStreamError(code, message)
     body = json.dumps(error.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
     return CONNECT_CODE_HTTP_STATUS[code], body
+
+
+def write_batches(frames: list[bytes], large: int = 64 * 1024) -> Iterator[bytes]:
+    """Frames ready together, as few writes as can be made without copying a large one: small
+    frames joined, a large frame (a blob SET, a checkpoint) written as it is."""
+    small: list[bytes] = []
+    for frame in frames:
+        if len(frame) < large:
+            small.append(frame)
+            continue
+        if small:
+            yield b"".join(small)
+            small = []
+        yield frame
+    if small:
+        yield b"".join(small)

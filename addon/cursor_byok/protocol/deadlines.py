@@ -1,4 +1,8 @@
-"""When the run core must tick next (sans-IO): one O(1) answer for the shell's one timer."""
+"""When the run core must run next: one timer for every attempt and run (sans-IO).
+
+The shell asks after every frame, and holding deltas for coalescing makes a deadline every few
+milliseconds per run, so asking must cost O(1); see `Deadlines`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import itertools
 import math
 
 
-class Deadlines[Run]:  # Run: protocol/runs.py's, not imported (the room has no cycles)
+class Deadlines[R]:
     """When `tick` must next run, kept so that asking costs O(1): the shell asks after every
     frame, and holding deltas for coalescing makes a deadline every few milliseconds per run.
 
@@ -20,7 +24,7 @@ class Deadlines[Run]:  # Run: protocol/runs.py's, not imported (the room has no 
 
     def __init__(self) -> None:
         self.scan_at = math.inf
-        self._releases: list[tuple[float, int, Run]] = []
+        self._releases: list[tuple[float, int, R]] = []
         self._order = itertools.count()  # ties between runs never compare runs
 
     def due(self, when: float) -> None:
@@ -28,7 +32,7 @@ class Deadlines[Run]:  # Run: protocol/runs.py's, not imported (the room has no 
         if when < self.scan_at:
             self.scan_at = when
 
-    def release_at(self, when: float, run: Run) -> None:
+    def release_at(self, when: float, run: R) -> None:
         """`run`'s held deltas may go out at `when`."""
         heapq.heappush(self._releases, (when, next(self._order), run))
 
@@ -39,7 +43,7 @@ class Deadlines[Run]:  # Run: protocol/runs.py's, not imported (the room has no 
             when = releases[0][0]
         return None if when == math.inf else when
 
-    def releases_due(self, now: float) -> list[Run]:
+    def releases_due(self, now: float) -> list[R]:
         """The runs whose release time has come (some may have been released already)."""
         releases = self._releases
         due = []

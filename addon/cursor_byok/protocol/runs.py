@@ -53,9 +53,7 @@ class SessionConfig:
     # this fails with resource_exhausted. Real turns stream a few MiB (text, tool requests, blob
     # SETs of what was read and written); this bounds a provider that streams without end.
     max_backlog_bytes: int = 128 * MiB
-    # A turn still running this long after it started fails with deadline_exceeded: its model
-    # calls, tools and waits together (a provider that streams slowly for ever, say). Agent
-    # turns of many steps run for minutes, rarely an hour.
+    # a turn still running this long fails with deadline_exceeded (real ones: minutes, an hour)
     turn_timeout: float = 4 * 3600.0
 
 
@@ -148,7 +146,35 @@ class DropRun:
     run: Run
 
 
-Command = StartTurn | Resolve | StreamEvent | CancelTurn | FailTurn | LiveAction | DropRun | Note
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """An id the core could not resolve (a request id no run request came for), for the census."""
+
+    kind: str
+    ident: str
+
+
+Command = (
+    StartTurn
+    | Resolve
+    | StreamEvent
+    | CancelTurn
+    | FailTurn
+    | LiveAction
+    | DropRun
+    | Unresolved
+    | Note
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """What `Registry.tick` did: commands for the shell, request ids whose streams have
+    something to write now (a heartbeat, an end), runs whose new frames are readable."""
+
+    commands: list[Command]
+    wake: set[str]
+    runs: list[Run]
 
 
 # --- runs ---------------------------------------------------------------------------------------
@@ -161,6 +187,7 @@ class _Pending:
     watched: bool  # subject to the exec watchdog (shell execs keep their own timeout)
 
 
+_LATE_ACTIONS = frozenset({"user_message_action", "inject_context_action"})
 _SHELL_TERMINAL = frozenset(
     {"exit", "rejected", "permission_denied", "sandbox_unsupported", "backgrounded"}
 )
@@ -205,6 +232,8 @@ class Run:
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
+        # user messages queued before its run request (attempts.py): the turn answers them
+        self.queued: list[pb.ConversationAction] = []
         self.backlog_full_at: float | None = None  # when the backlog passed its bound
         self._backlog_failed = False  # ... and the turn was failed for it (once)
         self._timed_out = False  # the turn ran past turn_timeout and was failed for it (once)
@@ -282,7 +311,10 @@ class Run:
         if kind == "conversation_action":
             action = message.conversation_action
             if not self.running:
-                return []
+                # A message for the conversation's next run (queued while this one closed), or
+                # steering that came too late; the shell says which (`_LATE_ACTIONS`).
+                late = action.WhichOneof("action") in _LATE_ACTIONS
+                return [LiveAction(self, action)] if late else []
             if action.WhichOneof("action") == "cancel_action":
                 return [CancelTurn(self, "cancelled by the user", action.cancel_action)]
             return [LiveAction(self, action)]
@@ -337,20 +369,20 @@ class Run:
             )
         ]
 
-    def issued(self, key: PendingKey) -> bool:
-        """Whether we ever sent this request id (for protocol checks on `Run` streams)."""
-        kind, ident = key
-        counter = self._next_kv_id if kind is PendingKind.KV else self._next_exec_id
-        return 0 < ident < counter
-
     def answers_unissued(self, message: pb.AgentClientMessage) -> bool:
-        """Whether `message` is a result for an exec or KV request we never sent."""
+        """Whether a client message answers an exec or KV request this run never sent."""
         kind = message.WhichOneof("message")
         if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
             return not self.issued((PendingKind.EXEC, message.exec_client_message.id))
         if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
             return not self.issued((PendingKind.KV, message.kv_client_message.id))
         return False
+
+    def issued(self, key: PendingKey) -> bool:
+        """Whether we ever sent this request id (for protocol checks on `Run` streams)."""
+        kind, ident = key
+        counter = self._next_kv_id if kind is PendingKind.KV else self._next_exec_id
+        return 0 < ident < counter
 
     # --- server → client --------------------------------------------------------------------
 
@@ -531,15 +563,10 @@ class Run:
             ]
         if not self._timed_out and now >= self.created_at + cfg.turn_timeout:
             self._timed_out = True
-            return [
-                FailTurn(
-                    self,
-                    "deadline_exceeded",
-                    f"this turn ran for {_duration(cfg.turn_timeout)}, the time limit of a turn "
-                    "(turn_timeout, raise it with --set cursor_byok_turn_timeout_ms=...); the "
-                    "turn was ended",
-                )
-            ]
+            why = f"this turn ran for {_hours(cfg.turn_timeout)}, the time limit of a turn"
+            why += " (turn_timeout, raise it with --set cursor_byok_turn_timeout_ms=...);"
+            why += " the turn was ended"
+            return [FailTurn(self, "deadline_exceeded", why)]
         if self.state is RunState.DETACHED and now >= self.detached_since + cfg.grace_period:
             self.detached_since = now  # one cancel per expiry
             return [CancelTurn(self, "the client went away (no stream open)")]
@@ -566,9 +593,5 @@ def _frame(message: pb.AgentServerMessage) -> bytes:
     return connect.encode_frame_raw(0, message.SerializeToString())
 
 
-def _duration(seconds: float) -> str:
-    if seconds >= 3600 and seconds % 3600 == 0:
-        return f"{seconds / 3600:g} h"
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:g} min"
-    return f"{seconds:g} s"
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"

@@ -36,6 +36,12 @@ class TextParts:
             self._pieces = []
             self._pending = 0
 
+    def truncate(self, chars: int) -> None:
+        """Keep the first `chars` characters only (what came after them is forgotten)."""
+        if chars < self.chars:
+            kept = self.take()[:chars]
+            self.append(kept)
+
     def take(self) -> str:
         """The text so far, joined; the parts are empty after."""
         blocks, self._blocks = self._blocks, []

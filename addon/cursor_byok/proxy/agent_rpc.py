@@ -1,15 +1,18 @@
-"""An addon that recognises Cursor's Agent RPCs on both transports and serves them.
+"""An addon that recognises Cursor's Agent RPCs on all three transports and serves them.
 
-Everything that is not one of our paths passes through untouched. The Agent paths never go
-upstream: BidiAppend is answered in the `request` hook; RunSSE and the HTTP/2 `Run` stream are
-pointed at the in-process loopback server and streamed back (mitmproxy.md §3), and a `Run`
-upload is fed, chunk by chunk, into its attempt (§3.3, `run_upload.py`). A run on one of
-Cursor's own models goes to Cursor as it came (`routing.py`).
+Everything that is not one of our paths passes through untouched. The Agent paths of runs we
+serve never go upstream: BidiAppend is answered in the `request` hook, and so is RunPoll (one
+short answer per poll, `run_poll.py`); RunSSE and the HTTP/2 `Run` stream are pointed at the
+in-process loopback server and streamed back (mitmproxy.md §3), and a `Run` upload is fed, chunk
+by chunk, into its attempt (§3.3, `run_upload.py`). A run on one of Cursor's own models goes to
+Cursor as it came (`routing.py`), and so does every append that is not an Agent message (voice
+input shares the BidiAppend envelope, protocol.md §2.5).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import logging
@@ -21,11 +24,15 @@ from mitmproxy import http
 
 from cursor_byok.errors import ByokError
 from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import POLL_DATA_ENCODINGS
 from cursor_byok.protocol.bidi import BadFraming
 from cursor_byok.protocol.bidi import decode_bidi_append
+from cursor_byok.protocol.bidi import decode_run_poll_request
 from cursor_byok.protocol.bidi import decode_run_sse_request
 from cursor_byok.protocol.bidi import validate_request_id
 from cursor_byok.proxy import options
+from cursor_byok.proxy.activity_record import CENSUS_KEY
+from cursor_byok.proxy.activity_record import STREAMER
 from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
@@ -35,24 +42,61 @@ from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_traceback
 from cursor_byok.proxy.mitmproxy_compat import give_end_stream_trailers
+from cursor_byok.proxy.mitmproxy_compat import install_stream_release
 from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routing
+from cursor_byok.proxy.run_poll import RunPolls
 from cursor_byok.proxy.run_upload import RunUpload
 from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.turns import ToolChoices
+from cursor_byok.store.census import SERVED
 
 log = logging.getLogger(__name__)
 
 BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
 RUN_PATH = "/agent.v1.AgentService/Run"
-AGENT_PATHS = (BIDI_APPEND_PATH, RUN_SSE_PATH, RUN_PATH)
+RUN_POLL_PATH = "/agent.v1.AgentService/RunPoll"
+AGENT_PATHS = (BIDI_APPEND_PATH, RUN_SSE_PATH, RUN_PATH, RUN_POLL_PATH)
 METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
 PATH_KEY = "cursor_byok_path"
 UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
 PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
+MAX_STREAM_OPEN = 1024  # a `...SSE` / `...Poll` request body of another service worth decoding
+
+
+PARENT_REQUEST = "x-parent-request-id"
+PARENT_TOOL_CALL = "x-parent-agent-tool-call-id"
+MAX_TOOL_CALL_ID = 512
+
+
+def parent_link(request: http.Request) -> tuple[str, str] | None:
+    """A subagent run's parent, from the headers Cursor puts on child runs: (parent request id,
+    the parent's Task tool call id). Both or neither (protocol.md §2.3); a lone or malformed one
+    is ignored with a line in the log, and the child is linked by its prompt as before."""
+    parent = request.headers.get(PARENT_REQUEST, "")
+    call = request.headers.get(PARENT_TOOL_CALL, "")
+    if not parent and not call:
+        return None
+    if not parent or not call:
+        log.warning(
+            "%s without %s: the subagent is linked to its parent by its prompt",
+            PARENT_REQUEST if parent else PARENT_TOOL_CALL,
+            PARENT_TOOL_CALL if parent else PARENT_REQUEST,
+        )
+        return None
+    try:
+        validate_request_id(parent)
+    except ByokError as exc:
+        log.warning("%s: %s; ignored", PARENT_REQUEST, exc)
+        return None
+    if len(call) > MAX_TOOL_CALL_ID or not call.isprintable():
+        log.warning("%s: not a tool call id; ignored", PARENT_TOOL_CALL)
+        return None
+    return parent, call
 
 
 def connect_error_response(code: str, message: str) -> http.Response:
@@ -61,8 +105,8 @@ def connect_error_response(code: str, message: str) -> http.Response:
 
 
 class AgentRpc:
-    """Flow classification and the hooks of the three Agent RPCs; the work happens in the run
-    core (`shell.py`), the loopback server and the turns."""
+    """Flow classification and the hooks of the Agent RPCs; the work happens in the run core
+    (`shell.py`), the loopback server, the poll cursors and the turns."""
 
     def __init__(
         self,
@@ -71,20 +115,28 @@ class AgentRpc:
         routing: Routing,
         recording: Recording,
         activity: ActivityRecord,
+        tool_choices: ToolChoices | None = None,
     ) -> None:
         self.registry = registry
+        self.tool_choices = tool_choices if tool_choices is not None else ToolChoices()
         self.loopback = loopback
         self.routing = routing
         self.recording = recording
         self.activity = activity
+        self.polls = RunPolls(registry)
         self._owner_key = secrets.token_bytes(32)  # keys the credential hashes runs are bound to
 
     def load(self, loader) -> None:
-        options.declare(loader, "cursor_byok_hosts")
+        options.declare(loader, "cursor_byok_hosts", "cursor_byok_poll_data")
+        install_stream_release()  # a `Run` we end releases its stream (mitmproxy_compat.py)
         # A client's 101st stream on one connection: refused alone, not the connection's end;
         # and the loopback hop of a stream the client reset is closed, not left open.
         refuse_streams_over_the_limit()
         close_sockets_when_told()
+
+    def configure(self, updated: set[str]) -> None:
+        options.one_of(ctx.options, "cursor_byok_poll_data", POLL_DATA_ENCODINGS, "encoding")
+        self.polls.data = ctx.options.cursor_byok_poll_data
 
     def _ours(self, flow: http.HTTPFlow) -> str | None:
         """Which of our RPCs this flow is, if any."""
@@ -121,6 +173,8 @@ class AgentRpc:
             return
         flow.metadata[PATH_KEY] = path
         request = flow.request
+        # Cursor's SDK sends its `tools` / `disallowed_tools` options as headers of every attempt
+        self.tool_choices.note(request.headers.get("x-request-id"), request.headers)
         if path == RUN_PATH:
             self.activity.agent_call(flow, path)
         unsupported = _unsupported_content_type(path, request)
@@ -167,11 +221,13 @@ class AgentRpc:
             return
         if path is None:
             self.activity.other_call(flow)
+            self._note_foreign_stream(flow)
             return
         self.activity.agent_call(flow, path)
         problem = await self.loopback.wait_ready()
         if problem is not None:
             flow.response = self._error(flow, "unavailable", problem)
+            flow.metadata[CENSUS_KEY] = SERVED
             return
         try:
             if path == BIDI_APPEND_PATH:
@@ -179,24 +235,45 @@ class AgentRpc:
                 append = decode_bidi_append(
                     self._body(request), request.headers.get("content-type")
                 )
-                if await self.routing.append_route(append) == CURSOR:
+                link = parent_link(request) if _is_run_request(append.message) else None
+                parent = link[0] if link else ""
+                if await self.routing.append_route(append, parent) == CURSOR:
                     self._pass_through(flow, path, append.request_id)
                     return
-                self._bidi_append(flow, append)
+                flow.metadata[CENSUS_KEY] = SERVED
+                if not append.agent and append.raw:
+                    raise BadFraming("BidiAppendRequest.data is not an Agent client message")
+                if link is not None:
+                    self.registry.parents[append.request_id] = link
+                try:
+                    self._bidi_append(flow, append)
+                finally:
+                    self.registry.parents.pop(append.request_id, None)
+            elif path == RUN_POLL_PATH:
+                await self._run_poll(flow)
             else:
                 self._run_sse(flow)
         except ByokError as exc:
             log.warning("%s rejected: %s", path.rsplit("/", 1)[-1], exc)
             code, message = exc.code, str(exc)
             forget_traceback(exc)  # before Response.make: see _forget
-            flow.response = self._error(flow, code, message)
+            flow.response = self._error(flow, code, message, stream=path == RUN_POLL_PATH)
+            flow.metadata[CENSUS_KEY] = SERVED
         except Exception:
             # Never let an Agent RPC fall through to Cursor's servers because we failed.
             log.exception("cursor-byok failed on %s", path)
-            flow.response = self._error(flow, "internal", "cursor-byok internal error")
+            flow.response = self._error(
+                flow, "internal", "cursor-byok internal error", stream=path == RUN_POLL_PATH
+            )
+            flow.metadata[CENSUS_KEY] = SERVED
 
-    def _error(self, flow: http.HTTPFlow, code: str, message: str) -> http.Response:
-        """A unary error answer in the client's protocol."""
+    def _error(
+        self, flow: http.HTTPFlow, code: str, message: str, *, stream: bool = False
+    ) -> http.Response:
+        """An error answer in the client's protocol (`stream`: a server stream's end, RunPoll)."""
+        if stream:
+            body = connect.encode_end_stream(connect.EndStreamError(code, message))
+            return http.Response.make(200, body, {"content-type": "application/connect+proto"})
         if _is_grpc_web(flow.request):
             headers = {"content-type": "application/grpc-web+proto"}
             headers.update(connect.grpc_web_trailers(connect.EndStreamError(code, message)))
@@ -219,11 +296,46 @@ class AgentRpc:
         flow.metadata[PASS_KEY] = True
         log.debug("%s %s → Cursor's backend", path.rsplit("/", 1)[-1], request_id)
 
+    def _note_foreign_stream(self, flow: http.HTTPFlow) -> None:
+        """Another service's bidi stream (`...SSE` / `...Poll` with a BidiRequestId body, e.g.
+        voice input's `AiService/StreamSttSSE`): its request id is not an Agent run, so its
+        appends go to Cursor at once, even those whose bytes happen to parse as Agent messages."""
+        request = flow.request
+        path = request.path.split("?")[0]
+        if request.method != "POST" or not path.endswith(("SSE", "Poll")):
+            return
+        body = request.raw_content or b""
+        if not body or len(body) > MAX_STREAM_OPEN or not self.activity.cursor_host(flow):
+            return
+        try:
+            request_id = decode_run_sse_request(body, request.headers.get("content-type"))
+        except ByokError:
+            return
+        if self.routing.routes.get(request_id) is None and not self.registry.knows(request_id):
+            self.routing.routes.decide(request_id, CURSOR)
+            log.debug("%s %s: another service's stream", path.rsplit("/", 1)[-1], request_id)
+
+    async def _run_poll(self, flow: http.HTTPFlow) -> None:
+        """One poll: answered here for a run we serve, else it goes to Cursor as it came."""
+        request = flow.request
+        poll = decode_run_poll_request(
+            self._body(request), request.headers.get("content-type") or "application/connect+proto"
+        )
+        request_id = poll.request_id
+        if await self.routing.poll_route(request_id) == CURSOR:
+            self._pass_through(flow, RUN_POLL_PATH, request_id)
+            return
+        flow.metadata[METADATA_KEY] = request_id
+        flow.metadata[CENSUS_KEY] = SERVED
+        await self.polls.answer(flow, poll, self._owner(flow))
+
     def _bidi_append(self, flow: http.HTTPFlow, append) -> None:
         request = flow.request
         flow.metadata[METADATA_KEY] = append.request_id
         kind = append.message.WhichOneof("message") if append.message else None
         log.debug("BidiAppend %s seq %d: %s", append.request_id, append.seqno, kind)
+        if append.message is not None:
+            self.activity.observe(append.request_id, append.message)
         # before the turn it may start emits anything
         self.recording.client(append.request_id, append.seqno, append.raw, dict(request.headers))
         self.registry.receive(
@@ -276,6 +388,7 @@ class AgentRpc:
             forward=forward,
         )
         self.loopback.point(flow, spec)
+        flow.metadata[CENSUS_KEY] = STREAMER if forward else SERVED
         request.headers["content-length"] = str(len(request.raw_content or b""))
         log.info("RunSSE %s opened", request_id)
 
@@ -312,6 +425,8 @@ class AgentRpc:
             "2" if request.is_http2 else "1.1",
             ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
         )
+        link = parent_link(request)
+        decide = functools.partial(self.routing.decide_first, parent=link[0] if link else "")
         upload = RunUpload(
             self.registry,
             request_id,
@@ -319,8 +434,10 @@ class AgentRpc:
             upload_encoding,
             self.recording,
             pipe=pipe,
-            decide=self.routing.decide_first if pipe is not None else None,
+            decide=decide if pipe is not None else None,
             opened=opened,
+            observe=self.activity.observe,
+            parent=link,
         )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
@@ -337,6 +454,7 @@ class AgentRpc:
         )
         request.stream = upload
         self.loopback.point(flow, spec)
+        flow.metadata[CENSUS_KEY] = STREAMER if forward else SERVED
         request.headers["content-length"] = "0"  # the loopback hop carries no body
         if pipe is None:
             log.info("Run %s opened (%s)", request_id, opened)
@@ -355,11 +473,13 @@ class AgentRpc:
 
     def response(self, flow: http.HTTPFlow) -> None:
         # Cursor keeps its `Run` upload open for the whole turn: without trailers mitmproxy
-        # would withhold our END_STREAM (mitmproxy_compat.py).
+        # would withhold our END_STREAM, and the marker in them makes mitmproxy release the
+        # stream after it (RST_STREAM NO_ERROR, mitmproxy_compat.py).
         if flow.metadata.get(LOOPBACK_KEY):
             give_end_stream_trailers(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        self.polls.failed(flow)
         request_id = flow.metadata.get(METADATA_KEY)
         if request_id and flow.metadata.get(LOOPBACK_KEY):
             path = flow.metadata.get(PATH_KEY, "")
@@ -375,6 +495,7 @@ _CONTENT_TYPES = {
     BIDI_APPEND_PATH: ("application/proto", "application/connect+proto", "application/grpc-web"),
     RUN_SSE_PATH: ("application/connect+proto", "application/grpc-web"),
     RUN_PATH: ("application/connect+proto", "application/grpc-web"),
+    RUN_POLL_PATH: ("application/connect+proto",),
 }
 
 
@@ -398,6 +519,10 @@ def _forward_of(request: http.Request, **extra) -> Forward:
         headers=tuple(request.headers.fields),
         **extra,
     )
+
+
+def _is_run_request(message) -> bool:
+    return message is not None and message.WhichOneof("message") == "run_request"
 
 
 def _declared_size(request: http.Request) -> int:

@@ -14,11 +14,15 @@ from typing import Any
 from cursor_byok.agent.turn import Agent
 from cursor_byok.protocol import actions
 from cursor_byok.proxy.activity_record import ActivityRecord
+from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.proxy.passthrough import PassThrough
+from cursor_byok.proxy.privacy import Privacy
+from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
@@ -58,9 +62,11 @@ def compose(agent: Agent | None = None) -> Composition:
     )
     registry.observers.append(recording.frame)
     routing = Routing(turns, registry)
-    loopback = Loopback(registry, routing.routes)
     activity = ActivityRecord()
-    rpc = AgentRpc(registry, loopback, routing, recording, activity)
+    loopback = Loopback(registry, routing.routes, activity.census)
+    registry.on_unresolved = turns.on_unresolved = activity.unresolved
+    rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
+    reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
         RunSettings(registry),
@@ -71,7 +77,10 @@ def compose(agent: Agent | None = None) -> Composition:
         activity,
         Console(loopback.log_filter),
         MemoryGuards(),
-        ModelPicker(),
-        LiveStatus(registry, routing.routes, turns),
+        ModelPicker(reach=reach),
+        AgentCalls(routing, turns, registry, reach, activity.census),
+        Privacy(routing, turns, activity.census),
+        LiveStatus(registry, routing.routes, turns, activity.census),
+        PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

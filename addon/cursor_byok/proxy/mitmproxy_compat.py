@@ -11,6 +11,14 @@ touches this file only:
   drops for the loopback hop.
 - `give_end_stream_trailers`: mitmproxy withholds an HTTP/2 response's END_STREAM while the
   client's upload is open, unless the response has trailers (mitmproxy.md §3.3).
+- `install_stream_release`: after that END_STREAM mitmproxy keeps reading the client's upload
+  until the client ends it; Cursor keeps its `Run` upload open for the whole turn and marks the
+  run failed (and retries it) while the server still reads. mitmproxy has no way for an addon to
+  reset a stream with NO_ERROR, so its HTTP/2 server layer is wrapped: after a response carrying
+  our end marker has ended while the upload is open, the stream is reset with NO_ERROR (RFC 9113
+  §8.1: "a complete response ... MAY request that the client abort transmission of a request
+  without error") and, one event later, mitmproxy's stream is told the request ended, so the
+  flow completes as if the client had ended its upload.
 - `LargeBodies`: building a Request or Response runs mitmproxy's type check of its data class,
   which raises and catches a TypeError for every optional field; the caught exception, its
   traceback and the frames form a cycle whose frames hold every caller's locals (`f_back`), so
@@ -18,6 +26,10 @@ touches this file only:
 - `forget_traceback`: the same cycle, made while an exception is being handled (an error
   answer for a refused request), keeps the frames that exception's traceback holds: the body,
   parsed several times over, unless those frames are cleared first.
+- `frame_for_http1_upstream`: mitmproxy forwards an HTTP/2 request to an HTTP/1.1 server with the
+  request's own headers; one whose body came without content-length (every unary call of
+  Cursor's SDK over HTTP/2) gets no framing at all, so the server reads an empty body and takes
+  the body's bytes for the next request.
 - `freeze_startup_heap`: what mitmproxy and we import at start-up is ~100,000 long-lived
   objects every full collection would walk.
 - `CLIENT_MAX_CONCURRENT_STREAMS`: what mitmproxy's HTTP/2 server advertises to the client in
@@ -40,13 +52,25 @@ touches this file only:
   cancellation skips the close, and the socket stays open for the life of the client
   connection. A client resetting `Run` streams left ~1 in 5 loopback hops open that way (the
   stream went on being served to nobody, and counted as live). The patch closes the socket.
+- `local_mode_captures`: how local mode (`--mode local:SPEC`, mitmproxy_rs) picks processes:
+  SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
+  first action an exclude: everything else is included); a NAME matches a process whose name
+  contains it, on macOS a regular expression searched in the executable's full path.
+- `redirect_termlog`: mitmdump's console log handler (`TermLogHandler`, on the root logger)
+  prints each line to the `file` it took at start (the real stdout), so redirecting
+  `sys.stdout` does not move it; the live status points that attribute elsewhere while it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import io
+import logging
 import traceback
+import weakref
+from collections.abc import Callable
+from typing import IO
 from typing import Any
 
 CONNECTIONS_PER_ADDRESS = 5
@@ -76,6 +100,116 @@ def give_end_stream_trailers(flow: Any) -> None:
     response = flow.response
     if response is not None and flow.request.is_http2 and not response.trailers:
         response.trailers = http.Headers([END_STREAM_TRAILER])
+
+
+def local_mode_captures(spec: str, process: str, *, regex: bool = False) -> bool:
+    """Whether local mode with `spec` captures the process named (or at the path) `process`,
+    as mitmproxy_rs decides it (`regex`: the macOS network extension's way)."""
+    import re
+
+    actions = [part.strip() for part in spec.split(",") if part.strip()]
+    if not actions:
+        return False
+
+    def matches(name: str) -> bool:
+        if name.isdigit():
+            return False  # a pid, never a name
+        if regex:
+            try:
+                return re.search(name, process) is not None
+            except re.error:
+                return name in process
+        return name in process
+
+    captured = actions[0].startswith("!")
+    for action in actions:
+        if action.startswith("!"):
+            captured = captured and not matches(action[1:])
+        else:
+            captured = captured or matches(action)
+    return captured
+
+
+_RELEASES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # wakeup → stream
+_RELEASE_FLAG = "_cursor_byok_stream_release"
+_QUEUED_RELEASES = "_cursor_byok_queued_releases"  # per Http2Server: trailers not yet sent
+
+
+def install_stream_release() -> bool:
+    """Wrap mitmproxy's HTTP/2 server layer so our ended `Run` responses release their stream
+    (see the module doc); idempotent, returns whether this call installed it."""
+    import h2.errors
+    import h2.stream
+    from mitmproxy.proxy.commands import RequestWakeup
+    from mitmproxy.proxy.commands import SendData
+    from mitmproxy.proxy.events import Wakeup
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http._base import ReceiveHttp
+    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
+    from mitmproxy.proxy.layers.http._events import ResponseTrailers
+
+    server = _http2.Http2Server
+    if getattr(server, _RELEASE_FLAG, False):
+        return False
+    original = server._handle_event
+
+    def release(self, stream_id: int):
+        self.h2_conn.reset_stream(stream_id, h2.errors.ErrorCodes.NO_ERROR)
+        yield SendData(self.conn, self.h2_conn.data_to_send())
+        self.streams.pop(stream_id, None)  # later DATA of this stream is nobody's
+        wakeup = RequestWakeup(0)
+        _RELEASES[wakeup] = stream_id
+        yield wakeup
+
+    def _handle_event(self, event):
+        if isinstance(event, Wakeup) and event.command in _RELEASES:
+            # The request side of the released stream ends for mitmproxy now (not within the
+            # response's own events: a layer must not be re-entered).
+            yield ReceiveHttp(RequestEndOfMessage(_RELEASES.pop(event.command)))
+            return
+        yield from original(self, event)
+        # Trailers queued behind data the client's flow-control window holds back go out
+        # later (a client slower than the turn): its stream is released once they have.
+        queued: set[int] = self.__dict__.setdefault(_QUEUED_RELEASES, set())
+        for stream_id in list(queued):
+            stream = self.h2_conn.streams.get(stream_id)
+            state = stream.state_machine.state if stream is not None else None
+            if state is not h2.stream.StreamState.OPEN:
+                queued.discard(stream_id)
+            if state is h2.stream.StreamState.HALF_CLOSED_LOCAL:
+                yield from release(self, stream_id)
+        if (
+            not isinstance(event, ResponseTrailers)
+            or END_STREAM_TRAILER not in event.trailers.fields
+        ):
+            return
+        stream = self.h2_conn.streams.get(event.stream_id)
+        if stream is None:
+            return
+        if stream.state_machine.state is h2.stream.StreamState.HALF_CLOSED_LOCAL:
+            yield from release(self, event.stream_id)
+        elif event.stream_id in self.h2_conn.stream_trailers:  # behind held-back data
+            queued.add(event.stream_id)
+        # else the client ended its upload already: nothing to release
+
+    server._handle_event = _handle_event  # type: ignore[method-assign]
+    setattr(server, _RELEASE_FLAG, True)
+    return True
+
+
+def frame_for_http1_upstream(flow: Any) -> bool:
+    """Give a buffered HTTP/2 (or 3) request body the content-length an HTTP/1.1 upstream needs
+    to read it (harmless to an HTTP/2 upstream, which checks it against the body). Returns
+    whether the header was added."""
+    request = flow.request
+    if flow.response is not None or request.stream or not (request.is_http2 or request.is_http3):
+        return False
+    body = request.raw_content
+    headers = request.headers
+    if not body or "content-length" in headers or "transfer-encoding" in headers:
+        return False
+    headers["content-length"] = str(len(body))
+    return True
 
 
 def forget_traceback(exc: BaseException | None) -> None:
@@ -202,3 +336,20 @@ def close_sockets_when_told() -> bool:
     server.ConnectionHandler.close_connection = close_connection  # type: ignore[method-assign]
     _closing = True
     return True
+
+
+def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:
+    """Point mitmdump's console log lines at `file` (rich's proxy, which prints above the live
+    status instead of through it); returns what undoes it."""
+    from mitmproxy.addons.termlog import TermLogHandler
+
+    moved = [h for h in logging.getLogger().handlers if isinstance(h, TermLogHandler)]
+    before = [h.file for h in moved]
+    for handler in moved:
+        handler.file = file  # type: ignore[assignment]  # a text file, as print() needs
+
+    def undo() -> None:
+        for handler, original in zip(moved, before, strict=True):
+            handler.file = original
+
+    return undo

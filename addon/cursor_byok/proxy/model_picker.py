@@ -6,13 +6,10 @@ The catalog itself (entries, merging, wire formats) is pure and lives in
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable
 from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
@@ -30,33 +27,23 @@ from cursor_byok.config.catalog import MODES
 from cursor_byok.config.catalog import OFFLINE_RETRY_SECONDS
 from cursor_byok.config.catalog import UnsupportedBody
 from cursor_byok.config.catalog import classify
-from cursor_byok.config.catalog import encode_answer
+from cursor_byok.config.catalog import is_rest_models
 from cursor_byok.config.catalog import local_answer
 from cursor_byok.config.catalog import merge
 from cursor_byok.config.catalog import merge_body
+from cursor_byok.config.catalog import rest_models_body
 from cursor_byok.config.catalog import wire_format
 from cursor_byok.proxy import options
+from cursor_byok.proxy import unary
 from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.reachability import PROBE_TIMEOUT
+from cursor_byok.proxy.reachability import Probe
+from cursor_byok.proxy.reachability import Reachability
+from cursor_byok.proxy.reachability import tcp_probe
 
 log = logging.getLogger(__name__)
 
-# How long a probe connection may take before the host counts as unreachable.
-PROBE_TIMEOUT = 3.0
-
-Probe = Callable[[str, int], Awaitable[bool]]
-
-
-async def tcp_probe(host: str, port: int) -> bool:
-    """Whether a TCP connection to host:port opens within `PROBE_TIMEOUT` (closed at once)."""
-    try:
-        async with asyncio.timeout(PROBE_TIMEOUT):
-            _, writer = await asyncio.open_connection(host, port)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
+__all__ = ["PROBE_TIMEOUT", "ModelPicker", "Probe", "tcp_probe"]
 
 
 # --- the addon ----------------------------------------------------------------------------------
@@ -70,16 +57,18 @@ class ModelPicker:
     """
 
     def __init__(
-        self, clock: Callable[[], float] = time.monotonic, probe: Probe = tcp_probe
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        probe: Probe = tcp_probe,
+        reach: Reachability | None = None,
     ) -> None:
-        self._clock = clock
-        self._probe = probe
+        # Cursor's reachability, shared with the other calls answered offline (compose.py); this
+        # addon's server-connection hooks keep it current.
+        self.reach = reach if reach is not None else Reachability(clock, probe)
         self._source: ConfigSource | None = None
         self._config_problem: str | None = None
-        self._offline: dict[tuple[str, int], float] = {}
-        self._probes: dict[tuple[str, int], asyncio.Future[bool]] = {}  # in flight, shared
-        self._live: dict[tuple[str, int], int] = {}  # open server connections per host, port
         self._cache: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()  # plain proto
+        self._said_offline: set[tuple[str, int]] = set()  # hosts whose going offline was logged
         self.stats = {"merged": 0, "answered": 0, "passed": 0}
 
     def load(self, loader) -> None:
@@ -94,7 +83,7 @@ class ModelPicker:
                 f"cursor_byok_models_mode: unknown mode {mode!r} (known: {', '.join(MODES)})"
             )
         if "cursor_byok_models_mode" in updated:
-            self._offline.clear()
+            self.reach.clear()
         if mode != "off" and updated & {"cursor_byok_config", "cursor_byok_models_mode"}:
             self.config()
 
@@ -127,39 +116,47 @@ class ModelPicker:
             return None
         return method
 
+    def _rest_call(self, flow: http.HTTPFlow) -> bool:
+        """Cursor's REST model list (`GET /v1/models`), which the SDK checks model names with."""
+        request = flow.request
+        return is_rest_models(request.method, request.path) and self._cursor_host(
+            request.pretty_host
+        )
+
+    def _answer_rest(
+        self, flow: http.HTTPFlow, config: Config, upstream: bytes | None, how: str
+    ) -> None:
+        """Answer `GET /v1/models` with the configured models (added to Cursor's list when
+        `upstream` is one). Cursor's API host itself has no such path, so without this an SDK
+        agent on a BYOK model could not even be created."""
+        flow.response = http.Response.make(
+            200, rest_models_body(config, upstream), {"content-type": "application/json"}
+        )
+        flow.metadata[METADATA_KEY] = how
+        self.stats["merged" if upstream is not None else "answered"] += 1
+        log.info(
+            "model picker: %s: %s, %d configured model(s)",
+            flow.request.path,
+            how,
+            len(config.models),
+        )
+
     def _cursor_host(self, host: str) -> bool:
         if options.reverse_mode(ctx.options):
             return True
         return host_matches(host, ctx.options.cursor_byok_hosts)
 
-    def _is_offline(self, flow: http.HTTPFlow) -> bool:
-        until = self._offline.get((flow.request.host, flow.request.port))
-        return until is not None and self._clock() < until
-
     async def _unreachable(self, flow: http.HTTPFlow) -> bool:
-        """Whether Cursor's API host for this picker call cannot be reached right now.
-
-        A connection that fails inside mitmproxy can only end in its 502 (no hook may answer
-        after it), so unless a connection to the host is open, it is probed first (one TCP
-        connect; picker calls are rare): when the probe fails, this call is answered here at
-        once, and so are the next ones until `OFFLINE_RETRY_SECONDS` pass.
-        Behind an upstream proxy the probe would test the wrong hop, so there is none.
-        """
-        if self._is_offline(flow):
-            return True
+        """Whether Cursor's API host for this picker call cannot be reached right now (probed
+        first unless a connection is open; `reachability.py`). Picker calls are rare, so the
+        probe costs little; when it fails this call is answered here at once, and so are the
+        next ones until `OFFLINE_RETRY_SECONDS` pass."""
         key = (flow.request.host, flow.request.port)
-        if self._live.get(key):
-            return False  # a connection is open, and mitmproxy may reuse it
-        if any(str(m).startswith("upstream:") for m in ctx.options.mode):
-            return False
-        probe = self._probes.get(key)
-        if probe is None:  # calls that come together (Cursor sends a few) share one probe
-            probe = self._probes[key] = asyncio.ensure_future(self._probe(*key))
-            probe.add_done_callback(lambda _: self._probes.pop(key, None))
-        if await asyncio.shield(probe):
-            return False
-        self._mark_offline(key[0], key[1], "probe connection failed")
-        return True
+        offline = await self.reach.unreachable(flow)
+        if offline and self.reach.offline(key) and key not in self._said_offline:
+            self._said_offline.add(key)
+            self._log_offline(key, "probe connection failed")
+        return offline
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error or not flow.live:
@@ -167,8 +164,9 @@ class ModelPicker:
         mode = ctx.options.cursor_byok_models_mode
         if mode == "off":
             return
-        method = self._picker_call(flow)
-        if method is None:
+        rest = self._rest_call(flow)
+        method = None if rest else self._picker_call(flow)
+        if method is None and not rest:
             return
         offline = mode == "merge" and await self._unreachable(flow)
         if mode == "merge" and not offline:
@@ -179,13 +177,16 @@ class ModelPicker:
         if config is None:
             self.stats["passed"] += 1
             return
+        if rest or method is None:
+            self._answer_rest(flow, config, None, "offline" if offline else "replace")
+            return
         request = flow.request
         fmt = wire_format(request.headers.get("content-type"))
         if request.method == "GET":  # Connect GET: the codec is a query parameter
             fmt = "json" if request.query.get("encoding") == "json" else "proto"
         cached = self._cache.get(self._cache_key(flow)) if offline else None
         body, ctype = self._local_body(method, config, fmt, cached)
-        flow.response = http.Response.make(200, body, {"content-type": ctype})
+        unary.answer_bytes(flow, body, ctype)
         flow.metadata[METADATA_KEY] = "offline" if offline else "replace"
         self.stats["answered"] += 1
         log.info(
@@ -204,7 +205,7 @@ class ModelPicker:
                 return merge(method, cached, config), "application/proto"
             except DecodeError:
                 pass
-        return encode_answer(local_answer(method, config), fmt)
+        return unary.encode(local_answer(method, config), fmt)
 
     @staticmethod
     def _cache_key(flow: http.HTTPFlow) -> tuple[str, bytes]:
@@ -216,6 +217,9 @@ class ModelPicker:
             return
         if METADATA_KEY in flow.metadata or ctx.options.cursor_byok_models_mode != "merge":
             return  # our own local answer, or not merging
+        if self._rest_call(flow):
+            self._merge_rest(flow)
+            return
         method = self._picker_call(flow)
         if method is None:
             return
@@ -252,6 +256,18 @@ class ModelPicker:
         self.stats["merged"] += 1
         log.info("model picker: %s: merged %d configured model(s)", path, len(config.models))
 
+    def _merge_rest(self, flow: http.HTTPFlow) -> None:
+        """Cursor's answer to `GET /v1/models`: merged when it is a list, else replaced by ours
+        (its API host answers 404 there; the SDK then refuses every model)."""
+        config = self.config()
+        response = flow.response
+        if config is None or response is None:
+            return
+        listed = 200 <= response.status_code < 300 and not response.stream
+        body = response.content if listed else None
+        how = "merged" if listed else f"Cursor answered {response.status_code}; answered locally"
+        self._answer_rest(flow, config, body, how)
+
     def _remember(self, flow: http.HTTPFlow, body: bytes) -> None:
         """Keep Cursor's last answer per call, so offline answers still list Cursor's models."""
         key = self._cache_key(flow)
@@ -264,43 +280,36 @@ class ModelPicker:
 
     def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
         """Remember a Cursor host we could not reach (e.g. it went down after a probe said it
-        was up): the failing flow itself already got mitmproxy's 502, but the next picker calls
-        to it are answered locally until `OFFLINE_RETRY_SECONDS` pass."""
+        was up): the failing flow itself already got mitmproxy's 502, but the next calls to it
+        are answered locally until `OFFLINE_RETRY_SECONDS` pass."""
         address = data.server.address
-        if address is None or ctx.options.cursor_byok_models_mode != "merge":
+        if address is None or not self._cursor_host(address[0]):
             return
-        host, port = address[0], address[1]
-        if self._cursor_host(host):
-            self._mark_offline(host, port, data.server.error or "connection failed")
+        key = (address[0], address[1])
+        if self.reach.mark_offline(key) and ctx.options.cursor_byok_models_mode == "merge":
+            self._said_offline.add(key)
+            self._log_offline(key, data.server.error or "connection failed")
 
-    def _mark_offline(self, host: str, port: int, why: str) -> None:
-        if (host, port) not in self._offline:
-            log.warning(
-                "model picker: cannot reach %s:%d (%s); answering model-picker calls locally "
-                "with the configured models for %ds",
-                host,
-                port,
-                why,
-                OFFLINE_RETRY_SECONDS,
-            )
-        self._offline[(host, port)] = self._clock() + OFFLINE_RETRY_SECONDS
+    def _log_offline(self, key: tuple[str, int], why: str) -> None:
+        log.warning(
+            "model picker: cannot reach %s:%d (%s); answering model-picker calls locally "
+            "with the configured models for %ds",
+            key[0],
+            key[1],
+            why,
+            OFFLINE_RETRY_SECONDS,
+        )
 
     def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
         address = data.server.address
         if address is None:
             return
         key = (address[0], address[1])
-        self._live[key] = self._live.get(key, 0) + 1
-        if self._offline.pop(key, None) is not None:
+        self._said_offline.discard(key)
+        if self.reach.connected(key):
             log.info("model picker: %s:%d reachable again", address[0], address[1])
 
     def server_disconnected(self, data: server_hooks.ServerConnectionHookData) -> None:
         address = data.server.address
-        if address is None:
-            return
-        key = (address[0], address[1])
-        left = self._live.get(key, 0) - 1
-        if left > 0:
-            self._live[key] = left
-        else:
-            self._live.pop(key, None)
+        if address is not None:
+            self.reach.disconnected((address[0], address[1]))

@@ -44,6 +44,13 @@ OPTIONS: dict[str, Option] = {
     "cursor_byok_grace_ms": Option(
         int, 180_000, "Cancel a running turn when its RunSSE stream has been gone this long."
     ),
+    "cursor_byok_detached_call_ms": Option(
+        int,
+        10_000,
+        "Abort a model call when no stream has read its run this long (the client cancelled "
+        "by closing it, or lost its connection); the run stays resumable and the call is made "
+        "again when the client reconnects.",
+    ),
     "cursor_byok_run_request_timeout_ms": Option(
         int,
         60_000,
@@ -53,7 +60,15 @@ OPTIONS: dict[str, Option] = {
         int,
         10_000,
         "How long a request of a run whose model is not known yet (its run request has not "
-        "arrived) waits for it; after the wait it goes to Cursor as it came.",
+        "arrived) waits for it; after the wait it goes to Cursor as it came. A call about a "
+        "conversation whose first run has not come (a title, an upload) waits as long; after "
+        'the wait it is treated as private (answered here) unless privacy = "cursor".',
+    ),
+    "cursor_byok_title_timeout_ms": Option(
+        int,
+        8000,
+        "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
+        "title_model; then the chat is named from its message's first words.",
     ),
     "cursor_byok_linger_ms": Option(
         int,
@@ -126,6 +141,12 @@ OPTIONS: dict[str, Option] = {
         "How the configured models reach Cursor's model pickers: 'merge' (add them to "
         "Cursor's answers; answer locally only while Cursor is unreachable), 'replace' "
         "(answer locally, never ask Cursor) or 'off'.",
+    ),
+    "cursor_byok_poll_data": Option(
+        str,
+        "hex",
+        "How RunPoll answers (Cursor's HTTP/1.0 compatibility mode) carry each server message in "
+        "BidiPollResponse.data: 'hex' (as BidiAppend carries client messages) or 'base64'.",
     ),
     "cursor_byok_status": Option(
         bool,

@@ -3,6 +3,10 @@
 The decision is made once per request id, from the run request's requested model, and
 remembered (bounded, expiring) so every other request of that run (its RunSSE, later appends,
 reconnects) follows it. Requests that arrive before the run request can wait for it.
+
+A conversation's route is its latest run's; the calls around it (uploads, titles, analytics:
+`proxy/privacy.py`) follow that, and may wait for it too (`wait_for`). So they can be attributed,
+every routed run's ids, prompt hash and message are remembered (`protocol/privacy.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from cursor_byok.config import Config
 from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.bidi import BidiAppend
+from cursor_byok.protocol.privacy import Identifiers
+from cursor_byok.protocol.privacy import Messages
 from cursor_byok.proxy import options
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
@@ -147,6 +153,56 @@ class Routing:
         self.turns = turns
         self.registry = registry
         self.routes = Routes()
+        # conversation id → the route of its latest run (the calls around a run follow it)
+        self.conversations: OrderedDict[str, str] = OrderedDict()
+        self.last_route: str | None = None  # the route of the latest run decided
+        self.known = Identifiers()  # every routed run's ids and prompt hash → its conversation
+        self.messages = Messages()  # every routed run's user message
+        self._changed = asyncio.Event()  # set (and replaced) when a conversation's route is known
+        self.waiting = 0  # calls held in `wait_for` right now
+
+    def conversation_route(self, conversation_id: str) -> str | None:
+        """The route of a conversation's latest run, if one was decided here."""
+        return self.conversations.get(conversation_id) if conversation_id else None
+
+    def note_conversation(self, conversation_id: str, route: str) -> None:
+        if not conversation_id:
+            return
+        self.conversations[conversation_id] = route
+        self.conversations.move_to_end(conversation_id)
+        while len(self.conversations) > MAX_ENTRIES:
+            self.conversations.popitem(last=False)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def remember(self, request_id: str, run_request: pb.AgentRunRequest) -> None:
+        """A routed run's ids, prompt hash and message, as its conversation's."""
+        conversation = run_request.conversation_id
+        if not conversation:
+            return
+        self.known.note(conversation, request_id, run_request.run_id, run_request.agent_session_id)
+        action = run_request.action
+        if action.WhichOneof("action") == "user_message_action":
+            text = action.user_message_action.user_message.text
+            self.known.note_prompt(conversation, text)
+            self.messages.note(conversation, text, time.monotonic())
+
+    async def wait_for[T](self, found: Callable[[], T | None], timeout: float) -> T | None:
+        """`found()` once it is not None, trying again whenever a conversation's route becomes
+        known; None after `timeout` seconds (or at once when MAX_ROUTE_WAITERS already wait)."""
+        result = found()
+        if result is not None or self.waiting >= MAX_ROUTE_WAITERS:
+            return result
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(timeout):
+                while (result := found()) is None:
+                    await self._changed.wait()
+        except TimeoutError:
+            return found()
+        finally:
+            self.waiting -= 1
+        return result
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_route_wait_ms")
@@ -160,11 +216,23 @@ class Routing:
         config = self.turns.routing_config()
         return config is not None and config.route_other_models == "cursor"
 
-    def decide(self, request_id: str, run_request: pb.AgentRunRequest, opened: str = "") -> str:
-        """The route of a run, from its run request; logged with how its stream `opened`
-        (a `Run` stream: one line for both, one log record less per turn)."""
+    def decide(
+        self,
+        request_id: str,
+        run_request: pb.AgentRunRequest,
+        opened: str = "",
+        parent: str = "",
+    ) -> str:
+        """The route of a run, from its run request, or its parent's (`parent`: the request id
+        in a subagent's `x-parent-request-id`); logged with how its stream `opened` (a `Run`
+        stream: one line for both, one log record less per turn)."""
         known = self.routes.get(request_id)
-        route = self.routes.decide(request_id, decide(self.turns.routing_config(), run_request))
+        inherited = self.routes.get(parent) if parent else None
+        chosen = inherited or decide(self.turns.routing_config(), run_request)
+        route = self.routes.decide(request_id, chosen)
+        self.remember(request_id, run_request)
+        self.note_conversation(run_request.conversation_id, route)
+        self.last_route = route
         if known is None and route == CURSOR:
             self.routes.recent.append(
                 RoutedRun(
@@ -183,29 +251,53 @@ class Routing:
         return route
 
     def decide_first(
-        self, request_id: str, message: pb.AgentClientMessage, opened: str = ""
+        self, request_id: str, message: pb.AgentClientMessage, opened: str = "", parent: str = ""
     ) -> str:
         """The route of a `Run` stream, from its first client message."""
         if message.WhichOneof("message") == "run_request":
-            return self.decide(request_id, message.run_request, opened)
+            return self.decide(request_id, message.run_request, opened, parent)
         if opened:
             log.info("Run %s opened (%s)", request_id, opened)
         return self.routes.decide(request_id, LOCAL)
 
-    async def append_route(self, append: BidiAppend) -> str:
+    async def append_route(self, append: BidiAppend, parent: str = "") -> str:
         """The route of this append's run; the run request decides it, other appends of a run
-        not yet decided wait for it (bounded; then they go to Cursor as they came)."""
+        not yet decided wait for it (bounded; then they go to Cursor as they came).
+
+        Only Agent messages of runs we serve are ours (protocol.md §2.5): an append that is not
+        an Agent message goes to Cursor at once unless its request id is one we hold (its run
+        then refuses it), and an Agent-looking append of a request id another service's stream
+        opened goes there too (voice input's bytes can look like an Agent message)."""
         message = append.message
-        if message is not None and message.WhichOneof("message") == "run_request":
-            return self.decide(append.request_id, message.run_request)
-        route = self.routes.get(append.request_id)
+        request_id = append.request_id
+        if append.agent and message is not None and message.WhichOneof("message") == "run_request":
+            return self.decide(request_id, message.run_request, parent=parent)
+        route = self.routes.get(request_id)
         if route is not None:
             return route
-        if self.registry.run_for(append.request_id) is not None or not self.may_pass():
+        known = self.registry.knows(request_id)
+        if not append.agent and not known:
+            return CURSOR  # nobody's run: another service's upload, as it came
+        if self.registry.run_for(request_id) is not None or not self.may_pass():
+            # Every run is served here: an Agent message is ours (its run request may come
+            # later); another service's stream has claimed its id above (`routes.get`).
             return LOCAL
         if self.routes.waiting >= MAX_ROUTE_WAITERS:
             return LOCAL  # bounded: a flood of appends for unknown ids is not held in memory
-        route = await self.routes.wait(append.request_id, self.routes.patience)
+        route = await self.routes.wait(request_id, self.routes.patience)
         # No run request within the wait: this id goes to Cursor from now on, so its later
         # appends do not wait again (and a run split across both sides cannot happen).
-        return route or self.routes.decide(append.request_id, CURSOR)
+        return route or self.routes.decide(request_id, CURSOR)
+
+    async def poll_route(self, request_id: str) -> str:
+        """The route of a RunPoll: its run's. Cursor polls after its first append, so the route
+        is normally known; a poll of a request id nobody opened waits for it like an append."""
+        route = self.routes.get(request_id)
+        if route is not None:
+            return route
+        if self.registry.knows(request_id) or not self.may_pass():
+            return LOCAL  # served here; a request id without a run request ends with not_found
+        if self.routes.waiting >= MAX_ROUTE_WAITERS:
+            return LOCAL
+        route = await self.routes.wait(request_id, self.routes.patience)
+        return route or self.routes.decide(request_id, CURSOR)

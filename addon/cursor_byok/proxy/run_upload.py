@@ -47,6 +47,8 @@ class RunUpload:
         pipe: asyncio.Queue | None = None,
         decide: Callable[[str, pb.AgentClientMessage, str], str] | None = None,
         opened: str = "",
+        observe: Callable[[str, pb.AgentClientMessage], None] | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> None:
         self.registry = registry
         self.request_id = request_id
@@ -60,6 +62,8 @@ class RunUpload:
         self.route: str | None = None if decide is not None else LOCAL
         self.read = bytearray()  # raw upload bytes until the route is known
         self.opened = opened  # how the stream came (HTTP version...), for the route line
+        self.observe = observe  # the census: what served messages carry that we do not model
+        self.parent = parent  # a subagent's (parent request id, parent tool call id), headers
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         if not chunk or self.failed:
@@ -85,15 +89,22 @@ class RunUpload:
                         return []
                     self.read = bytearray()
                 self.recording.client(self.request_id, self.messages, frame.payload, {})
+                if self.observe is not None:
+                    self.observe(self.request_id, message)
                 self.messages += 1
-                self.registry.receive(
-                    self.request_id,
-                    None,
-                    message,
-                    raw=frame.payload,
-                    owner=self.owner,
-                    transport="run",
-                )
+                if self.parent is not None and message.WhichOneof("message") == "run_request":
+                    self.registry.parents[self.request_id] = self.parent  # for its run's start
+                try:
+                    self.registry.receive(
+                        self.request_id,
+                        None,
+                        message,
+                        raw=frame.payload,
+                        owner=self.owner,
+                        transport="run",
+                    )
+                finally:
+                    self.registry.parents.pop(self.request_id, None)
         except ByokError as exc:
             self._fail(exc.code, f"Run request stream: {exc}")
             forget_traceback(exc)

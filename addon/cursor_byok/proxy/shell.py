@@ -12,12 +12,12 @@ import logging
 import time
 from collections.abc import Awaitable
 from collections.abc import Callable
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol import connect
 from cursor_byok.protocol.attempts import Registry
 from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.connect import EndStreamError
@@ -35,6 +35,8 @@ from cursor_byok.protocol.runs import Run
 from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.protocol.runs import StartTurn
 from cursor_byok.protocol.runs import StreamEvent
+from cursor_byok.protocol.runs import Unresolved
+from cursor_byok.protocol.states import RunState
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -61,13 +63,16 @@ class LiveRun:
         self.task: asyncio.Task | None = None
         self.turn: Turn | None = None  # the running Turn, for the status display
         self.route = ""  # how the run's calls reached the proxy (mode, transport), for usage
+        self.parent: tuple[str, str] | None = None  # a subagent's parent request, tool call
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
+        # Waiting for `detached_since` to change (the agent's limit on unattended model calls).
+        self._stream_watchers: list[asyncio.Future[None]] = []
+        self._seen_detached = self.detached_since
 
     @property
     def request_id(self) -> str:
-        """The request id of the attempt that started the run: the name logs and captures use
-        (the run id is normally the same; Cursor sets it to its first attempt's request id)."""
+        """The first attempt's request id (logs and captures; usually the run id too)."""
         return self.core.first_request_id
 
     # --- commands ---------------------------------------------------------------------------
@@ -118,6 +123,30 @@ class LiveRun:
                 waiter.cancel()
         self._waiters.clear()
         self._streams.clear()
+
+    @property
+    def detached_since(self) -> float | None:
+        """Since when no response stream of any attempt reads this run (None while one does),
+        on `clock()`: how long a turn without a reader may keep paying for a model call."""
+        return self.core.detached_since if self.core.state is RunState.DETACHED else None
+
+    def watch_streams(self) -> asyncio.Future[None]:
+        """A future that completes the next time `detached_since` changes (a stream of this
+        run opened while none was, or its last one closed)."""
+        watcher = asyncio.get_running_loop().create_future()
+        self._stream_watchers.append(watcher)
+        return watcher
+
+    def streams_changed(self) -> None:
+        """Wake the watchers when `detached_since` changed since they were last woken."""
+        since = self.detached_since
+        if since == self._seen_detached:
+            return
+        self._seen_detached = since
+        watchers, self._stream_watchers = self._stream_watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     def deliver(self) -> None:
         """Frames became readable: every stream of the run writes what it has now, inside this
@@ -182,8 +211,7 @@ class LiveRun:
 
     @property
     def state(self) -> str:
-        """The run's state, for the status display: running (with or without a stream) or
-        finished."""
+        """The run's state for the status display: running (stream or none) or finished."""
         return "running" if self.core.running else self.core.state.value
 
     def describe_pending(self, keys) -> str:
@@ -196,8 +224,7 @@ class LiveRun:
         return self.core.last_client_at
 
     def _waiter(self, key: PendingKey) -> asyncio.Future:
-        """Register for the answer, then let the request go out (so nothing can answer it
-        before there is somewhere for the answer to go)."""
+        """Register for the answer, then let the request go out (no answer comes before)."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[key] = waiter
         self.deliver()
@@ -247,8 +274,7 @@ class LiveRun:
         return key, self._await(key, self._waiter(key))
 
     def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[PendingKey, Awaitable]:
-        ident = self.core.open_set_blob(blob_id, data, now=self.clock())
-        key = (PendingKind.KV, ident)
+        key = (PendingKind.KV, self.core.open_set_blob(blob_id, data, now=self.clock()))
         return key, self._await(key, self._waiter(key))
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
@@ -280,6 +306,9 @@ class SessionRegistry:
         self.runner = runner
         self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
+        self.on_unresolved: Callable[[str, str], None] | None = None  # the census
+        # request id → the parent its run request's headers name, for its run when it starts
+        self.parents: dict[str, tuple[str, str]] = {}
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
@@ -307,6 +336,10 @@ class SessionRegistry:
         if live is None or live.core is not run:
             live = self.runs[run.run_id] = LiveRun(run, self)
         return live
+
+    def knows(self, request_id: str) -> bool:
+        """Whether a request id has an attempt here (a stream, an upload or a poll opened it)."""
+        return request_id in self._core.attempts
 
     def run_for(self, request_id: str) -> LiveRun | None:
         run = self._core.run_of(request_id)
@@ -350,6 +383,7 @@ class SessionRegistry:
             raise
         self.apply(commands)
         self._wake(request_id)  # its streams: the run it now carries, or its own end
+        self._streams_changed(request_id)  # binding an attempt with streams attaches its run
         self.reschedule()
 
     def subscribe(
@@ -370,12 +404,20 @@ class SessionRegistry:
             transport=transport,
         )
         self.apply(notes)
+        self._streams_changed(request_id)
         self.reschedule()
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self._core.unsubscribe(sub, now=self.clock())
+        self._streams_changed(sub.attempt.request_id)
         self.reschedule()
+
+    def _streams_changed(self, request_id: str) -> None:
+        run = self._core.run_of(request_id)
+        live = self.runs.get(run.run_id) if run is not None else None
+        if live is not None and live.core is run:
+            live.streams_changed()
 
     def close_attempt(self, request_id: str, error: EndStreamError | None) -> None:
         """End one attempt's streams (bad input on a `Run` stream); fails its running run."""
@@ -390,14 +432,15 @@ class SessionRegistry:
         until: asyncio.Future,
         full: Callable[[], bool] = lambda: False,
         drain: Callable[[], Awaitable[None]] | None = None,
+        max_bytes: int | None = None,
     ) -> int:
         """Write everything one response stream must carry, until its end-stream frame or until
         `until` completes (the client went away); returns how many chunks were written.
 
         Frames are written by whoever makes them readable (the turn's emit, the flush timer, a
-        client message), not by a reader task woken for it: a task switch less per frame, on the
-        path every delta takes. Frames that are ready together go as one chunk. When `full()`
-        says the writer's buffer is over its mark, writing stops until `drain()` returns."""
+        client message), not by a reader task woken for it: a task switch less per frame. Frames
+        ready together go as one chunk (a large one alone: `connect.write_batches`). Writing stops
+        while `full()` until `drain()` returns; `max_bytes` bounds one write (a RunPoll answer)."""
         request_id = sub.attempt.request_id
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
@@ -410,8 +453,8 @@ class SessionRegistry:
             if blocked or ended.done():
                 return
             try:
-                frames, end = self._core.read(sub, now=self.clock())
-                for piece in _pieces(frames):
+                frames, end = self._core.read(sub, now=self.clock(), max_bytes=max_bytes)
+                for piece in connect.write_batches(frames):
                     write(piece)
                     chunks += 1
                 if end:
@@ -459,7 +502,9 @@ class SessionRegistry:
         for command in commands:
             match command:
                 case StartTurn(run, run_request):
-                    self.live(run).start(run_request, self.runner)
+                    starting = self.live(run)
+                    starting.parent = self.parents.pop(run.first_request_id, None)
+                    starting.start(run_request, self.runner)
                 case Resolve(run, key, message):
                     self.live(run).resolve(key, message)
                 case StreamEvent(run, exec_id, message):
@@ -475,6 +520,9 @@ class SessionRegistry:
                         )
                     else:
                         self.live_action(self.live(run), action)
+                case Unresolved(kind, ident):
+                    if self.on_unresolved is not None:
+                        self.on_unresolved(kind, ident)
                 case DropRun(run):
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:
@@ -534,11 +582,8 @@ class SessionRegistry:
 
     def running_for(self, conversation_id: str) -> list[LiveRun]:
         """Live runs of one conversation."""
-        return [
-            self.live(r)
-            for r in self._core.running_runs()
-            if r.run_request.conversation_id == conversation_id
-        ]
+        runs = self._core.running_runs()
+        return [self.live(r) for r in runs if r.run_request.conversation_id == conversation_id]
 
     async def stop(self) -> None:
         self._stopped = True
@@ -551,19 +596,3 @@ class SessionRegistry:
         if tasks:
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)
-
-
-def _pieces(frames: list[bytes], large: int = 64 * 1024) -> Iterator[bytes]:
-    """Frames ready together, as few writes as can be made without copying a large one: small
-    frames joined, a large frame (a blob SET, a checkpoint) written as it is."""
-    small: list[bytes] = []
-    for frame in frames:
-        if len(frame) < large:
-            small.append(frame)
-            continue
-        if small:
-            yield b"".join(small)
-            small = []
-        yield frame
-    if small:
-        yield b"".join(small)

@@ -17,16 +17,20 @@ from pathlib import Path
 
 from mitmproxy import ctx
 from rich.console import Console
+from rich.file_proxy import FileProxy
 from rich.live import Live
 from rich.table import Table
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.proxy import options
+from cursor_byok.proxy.mitmproxy_compat import redirect_termlog
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import Census
+from cursor_byok.store.census import census_lines
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise
@@ -46,63 +50,147 @@ def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
     return f"${cost:.4f}" if cost is not None else ""
 
 
+# Every column, in the order shown, with its priority when the terminal is narrow: the lower the
+# number, the longer it stays (issue 28: at 100 columns `in`, `out`, `state` and `route` used to
+# collapse to "…" while the model name kept 23 characters). The model name is shortened before
+# any column goes; the least useful columns go first.
+COLUMNS: tuple[tuple[str, int], ...] = (
+    ("request", 11),
+    ("conversation", 10),
+    ("model", 0),
+    ("route", 4),
+    ("state", 0),
+    ("in", 1),
+    ("cached", 8),
+    ("out", 1),
+    ("tok/s", 2),
+    ("context", 7),
+    ("tool", 3),
+    ("cost", 9),
+)
+MODEL_MIN = 10  # the model column is never narrower than this
+STATE_MAX = 24
+CHROME = 3  # a column's share of the borders and padding ("│ x "), plus one for the last border
+
+
 def status_table(
     sessions: Iterable[LiveRun],
     now: float | None = None,
     prices_for: Callable[[str], Prices | None] | None = None,
     session_cost: str = "",
     routed: Iterable = (),
+    census: dict | None = None,
+    width: int | None = None,
 ) -> Table:
     """One row per session that has (or had) a turn, then the latest runs that went to Cursor's
-    backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable."""
+    backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable.
+
+    With `width` (the terminal's), the table fits it: the model name is shortened first, then
+    the least useful columns are left out (COLUMNS), so what matters never collapses to "…"."""
     now = time.monotonic() if now is None else now
-    title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
-    table = Table(title=title, expand=False)
-    columns = (
-        "request",
-        "conversation",
-        "model",
-        "route",
-        "state",
-        "in",
-        "cached",
-        "out",
-        "tok/s",
-    )
-    for column in (*columns, "context", "tool", "cost"):
-        table.add_column(column, no_wrap=True)
+    rows: list[list[str]] = []
     for live in sessions:
         turn = live.turn
         if turn is None:
             continue
         usage = turn.usage
-        elapsed = max(now - turn.started, 1e-3)
         state = turn.outcome or live.state
-        table.add_row(
-            live.request_id[:8],
-            (turn.run_request.conversation_id or "")[:8],
-            turn.model or "?",
-            "local",
-            state if len(state) < 40 else state[:39] + "…",
-            str(usage.input_tokens),
-            str(usage.cache_read_tokens),
-            str(usage.output_tokens),
-            f"{usage.output_tokens / elapsed:.1f}",
-            _context(turn),
-            turn.current_tool or "",
-            _turn_cost(turn, prices_for),
+        rows.append(
+            [
+                live.request_id[:8],
+                (turn.run_request.conversation_id or "")[:8],
+                turn.model or "?",
+                "local",
+                state if len(state) <= STATE_MAX else state[: STATE_MAX - 1] + "…",
+                str(usage.input_tokens),
+                str(usage.cache_read_tokens),
+                str(usage.output_tokens),
+                _rate(turn, now),
+                _context(turn),
+                tool_label(turn.current_tool),
+                _turn_cost(turn, prices_for),
+            ]
         )
     for run in routed:
         ago = max(0, int(now - run.at))
-        table.add_row(
-            run.request_id[:8],
-            run.conversation_id[:8],
-            run.model or "?",
-            "cursor",
-            f"sent to Cursor {ago}s ago",
-            *([""] * 7),
+        rows.append(
+            [
+                run.request_id[:8],
+                run.conversation_id[:8],
+                run.model or "?",
+                "cursor",
+                f"sent to Cursor {ago}s ago",
+                *([""] * 7),
+            ]
         )
+    shown, model_width = _fit(rows, width)
+    title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
+    # The census (store/census.py): what Cursor sent, and what is new in it.
+    caption = "\n".join(census_lines(census, limit=0)) if census else None
+    table = Table(title=title, caption=caption, caption_justify="left", expand=False)
+    for index in shown:
+        name = COLUMNS[index][0]
+        if name == "model":
+            table.add_column(name, no_wrap=True, max_width=model_width, overflow="ellipsis")
+        else:
+            table.add_column(name, no_wrap=True)
+    for row in rows:
+        cells = [row[i] for i in shown]
+        if model_width is not None:
+            model_at = shown.index(2)
+            cells[model_at] = _shorten(cells[model_at], model_width)
+        table.add_row(*cells)
     return table
+
+
+def _fit(rows: list[list[str]], width: int | None) -> tuple[list[int], int | None]:
+    """Which columns to show and how wide the model name may be, to fit `width`."""
+    natural = [
+        max([len(name), *(len(row[i]) for row in rows)]) for i, (name, _p) in enumerate(COLUMNS)
+    ]
+    shown = list(range(len(COLUMNS)))
+    if width is None:
+        return shown, None
+
+    def total(columns: list[int], model: int) -> int:
+        widths = [model if i == 2 else natural[i] for i in columns]
+        return sum(widths) + CHROME * len(columns) + 1
+
+    model = natural[2]
+    if total(shown, model) <= width:
+        return shown, None
+    by_priority = sorted(shown, key=lambda i: COLUMNS[i][1], reverse=True)
+    for index in by_priority:
+        need = total(shown, MODEL_MIN) - width
+        if need <= 0:
+            break
+        if COLUMNS[index][1] == 0:
+            break
+        shown.remove(index)
+    spare = width - total(shown, 0)
+    return shown, max(MODEL_MIN, min(natural[2], spare))
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tool_label(tool: str | None) -> str:
+    """`read_tool_call` → `Read`: what the model called, as Cursor's card names it."""
+    if not tool:
+        return ""
+    pending = tool.endswith("…")
+    name = tool.removesuffix("…").removesuffix("_tool_call")
+    label = "".join(part.capitalize() for part in name.split("_")) or tool
+    return label + ("…" if pending else "")
+
+
+def _rate(turn, now: float) -> str:
+    """Output tokens per second of the turn, frozen at its end (a finished turn keeps its
+    final rate instead of sinking while the clock runs on)."""
+    ended = getattr(turn, "ended", None)
+    elapsed = max((ended if ended is not None else now) - turn.started, 1e-3)
+    return f"{turn.usage.output_tokens / elapsed:.1f}"
 
 
 def prices_lookup(config: Config | None) -> Callable[[str], Prices | None]:
@@ -136,10 +224,17 @@ def _context(turn) -> str:
 class LiveStatus:
     """An addon: the live status table of running turns, on a terminal."""
 
-    def __init__(self, registry: SessionRegistry, routes: Routes, turns: Turns) -> None:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        routes: Routes,
+        turns: Turns,
+        census: Census | None = None,
+    ) -> None:
         self.registry = registry
         self.routes = routes
         self.turns = turns
+        self.census = census
         self._task: asyncio.Task | None = None
 
     def load(self, loader) -> None:
@@ -155,31 +250,41 @@ class LiveStatus:
             self._task.cancel()
 
     async def _show(self) -> None:
+        """The table under the log: rich's Live redraws it in place, and every log line
+        (mitmdump's and ours, which print to the stdout mitmdump took at start) is printed
+        above it through rich's stdout proxy, so the terminal never stacks copies of it."""
         console = Console(stderr=True)
         started = time.time()
         session_cost, refreshes = "", 0
-        with (
-            contextlib.suppress(asyncio.CancelledError),
-            Live(console=console, refresh_per_second=2, transient=True) as live,
-        ):
-            while True:
-                try:
-                    config = self.turns.config()
-                except ConfigError:
-                    config = None
-                if refreshes % SESSION_COST_EVERY == 0:
-                    data_dir = options.data_dir(ctx.options)
+        undo: Callable[[], None] | None = None
+        live = Live(console=console, refresh_per_second=2, transient=True)
+        try:
+            with contextlib.suppress(asyncio.CancelledError), live:
+                if sys.stdout.isatty() and isinstance(sys.stdout, FileProxy):
+                    undo = redirect_termlog(sys.stdout)  # the same terminal: lines go above
+                while True:
                     try:
-                        session_cost = session_cost_text(data_dir, started, config)
-                    except Exception as exc:  # a display must never take the proxy down
-                        log.debug("no session cost: %s", exc)
-                refreshes += 1
-                live.update(
-                    status_table(
-                        self.registry.sessions.values(),
-                        prices_for=prices_lookup(config),
-                        session_cost=session_cost,
-                        routed=list(self.routes.recent),
+                        config = self.turns.config()
+                    except ConfigError:
+                        config = None
+                    if refreshes % SESSION_COST_EVERY == 0:
+                        data_dir = options.data_dir(ctx.options)
+                        try:
+                            session_cost = session_cost_text(data_dir, started, config)
+                        except Exception as exc:  # a display must never take the proxy down
+                            log.debug("no session cost: %s", exc)
+                    refreshes += 1
+                    live.update(
+                        status_table(
+                            self.registry.sessions.values(),
+                            prices_for=prices_lookup(config),
+                            session_cost=session_cost,
+                            routed=list(self.routes.recent),
+                            census=self.census.snapshot() if self.census is not None else None,
+                            width=console.width,
+                        )
                     )
-                )
-                await asyncio.sleep(REFRESH)
+                    await asyncio.sleep(REFRESH)
+        finally:
+            if undo is not None:
+                undo()

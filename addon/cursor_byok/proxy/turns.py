@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from mitmproxy import ctx
@@ -18,7 +23,12 @@ from cursor_byok.agent import live_actions
 from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
+from cursor_byok.agent.steering import Injection
+from cursor_byok.agent.tool_choice import ALLOWED_HEADER
+from cursor_byok.agent.tool_choice import EXCLUDED_HEADER
+from cursor_byok.agent.tool_choice import ToolChoice
 from cursor_byok.agent.turn import ACK_TIMEOUT
+from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
@@ -26,6 +36,7 @@ from cursor_byok.agent.turn import run_turn
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
+from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
@@ -37,6 +48,24 @@ from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
+MAX_METERS = 1024
+MAX_QUEUED = 16  # messages queued for one conversation's next turn
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMeter:
+    """A conversation's context meter as its latest turn left it (what the context ring shows)."""
+
+    used_tokens: int
+    max_tokens: int
+    category_bytes: dict[str, int] = field(default_factory=dict)
+
+
+def meter_of(turn: Turn) -> ContextMeter:
+    transcript = turn.transcript
+    return ContextMeter(
+        transcript.used_tokens, transcript.context_window, dict(transcript.category_bytes)
+    )
 
 
 class FailingAgent:
@@ -49,6 +78,30 @@ class FailingAgent:
         raise self.error
 
 
+class ToolChoices:
+    """The tool limits each attempt's request headers carried (`ToolChoice`), by request id,
+    for the turn its run starts. Bounded: only the newest `limit` attempts are remembered."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._by_request: OrderedDict[str, ToolChoice] = OrderedDict()
+
+    def note(self, request_id: str | None, headers: Mapping[str, str]) -> None:
+        if not request_id:
+            return
+        carried = {h: headers[h] for h in (ALLOWED_HEADER, EXCLUDED_HEADER) if h in headers}
+        choice = ToolChoice.from_headers(carried)
+        if choice is None:
+            return
+        self._by_request[request_id] = choice
+        self._by_request.move_to_end(request_id)
+        while len(self._by_request) > self.limit:
+            self._by_request.popitem(last=False)
+
+    def get(self, request_id: str) -> ToolChoice | None:
+        return self._by_request.get(request_id)
+
+
 class Turns:
     def __init__(self, recording: Recording, agent: Agent | None = None) -> None:
         self.recording = recording
@@ -56,8 +109,14 @@ class Turns:
         self.providers = ProviderPool()  # provider clients shared across turns
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
+        self.detached_call_limit = DETACHED_CALL_LIMIT
+        self.tool_choices = ToolChoices()  # filled by the Agent RPC hooks from request headers
         self._source: ConfigSource | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
+        self.on_unresolved: Callable[[str, str], None] | None = None  # the census
+        # conversation id → user messages queued while no turn of it ran (given to the next)
+        self.queued: OrderedDict[str, list[pb.UserMessage]] = OrderedDict()
 
     def load(self, loader) -> None:
         options.declare(
@@ -67,15 +126,17 @@ class Turns:
             "cursor_byok_data_dir",
             "cursor_byok_ack_timeout_ms",
             "cursor_byok_min_free_mb",
+            "cursor_byok_detached_call_ms",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_ack_timeout_ms")
+        options.positive(opts, "cursor_byok_ack_timeout_ms", "cursor_byok_detached_call_ms")
         if opts.cursor_byok_min_free_mb < 0:
             raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
         self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
             try:
                 config = self.config()
@@ -141,6 +202,10 @@ class Turns:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
         live.route = route_of(live)
+        if live.parent is not None:
+            run_request = self._child_request(live, run_request, live.parent)
+        queued = [a.user_message_action.user_message for a in live.core.queued]
+        queued += self.queued.pop(run_request.conversation_id, [])
         agent = self.agent()
         data_dir = self.blobs.root.parent
         full = await asyncio.to_thread(low_space, data_dir, ctx.options.cursor_byok_min_free_mb)
@@ -153,16 +218,94 @@ class Turns:
                     error=CUSTOM_MESSAGE,
                 )
             )
-        await run_turn(
-            live, run_request, blobs=self.blobs, agent=agent, ack_timeout=self.ack_timeout
-        )
+        try:
+            await run_turn(
+                live,
+                run_request,
+                blobs=self.blobs,
+                agent=agent,
+                ack_timeout=self.ack_timeout,
+                detached_call_limit=self.detached_call_limit,
+                tool_choice=self.tool_choices.get(live.request_id),
+                on_unresolved=self.on_unresolved,
+                queued=queued,
+                parent_tool_call_id=live.parent[1] if live.parent else "",
+            )
+        finally:
+            turn = live.turn
+            if turn is not None and run_request.conversation_id:
+                self.meters[run_request.conversation_id] = meter_of(turn)
+                self.meters.move_to_end(run_request.conversation_id)
+                while len(self.meters) > MAX_METERS:
+                    self.meters.popitem(last=False)
 
     def live_action(self, live: LiveRun, action: pb.ConversationAction) -> None:
-        """A conversation action sent mid-run (stop one subagent, send work to the background)."""
+        """A conversation action sent on a run: mid-run (steering, stop one subagent, send work
+        to the background), or after it ended (a message queued for the next turn)."""
+        kind = action.WhichOneof("action")
+        if kind == "inject_context_action":
+            injection = action.inject_context_action
+            if live.finished or live.turn is None:
+                # Documented no-op: unconfirmed, the client sends it again as a new message.
+                log.info(
+                    "run %s: steering %s came after its turn; the client sends it as a message",
+                    live.request_id,
+                    injection.injection_id,
+                )
+                return
+            live.turn.steering.offer(injection, live.core.run_id)
+            return
+        if kind == "user_message_action":
+            message = action.user_message_action.user_message
+            if live.finished or live.turn is None:
+                self._queue(live.core.conversation_id, message, live.request_id)
+            else:
+                live.turn.steering.add(Injection("", message))
+            return
         if not live_actions.handles(action):
             log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
             return
         self._spawn(live_actions.handle(live.turn, action))
+
+    def _child_request(
+        self, live: LiveRun, run_request: pb.AgentRunRequest, parent: tuple[str, str]
+    ) -> pb.AgentRunRequest:
+        """A subagent run linked to its parent by headers takes the parent's model when it names
+        none we serve (Cursor names the model of its Task args, or none at all)."""
+        parent_run = live.registry.run_for(parent[0])
+        model = parent_run.turn.model if parent_run is not None and parent_run.turn else ""
+        log.info(
+            "run %s: subagent of run %s (tool call %s)%s",
+            live.request_id,
+            parent[0],
+            parent[1],
+            f", parent's model {model!r}" if model else "",
+        )
+        if not model or not self.serves_config():
+            return run_request
+        try:
+            config = self.config()
+        except ConfigError:
+            return run_request
+        named = run_request.requested_model.model_id or run_request.model_details.model_id
+        if find_model(config, named) is not None:
+            return run_request
+        child = pb.AgentRunRequest()
+        child.CopyFrom(run_request)
+        child.requested_model.model_id = model
+        return child
+
+    def _queue(self, conversation_id: str, message: pb.UserMessage, request_id: str) -> None:
+        """A message for the conversation's next turn (bounded per conversation and in all)."""
+        if not conversation_id:
+            return
+        queued = self.queued.setdefault(conversation_id, [])
+        if len(queued) < MAX_QUEUED:
+            queued.append(message)
+        self.queued.move_to_end(conversation_id)
+        while len(self.queued) > MAX_METERS:
+            self.queued.popitem(last=False)
+        log.info("run %s: a message queued for the next turn of %s", request_id, conversation_id)
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

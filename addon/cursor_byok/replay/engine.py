@@ -146,7 +146,8 @@ def replay_config(capture: Capture) -> Config:
         for name, kind in kinds.items()
     }
     default = facts.get("default_model") or models[0].name
-    return Config(providers, models, default, int(facts.get("max_steps", 50)))
+    vision = facts.get("vision_model") if isinstance(facts.get("vision_model"), str) else None
+    return Config(providers, models, default, int(facts.get("max_steps", 50)), vision_model=vision)
 
 
 class ReplayAgent:

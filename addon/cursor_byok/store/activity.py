@@ -24,12 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cursor_byok.store.census import Census
 from cursor_byok.store.files import write_private
 
 log = logging.getLogger(__name__)
 
 ACTIVITY_FILE = "activity.json"
 AGENT, OTHER = "agent", "other"
+TURN_TRANSPORTS = ("RunSSE", "Run (HTTP/2 stream)")  # the stream of each turn (one per attempt)
 OTHER_WRITE_INTERVAL = 1.0
 WRITE_INTERVAL = 0.5  # the writer thread's least time between two writes, seconds
 
@@ -50,8 +52,10 @@ class Activity:
         monotonic=time.monotonic,
         *,
         background: bool = True,
+        census: Census | None = None,
     ) -> None:
         self.path = Path(data_dir).expanduser() / ACTIVITY_FILE
+        self.census = census  # written with the record (`census` key) when present
         self._clock = clock
         self._monotonic = monotonic
         self._other_written = float("-inf")
@@ -64,10 +68,17 @@ class Activity:
         self._thread: threading.Thread | None = None
         self.record: dict[str, Any] = {
             "agent_calls": 0,
+            "agent_turns": 0,
             "other_cursor_calls": 0,
             "pid": os.getpid(),
             "proxy_started_at": clock(),
         }
+
+    def touch(self) -> None:
+        """The census changed: write the record again (the writer thread gathers the changes of
+        one WRITE_INTERVAL into one write, so a busy proxy writes twice a second at most)."""
+        with self._changed:
+            self._schedule()
 
     def note(self, kind: str, transport: str = "", route: str = "") -> None:
         """Count one call. Agent calls are written at once (in the background: at most once
@@ -76,6 +87,8 @@ class Activity:
         with self._changed:
             if kind == AGENT:
                 self.record["agent_calls"] += 1
+                if transport in TURN_TRANSPORTS:  # one stream per turn; uploads are many
+                    self.record["agent_turns"] = self.record.get("agent_turns", 0) + 1
                 self.record["last_agent_at"] = now
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
                 self.record["last_agent_call"] = stamp
@@ -90,17 +103,28 @@ class Activity:
                 self._other_written = tick
             else:
                 raise ValueError(f"unknown activity kind {kind!r}")
-            if not self._background:
-                self._write(json.dumps(self.record).encode())
-                return
-            self._version += 1
-            if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
-                self._changed.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._writer, name="cursor-byok-activity", daemon=True
-                )
-                self._thread.start()
+            self._schedule()
+
+    def started(self, **facts: Any) -> None:
+        """The proxy runs: where it listens (`listen_host`, `listen_port`), written at once so
+        the doctor can tell this proxy's port from a stranger's before any call arrives."""
+        with self._changed:
+            self.record.update(facts)
+            self._schedule()
+
+    def _schedule(self) -> None:
+        """Write the record (caller holds the lock): now without a writer thread, else soon."""
+        if not self._background:
+            self._write(self._serialise())
+            return
+        self._version += 1
+        if self._idle:  # a pausing writer needs no wake-up: it writes the latest record
+            self._changed.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._writer, name="cursor-byok-activity", daemon=True
+            )
+            self._thread.start()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every note so far is on disk (tests, shutdown); False on timeout."""
@@ -125,12 +149,18 @@ class Activity:
                 while not self._hurry and (wait := due - time.monotonic()) > 0:
                     self._changed.wait(wait)
                 version = self._version
-                data = json.dumps(self.record).encode()
+                data = self._serialise()
             self._write(data)
             last = time.monotonic()
             with self._changed:
                 self._written = version
                 self._changed.notify_all()
+
+    def _serialise(self) -> bytes:
+        record = self.record
+        if self.census is not None:
+            record = {**record, "census": self.census.snapshot()}
+        return json.dumps(record).encode()
 
     def _write(self, data: bytes) -> None:
         try:

@@ -95,7 +95,8 @@ ALTER TABLE turns ADD COLUMN context_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
 """,
 }
-BY = ("day", "model", "conversation", "outcome")
+BY = ("day", "model", "conversation", "outcome", "kind")
+TITLE = "title"  # the outcome of a chat title's model call (NameAgent answered here)
 
 
 @dataclass(frozen=True)
@@ -357,7 +358,7 @@ class UsageWriter:
             elif self._waiting:
                 self._store.import_spool()
             self._store.add_many(rows)
-        except (sqlite3.Error, OSError) as exc:
+        except Exception as exc:  # sqlite3's, the file system's, a path it refuses (ValueError)
             if rows and not self._to_spool(rows, exc):
                 return  # not even the spool took them (a full disk): said once, by _to_spool
             if not self._waiting:
@@ -385,7 +386,7 @@ class UsageWriter:
                 os.close(fd)
             self.spooled += len(rows)
             return True
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.warning("could not record the usage of a turn: %s (and %s)", why, exc)
             return False
 
@@ -440,6 +441,14 @@ def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> 
         writer_for(data_dir).add(row)
     except Exception as exc:
         log.warning("could not record the usage of a turn: %s", exc)
+
+
+def record_row(data_dir: Path, row: TurnUsage) -> None:
+    """Append one row for a model call that is not a turn (a chat's title); never raises."""
+    try:
+        writer_for(data_dir).add(row)
+    except Exception as exc:
+        log.warning("could not record the usage of a %s call: %s", row.outcome, exc)
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -510,6 +519,8 @@ def _key(row: Any, by: str) -> str:
         return row["model"] or "?"
     if by == "conversation":
         return row["conversation"] or "(none)"
+    if by == "kind":
+        return "title" if row["outcome"] == TITLE else "turn"
     return row["outcome"].split(":")[0].split(" (")[0]
 
 

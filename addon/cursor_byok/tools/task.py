@@ -167,11 +167,16 @@ class TaskTool(Tool):
             model_id=child_model(run_request, kind, arg_opt_str(args, "model") or ""),
             prompt=prompt,
             readonly=readonly,
-            resume_agent_id=arg_opt_str(args, "resume") or "",
             run_in_background=background,
             mode=pb.TASK_MODE_PLAN if ctx.mode == pb.AGENT_MODE_PLAN else pb.TASK_MODE_AGENT,
             environment=pb.SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL,
         )
+        resume = arg_opt_str(args, "resume")
+        if resume:
+            # Only when resuming: the field is optional, and Cursor's SDK takes a present
+            # empty id as the child's id (`resume_agent_id ?? uuid()`), so the child would run
+            # as conversation "" and report no id.
+            sub.resume_agent_id = resume
         if run_request is not None and run_request.conversation_id:
             sub.parent_conversation_id = run_request.conversation_id
             sub.root_parent_conversation_id = run_request.conversation_id
@@ -231,15 +236,19 @@ class TaskTool(Tool):
         if success.transcript_path:
             done.transcript_path = success.transcript_path
         if is_background:
+            who = f" (agent id {success.agent_id})" if success.agent_id else ""
             text = (
-                f"The subagent (agent id {success.agent_id}) is running in the background; "
+                f"The subagent{who} is running in the background; "
                 "its result will arrive as a notification when it finishes."
             )
         else:
             final = truncate_text(success.final_message, max_chars=MAX_FINAL_MESSAGE_CHARS)
+            if success.agent_id:
+                how = f"subagent agent id: {success.agent_id}; pass it as `resume` to continue it"
+            else:  # the client reported none: a `resume` could name nothing
+                how = "the client reported no agent id for this subagent, so it cannot be resumed"
             text = (final or "(the subagent ended without a final message)") + (
-                f"\n\n[subagent agent id: {success.agent_id}; pass it as `resume` to continue "
-                f"it; {success.tool_call_count} tool calls]"
+                f"\n\n[{how}; {success.tool_call_count} tool calls]"
             )
         return ToolOutcome(text=text, is_error=False, tool_call=call)
 

@@ -28,12 +28,16 @@ from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.mitmproxy_compat import direct_server
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
 
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
+# where the flow was going before it was pointed here: scheme, host, port, authority, Host
+# header (the traffic view shows it there, not at 127.0.0.1: proxy/webview.py)
+ORIGIN_KEY = "cursor_byok_origin"
 _INTERNAL_HEADERS = (
     "transfer-encoding",
     "authorization",
@@ -48,9 +52,12 @@ def _discard(chunk: bytes) -> list[bytes]:
 
 
 class Loopback:
-    def __init__(self, registry: SessionRegistry, routes: Routes) -> None:
+    def __init__(
+        self, registry: SessionRegistry, routes: Routes, census: Census | None = None
+    ) -> None:
         self.registry = registry
         self.routes = routes
+        self.census = census
         self.streamer: Streamer | None = None
         self.ports: PortPicker | None = None
         self.log_filter = LoopbackLogFilter()  # mitmproxy's console lines about the hop
@@ -78,6 +85,7 @@ class Loopback:
                 routes=self.routes,
                 upstream_ssl=upstream_ssl,
                 upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
+                census=self.census,
             )
             await self.streamer.start()
         except Exception as exc:
@@ -132,6 +140,11 @@ class Loopback:
         """Send `flow` to the loopback server, which serves the stream `spec` names."""
         assert self.streamer is not None and self.ports is not None
         request = flow.request
+        flow.metadata.setdefault(
+            ORIGIN_KEY,
+            (request.scheme, request.host, request.port, request.authority,
+             request.headers.get("host")),
+        )  # fmt: skip
         for name in _INTERNAL_HEADERS:
             request.headers.pop(name, None)
         request.headers[STREAM_HEADER] = self.streamer.header_value(spec)

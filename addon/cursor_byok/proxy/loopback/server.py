@@ -39,6 +39,9 @@ from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.store.census import RELAYED
+from cursor_byok.store.census import SERVED
+from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +83,10 @@ class Streamer:
         routes: Routes | None = None,
         upstream_ssl: Callable[[], ssl.SSLContext] | None = None,
         upstream_proxy: Callable[[], UpstreamProxy | None] | None = None,
+        census: Census | None = None,
     ) -> None:
         self.registry = registry
+        self.census = census  # counts the streams whose route is decided here
         self.host = host
         self.secret = secrets.token_hex(16)
         self.port: int | None = None  # the first of `ports`
@@ -272,7 +277,11 @@ class Streamer:
         try:
             await writer.drain()
             forward = self._forwards.pop(spec.forward, None) if spec.forward else None
-            if forward is not None and await self._route(spec.request_id, gone) == CURSOR:
+            route = await self._route(spec.request_id, gone) if forward is not None else None
+            if self.census is not None and spec.forward:
+                path = forward.path if forward is not None else "(stream)"
+                self.census.rpc(path, RELAYED if route == CURSOR else SERVED)
+            if forward is not None and route == CURSOR:
                 self.registry.unsubscribe(subscribed)
                 sub = None
                 log.info(

@@ -65,6 +65,6 @@ async def test_cursor_byok_run_says_what_is_unsafe_at_start(tmp_path, monkeypatc
     proxy = start_mitmdump(tmp_path, command=command)
     proxy.stop()
     log = proxy.log()
-    assert f"environment variable {KEY_ENV} is not set" in log
+    assert f"{KEY_ENV} is not set" in log and f"export {KEY_ENV}=" in log
     assert "sends the key unencrypted to llm.corp.example" in log
     assert f"chmod 600 {key_file}" in log

@@ -1,0 +1,330 @@
+"""An addon that keeps a BYOK conversation off Cursor's servers (issue 26): private by default.
+
+A BYOK turn is served here, but Cursor makes calls *around* it that carry the conversation: the
+title (NameAgent), transcripts, metadata, prompt-quality uploads, attached media, summaries,
+analytics with the prompt's hash and the model's name (`protocol/content_calls.py` lists them).
+With `privacy = "local"` (the default) each such call about a BYOK conversation is answered
+here (`privacy_answers.py`) and nothing of it is forwarded; analytics batches go on without the
+events about BYOK conversations (the original bytes of the others). With `privacy = "cursor"`
+they all go to Cursor as they came. Calls about Cursor-model conversations, and everything that
+is not about a conversation, pass through byte for byte.
+
+Whose a call is: the route of the conversation it names (by id, by a run's request id, by its
+message text or a transcript quoting one, or by naming a BYOK model; `protocol/privacy.py`). A
+call that comes before its conversation's first run waits for it (bounded by
+`cursor_byok_route_wait_ms`, as run appends do). A conversation still unknown after the wait is
+treated as private: a Cursor-model conversation then misses one title or metadata sync, while the
+opposite guess would send a BYOK conversation to Cursor (docs/protocol.md §16).
+
+The proof: every buffered call that leaves for Cursor is searched for the ids and prompt hashes
+of BYOK conversations, whatever let it pass; what is found is counted per conversation in the
+census (bytes sent to Cursor: must read 0), with the calls answered here and events dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from google.protobuf import empty_pb2
+from mitmproxy import ctx
+from mitmproxy import http
+
+from cursor_byok.config import Config
+from cursor_byok.config import ModelConfig
+from cursor_byok.config.catalog import METADATA_KEY as PICKER_KEY
+from cursor_byok.protocol import analytics
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.content_calls import ANALYTICS
+from cursor_byok.protocol.content_calls import CALLS
+from cursor_byok.protocol.content_calls import AnalyticsCall
+from cursor_byok.protocol.content_calls import ContentCall
+from cursor_byok.providers.base import Provider
+from cursor_byok.proxy import options
+from cursor_byok.proxy import unary
+from cursor_byok.proxy.activity_record import CENSUS_KEY
+from cursor_byok.proxy.activity_record import STREAMER
+from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.privacy_answers import MEDIA_PREFIX
+from cursor_byok.proxy.privacy_answers import Answers
+from cursor_byok.proxy.routing import CURSOR
+from cursor_byok.proxy.routing import LOCAL
+from cursor_byok.proxy.routing import Routing
+from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import RELAYED
+from cursor_byok.store.census import SERVED
+from cursor_byok.store.census import Census
+
+log = logging.getLogger(__name__)
+
+OWNER_KEY = "cursor_byok_private_owner"  # flow metadata: the BYOK conversation a call is about
+_MEASURED = "cursor_byok_private_measured"
+RECENT_TEXT = 300.0  # seconds: a message-only call (NameAgent) is matched to runs this recent
+SCAN_LIMIT = 8 * 1024 * 1024  # bytes of a leaving body decoded and searched
+
+
+def privacy_of(config: Config | None) -> str:
+    """The config's `privacy`; without a config every run is served here: "local"."""
+    return config.privacy if config is not None else "local"
+
+
+class Privacy:
+    def __init__(self, routing: Routing, turns: Turns, census: Census) -> None:
+        self.routing = routing
+        self.turns = turns
+        self.census = census
+        self.answers = Answers(self._provider, lambda: options.data_dir(ctx.options))
+        self._warned: set[str] = set()  # paths whose leak was logged
+
+    def load(self, loader) -> None:
+        options.declare(
+            loader, "cursor_byok_hosts", "cursor_byok_data_dir", "cursor_byok_title_timeout_ms"
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        options.positive(ctx.options, "cursor_byok_title_timeout_ms")
+        self.answers.title_timeout = ctx.options.cursor_byok_title_timeout_ms / 1000
+
+    def _provider(self, config: Config, model: ModelConfig) -> Provider:
+        return self.turns.providers.get(config.providers[model.provider].settings())
+
+    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
+        if options.reverse_mode(ctx.options):
+            return True
+        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error or not flow.live or not self._cursor_host(flow):
+            return
+        path = flow.request.path.split("?", 1)[0]
+        if path.startswith(MEDIA_PREFIX):
+            self.answers.serve_media(flow, path)
+            return
+        call = CALLS.get(path)
+        batch = ANALYTICS.get(path) if flow.request.method == "POST" else None
+        if call is None and batch is None:
+            return
+        try:
+            if call is not None:
+                await self._content(flow, call)
+            elif batch is not None:
+                self._analytics(flow, batch)
+        except Exception as exc:
+            # An exception in a hook lets mitmproxy forward the flow: never for these calls.
+            log.exception("%s: answered with an error here (a bug of cursor-byok)", path)
+            if flow.response is None:
+                unary.error(flow, "internal", f"cursor-byok could not handle {path}: {exc}")
+
+    def _config(self) -> Config | None:
+        config = self.turns.routing_config()
+        self.census.privacy_mode = privacy_of(config)
+        return config
+
+    def _local(self, conversation: str) -> bool:
+        return not self.routing.may_pass() or self.routing.conversation_route(conversation) == LOCAL
+
+    async def _content(self, flow: http.HTTPFlow, call: ContentCall) -> None:
+        config = self._config()
+        mode = privacy_of(config)
+        try:
+            message = unary.parse(flow.request, call.request())
+        except unary.BadRequest as exc:
+            owners = self._leaving_owners(flow)
+            if mode == "local" and (owners or not self.routing.may_pass()):
+                # Not readable, and about a BYOK conversation: never forwarded.
+                unary.error(flow, exc.code, f"{call.name}: {exc}")
+                self.census.private(next(iter(owners), ""), answered=1)
+            return
+        conversation, private = await self._attribute(call, message, config, wait=mode == "local")
+        if not private:
+            return  # a Cursor-model conversation's: as it came
+        if mode == "cursor":
+            flow.metadata[OWNER_KEY] = conversation  # counted when it has gone (`response`)
+            return
+        how = await self.answers.answer(flow, call, message, conversation, config)
+        self.census.private(conversation, answered=1)
+        log.info(
+            "%s: about BYOK conversation %s (%s): %s here%s, not sent to Cursor",
+            call.name,
+            conversation or "(not named)",
+            call.what,
+            "refused" if call.answer == "refuse" else "answered",
+            f" ({how})" if how else "",
+        )
+
+    async def _attribute(
+        self, call: ContentCall, message, config: Config | None, *, wait: bool
+    ) -> tuple[str, bool]:
+        """(the conversation a call is about, whether it is private), see the module doc."""
+        ids = [i for i in call.conversations(message) if i]
+        texts = [t for t in call.texts(message) if t.strip()]
+        transcript = call.transcript(message)
+        named = [m for m in call.models(message) if m]
+        now = time.monotonic()
+        # A message-only call (NameAgent) is about the newest run with that message: one routed
+        # within the route wait is the call's own; an older one only if no newer one comes.
+        fresh, recent = now - self.routing.routes.patience, now - RECENT_TEXT
+
+        def lookup(since: float) -> tuple[str, bool] | None:
+            for ident in ids:
+                conversation = self.routing.known.owner(ident) or ident
+                route = self.routing.conversation_route(conversation)
+                if route is not None:
+                    return conversation, route == LOCAL
+            matches = [c for t in texts for c in self.routing.messages.matching(t, since)]
+            if transcript:
+                matches += self.routing.messages.within(transcript)
+            routes = [(c, self.routing.conversation_route(c)) for c in matches]
+            for conversation, route in routes:  # any BYOK one makes it private
+                if route == LOCAL:
+                    return conversation, True
+            for conversation, route in routes:
+                if route == CURSOR:
+                    return conversation, False
+            return None
+
+        found = lookup(fresh)
+        fallback = ids[0] if ids else ""
+        if not self.routing.may_pass() or any(self._our_model(m, config) for m in named):
+            return (found[0] if found else fallback), True
+        if found is None and named:
+            return fallback, False  # it names a model, and not one of ours: Cursor's
+        if found is None and wait and (ids or texts or transcript):
+            found = await self.routing.wait_for(lambda: lookup(fresh), self.routing.routes.patience)
+        if found is None and texts:
+            found = lookup(recent)
+        if found is None:
+            return fallback, True  # unknown after the wait: private (the module doc)
+        return found
+
+    @staticmethod
+    def _our_model(name: str, config: Config | None) -> bool:
+        if config is None:
+            return False
+        wanted = name.strip().casefold()
+        return any(wanted in (m.name.casefold(), m.model.casefold()) for m in config.models)
+
+    # --- analytics --------------------------------------------------------------------------
+
+    def _analytics(self, flow: http.HTTPFlow, call: AnalyticsCall) -> None:
+        config = self._config()
+        if privacy_of(config) == "cursor":
+            return
+        models = set()
+        if config is not None:
+            models = {n.casefold() for m in config.models for n in (m.name, m.model)}
+
+        def private(value: str) -> str | None:
+            owner = self.routing.known.owner(value)
+            if owner is not None and self._local(owner):
+                return owner
+            return "" if value.strip().casefold() in models else None
+
+        request = flow.request
+        fmt = unary.request_format(request)
+        try:
+            data = unary.message_bytes(request)
+            if fmt == "json":
+                document, counts = analytics.filter_json_events(json.loads(data or b"{}"), private)
+                body = json.dumps(document, separators=(",", ":")).encode()
+            else:
+                counts = analytics.filter_events(data, call.strings, private)
+                body = counts.body or b""
+        except (unary.BadRequest, analytics.WireError, ValueError) as exc:
+            owners = self._leaving_owners(flow)
+            if owners:  # unreadable, and it names a BYOK conversation: dropped whole
+                unary.answer(flow, empty_pb2.Empty())
+                for owner in owners:
+                    self.census.private(owner, dropped=1)
+                log.info(
+                    "%s: unreadable (%s) and about a BYOK conversation: dropped", request.path, exc
+                )
+            return
+        if not counts.dropped:
+            return  # nothing private: the original bytes go on
+        for owner, dropped in counts.owners.items():
+            self.census.private(owner, dropped=dropped)
+        name = request.path.split("?", 1)[0].rsplit("/", 1)[-1]
+        log.info(
+            "%s: %d of %d event(s) about BYOK conversations dropped%s",
+            name,
+            counts.dropped,
+            counts.dropped + counts.kept,
+            "; the rest went on" if counts.kept else "; answered here",
+        )
+        if not counts.kept:
+            unary.answer(flow, empty_pb2.Empty())  # the empty message of any response type
+            return
+        if fmt == "connect+proto":
+            body = connect.encode_frame(body)
+        request.headers.pop("content-encoding", None)
+        request.content = body
+
+    # --- the proof: what leaves for Cursor --------------------------------------------------
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._measure(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._measure(flow)
+
+    def _measure(self, flow: http.HTTPFlow) -> None:
+        """Count the bytes of a call that went to Cursor about a BYOK conversation."""
+        if flow.metadata.get(_MEASURED):
+            return
+        flow.metadata[_MEASURED] = True
+        if flow.metadata.get(CENSUS_KEY) in (SERVED, STREAMER, RELAYED):
+            return  # answered here, or a stream whose route decides (not buffered)
+        if flow.metadata.get(PICKER_KEY) in ("replace", "offline"):
+            return  # a model list answered here
+        owner = flow.metadata.get(OWNER_KEY)
+        if owner is None and not self._cursor_host(flow):
+            return
+        raw = flow.request.raw_content
+        if raw is None:
+            return
+        owners = self._leaving_owners(flow)
+        if owner is not None:
+            owners.add(owner)
+        for conversation in owners:
+            self.census.private(conversation, sent_bytes=len(raw), sent_calls=1)
+        path = flow.request.path.split("?", 1)[0]
+        if owners and owner is None and path not in self._warned and len(self._warned) < 256:
+            self._warned.add(path)
+            log.warning(
+                "%s: a call cursor-byok does not answer named BYOK conversation %s and went to "
+                "Cursor (%d bytes; counted by `cursor-byok doctor --watch`)",
+                path,
+                ", ".join(sorted(owners)),
+                len(raw),
+            )
+
+    def _leaving_owners(self, flow: http.HTTPFlow) -> set[str]:
+        """The BYOK conversations whose ids or prompt hashes a request's body carries."""
+        data = _decoded(flow.request)
+        return {o for o in self.routing.known.owners_in(data, SCAN_LIMIT) if self._local(o)}
+
+
+def _decoded(request: http.Request) -> bytes:
+    """A body as its bytes mean it: decompressed and, for streams, the frames' payloads
+    (bounded; what cannot be decoded is searched as it is)."""
+    raw = request.raw_content or b""
+    try:
+        data = connect.decompress(raw, request.headers.get("content-encoding"), limit=SCAN_LIMIT)
+    except connect.ConnectError:
+        return raw
+    ctype = request.headers.get("content-type", "")
+    if "connect+" in ctype or "grpc" in ctype:
+        try:
+            frames = connect.decode_envelopes(
+                data,
+                encoding=request.headers.get("connect-content-encoding"),
+                max_decompressed_size=SCAN_LIMIT,
+            )
+        except connect.ConnectError:
+            return data
+        return b"".join(frame.payload for frame in frames)
+    return data

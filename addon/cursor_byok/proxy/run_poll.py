@@ -1,0 +1,143 @@
+"""RunPoll answered from the run core: one short server stream per poll (protocol/polls.py).
+
+A poll reads its attempt's run like a RunSSE stream does (a subscriber of the same attempt, the
+same backlog and replay rules), but stops after the first write: whatever was readable then,
+else the heartbeat the core makes after a quiet heartbeat interval. It is answered in the
+`request` hook as one buffered response (Cursor's HTTP/1.0 mode reads it whole anyway), so no
+loopback stream is needed. The cursor moves on when the answer is made and moves back if the flow
+then fails (`failed`), so the next poll sends the same responses with the same seqnos.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from mitmproxy import http
+
+from cursor_byok.protocol import connect
+from cursor_byok.protocol.bidi import PollRequest
+from cursor_byok.protocol.polls import MAX_POLL_BYTES
+from cursor_byok.protocol.polls import PollCursors
+from cursor_byok.protocol.polls import answer
+from cursor_byok.protocol.polls import split_frames
+from cursor_byok.protocol.runs import Refused
+from cursor_byok.proxy.shell import SessionRegistry
+
+log = logging.getLogger(__name__)
+
+POLL_KEY = "cursor_byok_poll"  # flow metadata: (request id, epoch, position, seqno) before it
+CONTENT_TYPE = "application/connect+proto"
+
+
+class RunPolls:
+    """Every request id's poll cursor, and the poll waiting for each."""
+
+    def __init__(self, registry: SessionRegistry) -> None:
+        self.registry = registry
+        self.cursors = PollCursors()
+        self.data = "hex"  # how BidiPollResponse.data carries a message (cursor_byok_poll_data)
+        self._waiting: dict[str, asyncio.Future[None]] = {}
+        # request id → (owner, the end its client has been given)
+        self._ends: dict[str, tuple[bytes, bytes]] = {}
+
+    @property
+    def max_wait(self) -> float:
+        """The longest a poll waits: the core makes a heartbeat after one heartbeat interval,
+        this is only the backstop."""
+        return 2 * self.registry.config.heartbeat_interval + 1.0
+
+    async def answer(self, flow: http.HTTPFlow, poll: PollRequest, owner: bytes) -> None:
+        """Answer one poll (sets `flow.response`)."""
+        request_id = poll.request_id
+        cursor, epoch = self.cursors.begin(request_id)
+        before = (cursor.position, cursor.seqno)
+        older = self._waiting.pop(request_id, None)
+        if older is not None and not older.done():
+            older.set_result(None)  # superseded: it ends at once, with nothing
+            log.info("RunPoll %s: a newer poll supersedes the waiting one", request_id)
+        ended = self._ends.get(request_id)
+        if ended is not None and ended[0] == owner:  # its end was delivered: again, at once
+            flow.response = _response(ended[1])
+            return
+        loop = asyncio.get_running_loop()
+        until: asyncio.Future[None] = loop.create_future()
+        self._waiting[request_id] = until
+        try:
+            sub = self.registry.subscribe(request_id, owner=owner)
+        except Refused as exc:
+            self._waiting.pop(request_id, None)
+            log.warning("RunPoll %s refused: %s", request_id, exc)
+            flow.response = _response(
+                connect.encode_end_stream(connect.EndStreamError(exc.code, str(exc)))
+            )
+            return
+        sub.position = cursor.position
+        chunks: list[bytes] = []
+
+        def write(chunk: bytes) -> None:
+            chunks.append(chunk)
+            if not until.done():
+                until.set_result(None)
+
+        timer = loop.call_later(self.max_wait, _settle, until)
+        try:
+            await self.registry.stream_to(sub, write, until=until, max_bytes=MAX_POLL_BYTES)
+            position = sub.position
+        finally:
+            timer.cancel()
+            self.registry.unsubscribe(sub)
+            if self._waiting.get(request_id) is until:
+                del self._waiting[request_id]
+        if not self.cursors.current(request_id, epoch):
+            flow.response = _response(connect.encode_end_stream())  # superseded
+            return
+        made = answer(
+            split_frames(chunks), seqno=cursor.seqno, position=position, epoch=epoch, data=self.data
+        )
+        self.cursors.commit(request_id, made)
+        if made.eof:
+            self._ends[request_id] = (owner, made.body[-_end_length(made.body) :])
+            while len(self._ends) > self.cursors.max_cursors:
+                self._ends.pop(next(iter(self._ends)))
+        flow.metadata[POLL_KEY] = (request_id, epoch, *before)
+        flow.response = _response(made.body)
+        log.debug(
+            "RunPoll %s: %d response(s) from seqno %d%s",
+            request_id,
+            made.responses,
+            before[1],
+            ", eof" if made.eof else "",
+        )
+
+    def failed(self, flow: http.HTTPFlow) -> None:
+        """The poll's answer did not reach the client: the next poll sends it again."""
+        entry = flow.metadata.pop(POLL_KEY, None)
+        if entry is None:
+            return
+        request_id, epoch, position, seqno = entry
+        if self.cursors.rollback(request_id, epoch, position, seqno):
+            self._ends.pop(request_id, None)
+            log.info(
+                "RunPoll %s: answer lost (%s), resent on the next poll", request_id, flow.error
+            )
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _end_length(body: bytes) -> int:
+    """The length of the end-stream envelope a poll answer ends with."""
+    offset = 0
+    while True:
+        length = int.from_bytes(body[offset + 1 : offset + 5], "big")
+        end = offset + connect.HEADER_SIZE + length
+        if end >= len(body):
+            return len(body) - offset
+        offset = end
+
+
+def _response(body: bytes) -> http.Response:
+    return http.Response.make(200, body, {"content-type": CONTENT_TYPE})
