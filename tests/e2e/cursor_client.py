@@ -136,6 +136,17 @@ class CursorLikeClient:
     h2_target: tuple[str, int] | None = None  # CONNECT target of `Run` (default: test host)
 
     @classmethod
+    def to_backend(cls, port: int, proxy, workspace: Path, **kwargs) -> CursorLikeClient:
+        """A client of a stand-in Cursor backend on 127.0.0.1:`port`, through a started proxy."""
+        return cls(
+            base_url=f"https://127.0.0.1:{port}",
+            workspace=workspace,
+            proxy=proxy.proxy_url,
+            ca_file=proxy.ca_file,
+            **kwargs,
+        )
+
+    @classmethod
     def through(cls, proxy, workspace: Path, **kwargs) -> CursorLikeClient:
         """A client for the test host, through a started proxy (tests/e2e/mitm.py)."""
         from mitm import TEST_HOST

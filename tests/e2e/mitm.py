@@ -163,3 +163,20 @@ def start_plain_proxy(tmp: Path, script: str, env: dict[str, str], *extra: str) 
         str(tmp / "proxy_script.py"),
     ]
     return start_mitmdump(tmp, command=command, wait_ready=False, env=env)
+
+
+def start_in_front_of(backend, tmp: Path, config: Path, *extra: str) -> Mitm:
+    """The provider agent in front of a stand-in Cursor backend (fakes/fake_cursor.py): its host
+    (127.0.0.1) is Cursor's, its certificate trusted, the fake provider's key in the env."""
+    from provider_config import KEY_ENV
+
+    return start_mitmdump(
+        tmp,
+        "--set",
+        f"ssl_verify_upstream_trusted_ca={backend.cert}",
+        *extra,
+        agent="provider",
+        config=config,
+        env={KEY_ENV: "sk-test"},
+        hosts="127.0.0.1",
+    )

@@ -15,8 +15,7 @@ from cursor_client import FAKE_TOKEN
 from cursor_client import CursorLikeClient
 from fakes.fake_cursor import FakeCursor
 from fakes.fake_provider import FakeProvider
-from mitm import start_mitmdump
-from provider_config import KEY_ENV
+from mitm import start_in_front_of
 from provider_config import MODEL
 from provider_config import write_config
 
@@ -42,20 +41,15 @@ class Setup:
         config.write_text((f'route_other_models = "{route}"\n' if route else "") + text)
         self.backend = backend
         backend.held_streams = 0  # Cursor's own runs answer at once
-        self.proxy = start_mitmdump(
+        self.proxy = start_in_front_of(
+            backend,
             tmp_path / "proxy",
-            "--set",
-            f"ssl_verify_upstream_trusted_ca={backend.cert}",
-            agent="provider",
-            config=config,
-            env={KEY_ENV: "sk-test"},
-            hosts="127.0.0.1",
+            config,
         )
-        self.client = CursorLikeClient(
-            base_url=f"https://127.0.0.1:{backend.port}",
-            workspace=workspace,
-            proxy=self.proxy.proxy_url,
-            ca_file=self.proxy.ca_file,
+        self.client = CursorLikeClient.to_backend(
+            backend.port,
+            self.proxy,
+            workspace,
         )
 
     async def call(self, path: str, message, *, json_body: bool = False):

@@ -19,8 +19,7 @@ from cursor_client import CursorLikeClient
 from fakes.fake_cursor import FakeCursor
 from fakes.fake_provider import FakeProvider
 from h2_client import H2Client
-from mitm import start_mitmdump
-from provider_config import KEY_ENV
+from mitm import start_in_front_of
 from provider_config import MODEL
 from provider_config import write_config
 
@@ -43,24 +42,19 @@ class Setup:
         config = write_config(tmp, fp, "openai-chat")
         if route:
             config.write_text(f'route_other_models = "{route}"\n' + config.read_text())
-        self.proxy = start_mitmdump(
+        self.proxy = start_in_front_of(
+            backend,
             tmp / "proxy",
-            "--set",
-            f"ssl_verify_upstream_trusted_ca={backend.cert}",
+            config,
             *extra,
-            agent="provider",
-            config=config,
-            env={KEY_ENV: "sk-test"},
-            hosts="127.0.0.1",
         )
         self.workspace = workspace
 
     def client(self, **kwargs) -> CursorLikeClient:
-        return CursorLikeClient(
-            base_url=f"https://127.0.0.1:{self.backend_port}",
-            workspace=self.workspace,
-            proxy=self.proxy.proxy_url,
-            ca_file=self.proxy.ca_file,
+        return CursorLikeClient.to_backend(
+            self.backend_port,
+            self.proxy,
+            self.workspace,
             heartbeat_interval=3600,  # the test sends its appends itself, in a known order
             **kwargs,
         )

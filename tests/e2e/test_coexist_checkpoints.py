@@ -20,8 +20,7 @@ from cursor_client import CursorLikeClient
 from cursor_client import TurnResult
 from fakes.fake_cursor import FakeCursor
 from fakes.fake_provider import FakeProvider
-from mitm import start_mitmdump
-from provider_config import KEY_ENV
+from mitm import start_in_front_of
 from provider_config import MODEL
 from provider_config import write_config
 
@@ -38,24 +37,19 @@ class Setup:
     """One proxy that treats the stand-in's host as Cursor's, and clients through it."""
 
     def __init__(self, tmp: Path, workspace: Path, fp: FakeProvider, backend: FakeCursor):
-        self.proxy = start_mitmdump(
+        self.proxy = start_in_front_of(
+            backend,
             tmp / "proxy",
-            "--set",
-            f"ssl_verify_upstream_trusted_ca={backend.cert}",
-            agent="provider",
-            config=write_config(tmp, fp, "openai-chat"),
-            env={KEY_ENV: "sk-test"},
-            hosts="127.0.0.1",
+            write_config(tmp, fp, "openai-chat"),
         )
         self.workspace = workspace
         self.port = backend.port
 
     def client(self, transport: str) -> CursorLikeClient:
-        return CursorLikeClient(
-            base_url=f"https://127.0.0.1:{self.port}",
-            workspace=self.workspace,
-            proxy=self.proxy.proxy_url,
-            ca_file=self.proxy.ca_file,
+        return CursorLikeClient.to_backend(
+            self.port,
+            self.proxy,
+            self.workspace,
             heartbeat_interval=3600,
             transport=transport,
             h2_target=("127.0.0.1", self.port),

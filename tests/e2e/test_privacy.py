@@ -27,8 +27,7 @@ from google.protobuf import json_format
 from leaks import ENCODINGS
 from leaks import gzip_body
 from leaks import marker_counts
-from mitm import start_mitmdump
-from provider_config import KEY_ENV
+from mitm import start_in_front_of
 from provider_config import MODEL
 from provider_config import write_config
 
@@ -255,21 +254,16 @@ class Stack:
         )
         backend.held_streams = 0  # Cursor's own runs answer at once
         self.backend = backend
-        self.proxy = start_mitmdump(
+        self.proxy = start_in_front_of(
+            backend,
             tmp_path / "proxy",
-            "--set",
-            f"ssl_verify_upstream_trusted_ca={backend.cert}",
+            config,
             *extra,
-            agent="provider",
-            config=config,
-            env={KEY_ENV: "sk-test"},
-            hosts="127.0.0.1",
         )
-        self.client = CursorLikeClient(
-            base_url=f"https://127.0.0.1:{backend.port}",
-            workspace=workspace,
-            proxy=self.proxy.proxy_url,
-            ca_file=self.proxy.ca_file,
+        self.client = CursorLikeClient.to_backend(
+            backend.port,
+            self.proxy,
+            workspace,
         )
 
     async def send(self, call: Call):

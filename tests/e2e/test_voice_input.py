@@ -16,8 +16,7 @@ from cursor_client import CursorLikeClient
 from fakes.fake_cursor import FakeCursor
 from fakes.fake_provider import FakeProvider
 from h2_client import H2Client
-from mitm import start_mitmdump
-from provider_config import KEY_ENV
+from mitm import start_in_front_of
 from provider_config import MODEL
 from provider_config import write_config
 
@@ -54,16 +53,12 @@ def proxy_for(tmp_path, fp, backend, route: str = ""):
     config = write_config(tmp_path, fp, "openai-chat")
     if route:
         config.write_text(f'route_other_models = "{route}"\n' + config.read_text())
-    return start_mitmdump(
+    return start_in_front_of(
+        backend,
         tmp_path / "proxy",
-        "--set",
-        f"ssl_verify_upstream_trusted_ca={backend.cert}",
+        config,
         "--set",
         f"cursor_byok_route_wait_ms={ROUTE_WAIT_MS}",
-        agent="provider",
-        config=config,
-        env={KEY_ENV: "sk-test"},
-        hosts="127.0.0.1",
     )
 
 
@@ -74,11 +69,10 @@ async def test_stt_appends_reach_cursor_byte_for_byte(tmp_path, workspace, route
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("served here")
         proxy = proxy_for(tmp_path, fp, backend, route)
-        client = CursorLikeClient(
-            base_url=f"https://127.0.0.1:{backend.port}",
-            workspace=workspace,
-            proxy=proxy.proxy_url,
-            ca_file=proxy.ca_file,
+        client = CursorLikeClient.to_backend(
+            backend.port,
+            proxy,
+            workspace,
         )
         stt_id = str(uuid.uuid4())
         headers = {
@@ -127,11 +121,10 @@ async def test_an_undecodable_append_of_a_served_run_is_refused_not_forwarded(
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("served here")
         proxy = proxy_for(tmp_path, fp, backend)
-        client = CursorLikeClient(
-            base_url=f"https://127.0.0.1:{backend.port}",
-            workspace=workspace,
-            proxy=proxy.proxy_url,
-            ca_file=proxy.ca_file,
+        client = CursorLikeClient.to_backend(
+            backend.port,
+            proxy,
+            workspace,
         )
         request_id = str(uuid.uuid4())
         try:
@@ -159,11 +152,10 @@ async def test_stt_stream_shares_the_agent_h2_connection(tmp_path, workspace) ->
         backend.held_streams = 0  # answer at once
         fp.script.text("served here")
         proxy = proxy_for(tmp_path, fp, backend)
-        client = CursorLikeClient(
-            base_url=f"https://127.0.0.1:{backend.port}",
-            workspace=workspace,
-            proxy=proxy.proxy_url,
-            ca_file=proxy.ca_file,
+        client = CursorLikeClient.to_backend(
+            backend.port,
+            proxy,
+            workspace,
             transport="run",
             h2_target=("127.0.0.1", backend.port),
         )
