@@ -18,6 +18,7 @@ from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.descriptor import FieldDescriptor
 
 from cursor_byok.pb import agent_v1_pb2
+from cursor_byok.pb import aiserver_features_pb2
 from cursor_byok.pb import aiserver_v1_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +165,7 @@ def test_subset_matches_reference(tmp_path: Path) -> None:
     pool = _reference_pool(tmp_path)
     problems: list[str] = []
     checked = 0
-    for module in (agent_v1_pb2, aiserver_v1_pb2):
+    for module in (agent_v1_pb2, aiserver_v1_pb2, aiserver_features_pb2):
         file = module.DESCRIPTOR
         top = [*file.message_types_by_name.values(), *file.enum_types_by_name.values()]
         for item in _all_types(top):
