@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cursor_byok.config.features import parse_features
 from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
@@ -78,6 +79,7 @@ _TOP_KEYS = {
     "route_other_models",
     "privacy",
     "title_model",
+    "features",
 }
 # What happens to a run on a model cursor-byok does not serve (one of Cursor's own).
 _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
@@ -164,6 +166,13 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     title_model = raw.get("title_model")
     if title_model is not None and title_model not in names:
         raise fail("title_model", f"{title_model!r} is not one of the models: {', '.join(names)}")
+    features = parse_features(
+        raw.get("features"),
+        model_names=names,
+        default_model=default or names[0],
+        privacy=privacy,
+        fail=fail,
+    )
     return Config(
         providers,
         models,
@@ -178,6 +187,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         vision_model,
         privacy,
         title_model,
+        features,
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from cursor_byok.config.features import Features
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.providers.base import ProviderSettings
@@ -218,6 +219,8 @@ class Config:
     vision_model: str | None = None
     privacy: str = "local"  # PRIVACY: what of a BYOK conversation may reach Cursor
     title_model: str | None = None  # names BYOK chats (NameAgent); None: the message's first words
+    # which model answers Cmd-K, terminal Cmd-K, commit messages and Tab (config/features.py)
+    features: Features = field(default_factory=Features)
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""
