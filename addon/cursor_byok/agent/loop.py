@@ -21,6 +21,7 @@ from collections.abc import Callable
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent import user_shell
+from cursor_byok.agent.chain import Chain
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import SummaryModel
 from cursor_byok.agent.errors import CUSTOM_MESSAGE
@@ -50,6 +51,7 @@ from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
+from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
 
 log = logging.getLogger(__name__)
@@ -70,8 +72,10 @@ class ProviderAgent:
         provider_factory: ProviderFactory | None = None,
         wrap_provider: Callable[[Provider, str], Provider] | None = None,
         pool: ProviderPool | None = None,
+        keys: KeyPools | None = None,
     ) -> None:
         self.config = config
+        self._keys = keys  # key pools' state, kept across turns (agent/chain.py)
         self._factory = provider_factory or self._make_provider
         self._pool = pool  # shared provider clients; without one, each turn owns its client
         self._owns_provider = pool is None or provider_factory is not None
@@ -79,10 +83,31 @@ class ProviderAgent:
 
     def _make_provider(self, model: ModelConfig) -> Provider:
         try:
-            settings = self.config.providers[model.provider].settings()
+            return self._build(model, None)
         except ConfigError as exc:
             raise configuration_error(exc) from None
+
+    def _build(self, model: ModelConfig, api_key: str | None) -> Provider:
+        """A client for `model`'s provider (with `api_key`, one key of its pool); raises
+        ConfigError for a key that cannot be read."""
+        settings = self.config.providers[model.provider].settings(api_key)
         return self._pool.get(settings) if self._pool is not None else make_provider(settings)
+
+    def _chain(
+        self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
+    ) -> Chain:
+        """Where the turn's calls may go: `model` (its key pool), then its fallbacks."""
+
+        def make(other: ModelConfig, api_key: str | None) -> Provider:
+            if other is model and api_key is None:
+                return provider
+            made = self._factory(other) if api_key is None else self._build(other, api_key)
+            if self._wrap is not None:
+                made = self._wrap(made, turn.request_id)
+            extra.append(made)
+            return made
+
+        return Chain(self.config, model, make, self._keys)
 
     def _route_requested(self, run_request: pb.AgentRunRequest) -> ModelConfig:
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
@@ -191,6 +216,7 @@ class ProviderAgent:
             provider,
             provider_config.max_retries,
             model.first_token_timeout or provider_config.first_token_timeout,
+            self._chain(turn, model, provider, extra),
         )
         if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
             subagents.register(turn)
