@@ -43,7 +43,8 @@ from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
-from cursor_byok.config.catalog import find_model
+from cursor_byok.config.routes import compaction_model
+from cursor_byok.config.routes import model_for_run
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
@@ -109,20 +110,20 @@ class ProviderAgent:
 
         return Chain(self.config, model, make, self._keys)
 
-    def _route_requested(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+        """The configured model (config/routes.py): the BYOK model Cursor's picker named, the
+        `[routes]` entry of the run's mode when it named none of ours, the subagent route for
+        child runs."""
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
-        model = find_model(self.config, requested)
+        model = model_for_run(
+            self.config,
+            requested,
+            actions.resolve(run_request).mode,
+            subagent=bool(run_request.subagent_type_name),
+        )
         if model is None:
             raise unknown_model(requested, self.config.model_names())
         return model
-
-    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
-        """The configured model: the one Cursor asked for, or `subagent_model` for child runs."""
-        if run_request.subagent_type_name and self.config.subagent_model:
-            model = find_model(self.config, self.config.subagent_model)
-            if model is not None:
-                return model
-        return self._route_requested(run_request)
 
     async def run(self, turn: Turn) -> None:
         instruction = turn.instruction
@@ -271,14 +272,14 @@ class ProviderAgent:
         """The turn's compactor; summaries come from `compaction_model` when one is set."""
         summary_model = model
         summary_provider = provider
-        if model.compaction_model and model.compaction_model != model.name:
-            other = find_model(self.config, model.compaction_model)
+        other = compaction_model(self.config, model)
+        if other is not None and other.name != model.name:
             try:
-                made = self._factory(other) if other is not None else None
+                made: Provider | None = self._factory(other)
             except TurnError as exc:  # e.g. its key is missing: summarise with the main model
-                log.warning("compaction_model %s unusable: %s", model.compaction_model, exc)
+                log.warning("compaction model %s unusable: %s", other.name, exc)
                 made = None
-            if other is not None and made is not None:
+            if made is not None:
                 summary_model = other
                 summary_provider = made
                 if self._wrap is not None:
