@@ -30,6 +30,7 @@ from cursor_byok.agent.errors import unknown_model
 from cursor_byok.agent.errors import unsupported_action
 from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
+from cursor_byok.agent.spend import turn_budget
 from cursor_byok.agent.steps import StepLoop
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tool_batch import CallContext
@@ -174,6 +175,7 @@ class ProviderAgent:
         kind = instruction.kind
         model = self.route(turn.run_request)
         turn.model = model.name
+        budget = await turn_budget(turn, self.config)  # a cap reached: no model call at all
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(
             turn.run_request, turn.blob, lambda: prompts.client_context(turn)
@@ -232,6 +234,7 @@ class ProviderAgent:
             native_search=search,
             compactor=self._compactor(turn, model, provider, extra),
             meter=TokenMeter(),
+            budget=budget,
         )
         steps.seed_meter()
         try:

@@ -34,6 +34,7 @@ from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
 from cursor_byok.agent.prompt_size import category_bytes
 from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tool_batch import PendingCall
@@ -77,6 +78,7 @@ class StepLoop:
     native_search: bool
     compactor: Compactor
     meter: TokenMeter
+    budget: Budget | None = None  # spending caps: checked after each step (agent/spend.py)
 
     def request(self) -> ModelRequest:
         """The next call's request: the transcript as of now, behind a byte-stable prefix."""
@@ -118,6 +120,8 @@ class StepLoop:
             await turn.publish_checkpoint(pending=answer.message)
             await self._settle(answer.message, answer.calls, model_call_id, account=True)
             turn.step_completed()
+            if self.budget is not None:  # a cap reached: this step is complete, stop here
+                self.budget.check(turn)
         turn.text(max_steps_note(max_steps))
 
     async def resume(self, message: AssistantHistoryMessage) -> None:
