@@ -32,6 +32,7 @@ from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.spend import turn_budget
 from cursor_byok.agent.steps import StepLoop
+from cursor_byok.agent.steps import call_metadata
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tool_batch import CallContext
 from cursor_byok.agent.tool_batch import PendingCall
@@ -297,6 +298,7 @@ class ProviderAgent:
                 max_retries=provider_config.max_retries,
                 first_token_timeout=summary_model.first_token_timeout
                 or provider_config.first_token_timeout,
+                metadata=call_metadata(turn, "compaction"),
             ),
             context_window=model.context_window,
             compact_at=model.compact_at,

@@ -45,6 +45,7 @@ from cursor_byok.agent.toolset import toolset_for
 from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.config.routes import MODE_KEYS
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import ModelRequest
@@ -60,6 +61,17 @@ def max_steps_note(max_steps: int) -> str:
         f"\n\n_Stopped after {max_steps} steps (the max_steps limit in the "
         "cursor-byok config). Send a message to continue._"
     )
+
+
+def call_metadata(turn: Turn, kind: str) -> dict[str, str]:
+    """Who a model call is for, for a team gateway's records: the conversation, Cursor's mode
+    and the kind of call (`agent`, `subagent`, `compaction`; titles say `title`)."""
+    if kind == "agent" and (turn.run_request.subagent_type_name or turn.parent_tool_call_id):
+        kind = "subagent"
+    metadata = {"kind": kind, "mode": MODE_KEYS.get(turn.mode, "other")}
+    if turn.run_request.conversation_id:
+        metadata["conversation"] = turn.run_request.conversation_id
+    return metadata
 
 
 @dataclass
@@ -94,6 +106,7 @@ class StepLoop:
             cache_key=self.turn.run_request.conversation_id or None,
             reasoning=model.thinking,
             web_search=self.native_search,
+            metadata=call_metadata(self.turn, "agent"),
         )
 
     def seed_meter(self) -> None:

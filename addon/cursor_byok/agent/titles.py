@@ -120,6 +120,7 @@ async def _ask(provider: Provider, model: ModelConfig, message: str, usage: dict
         max_output_tokens=TITLE_MAX_TOKENS,
         params=dict(model.params),
         reasoning=False,
+        metadata={"kind": "title"},  # the conversation is not known here (NameAgent)
     )
     parts: list[str] = []
     events = stream_with_retries(provider, request, max_retries=0)

@@ -153,6 +153,7 @@ class ProviderConfig:
             ca_file=str(self.ca_file.expanduser()) if self.ca_file is not None else None,
             extra_body=dict(self.extra_body),
             chat_reasoning_passback=self.reasoning_passback,
+            send_metadata=self.send_metadata,
         )
 
 
