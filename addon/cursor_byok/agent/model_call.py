@@ -33,6 +33,7 @@ from cursor_byok.agent.tool_batch import PendingCall
 from cursor_byok.agent.tool_batch import tool_card
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import Finish
@@ -74,8 +75,9 @@ class Caller:
         yield from self.chain.options()
 
 
-class Unserved(Exception):
-    """A call failed before any of its output reached Cursor, in a way another option may not."""
+class Unserved(ByokError):
+    """A call failed before any of its output reached Cursor, in a way another option may not
+    (never leaves `stream_answer`: the next option is tried, or the turn's error is raised)."""
 
     def __init__(self, error: ProviderError, kind: str) -> None:
         super().__init__(str(error))
