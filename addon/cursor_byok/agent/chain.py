@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
+from cursor_byok.config import ProviderConfig
 from cursor_byok.config.catalog import find_model
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
 from cursor_byok.providers.base import ModelRequest
@@ -92,16 +93,18 @@ class Chain:
             provider = self.config.providers[model.provider]
             retries = provider.max_retries
             budget = model.first_token_timeout or provider.first_token_timeout
-            try:
-                if not (provider.key_pool and self._pools is not None):
-                    yield Option(model, self._make(model, None), retries, budget)
+            if not (provider.key_pool and self._pools is not None):
+                try:
+                    client = self._make(model, None)
+                except ConfigError as exc:
+                    self._skip(model.name, str(exc))
                     continue
-                keys = [(ref.label, ref.read(provider.name)) for ref in provider.key_pool]
-            except ConfigError as exc:
-                self.problems.append(str(exc))
-                log.warning("model %s skipped: %s", model.name, exc)
+                yield Option(model, client, retries, budget)
                 continue
-            ids = {key_id(key): (label, key) for label, key in keys}
+            ids = self._keys(provider)
+            if not ids:
+                self._skip(model.name, f"no key of provider {provider.name!r} can be read")
+                continue
             ring = self._pools.ring(self.config, provider.name, list(ids))
             order = ring.order(self._clock())
             if not order:
@@ -116,6 +119,23 @@ class Chain:
                 client = self._make(model, key)
                 pooled = n + 1 < len(order)
                 yield Option(model, client, retries, budget, kid, label, pooled, ring)
+
+    def _keys(self, provider: ProviderConfig) -> dict[str, tuple[str, str]]:
+        """key id -> (label, key) of the pool's keys that can be read now (a missing one is
+        skipped, said in the turn's error if nothing serves)."""
+        ids = {}
+        for ref in provider.key_pool:
+            try:
+                key = ref.read(provider.name)
+            except ConfigError as exc:
+                self.problems.append(str(exc))
+                continue
+            ids[key_id(key)] = (ref.label, key)
+        return ids
+
+    def _skip(self, model: str, why: str) -> None:
+        self.problems.append(why)
+        log.warning("model %s skipped: %s", model, why)
 
     def failed(self, option: Option, error: ProviderError, kind: str) -> None:
         """A failed option: its key rests or is taken out, when the key is to blame."""
