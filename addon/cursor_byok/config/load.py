@@ -184,8 +184,8 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         vision_model,
         privacy,
         title_model,
-        load_routing.routes(raw.get("routes"), models, fail),
-        load_routing.limits(raw.get("limits"), models, fail),
+        routes=load_routing.routes(raw.get("routes"), models, fail),
+        limits=load_routing.limits(raw.get("limits"), models, fail),
     )
 
 
