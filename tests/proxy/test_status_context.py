@@ -29,3 +29,20 @@ def test_status_shows_cached_tokens_and_context_use() -> None:
     text = console.export_text()
     assert "4600" in text
     assert "5100/64000 (7%)" in text
+
+
+def test_status_names_the_model_a_fallback_served_for() -> None:
+    turn = SimpleNamespace(
+        usage=Usage(),
+        started=time.monotonic() - 1,
+        outcome=None,
+        model="Claude Backup",
+        fallback_from="OpenAI Primary",
+        current_tool=None,
+        run_request=SimpleNamespace(conversation_id="conv"),
+        transcript=SimpleNamespace(used_tokens=0, context_window=64000),
+    )
+    live = SimpleNamespace(turn=turn, request_id="req-1", state="running")
+    console = Console(width=220, record=True)
+    console.print(status_table([live]))
+    assert "Claude Backup ← OpenAI Primary" in console.export_text()

@@ -222,6 +222,7 @@ class SummaryModel:
     max_retries: int = 2
     first_token_timeout: float | None = None
     params: dict[str, Any] | None = None
+    metadata: dict[str, str] | None = None  # who the call is for, for a gateway (adapter.py)
 
 
 class Compactor:
@@ -306,6 +307,7 @@ class Compactor:
             max_output_tokens=SUMMARY_MAX_TOKENS,
             params=dict(s.params or {}),
             reasoning=False,
+            metadata=dict(s.metadata or {}),
         )
         parts: list[str] = []
         events = stream_with_retries(

@@ -19,7 +19,7 @@ from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
-from cursor_byok.config.catalog import find_model
+from cursor_byok.config.routes import routed
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import ImagePart
 from cursor_byok.protocol.history_format import UserPart
@@ -86,10 +86,7 @@ def _plural(n: int, word: str = "image") -> str:
 
 def vision_model_for(config: Config, model: ModelConfig) -> ModelConfig | None:
     """The model that describes images for `model`, when one is configured and can see."""
-    name = config.vision_model
-    if not name:
-        return None
-    vision = find_model(config, name)
+    vision = routed(config, "vision")  # [routes] vision, else vision_model
     if vision is None or not vision.supports_images or vision.name == model.name:
         return None
     return vision

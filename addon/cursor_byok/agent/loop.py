@@ -21,6 +21,7 @@ from collections.abc import Callable
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent import user_shell
+from cursor_byok.agent.chain import Chain
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import SummaryModel
 from cursor_byok.agent.errors import CUSTOM_MESSAGE
@@ -29,7 +30,9 @@ from cursor_byok.agent.errors import unknown_model
 from cursor_byok.agent.errors import unsupported_action
 from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
+from cursor_byok.agent.spend import turn_budget
 from cursor_byok.agent.steps import StepLoop
+from cursor_byok.agent.steps import call_metadata
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tool_batch import CallContext
 from cursor_byok.agent.tool_batch import PendingCall
@@ -42,7 +45,8 @@ from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
-from cursor_byok.config.catalog import find_model
+from cursor_byok.config.routes import compaction_model
+from cursor_byok.config.routes import model_for_run
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
@@ -50,6 +54,7 @@ from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.base import Provider
+from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
 
 log = logging.getLogger(__name__)
@@ -70,8 +75,10 @@ class ProviderAgent:
         provider_factory: ProviderFactory | None = None,
         wrap_provider: Callable[[Provider, str], Provider] | None = None,
         pool: ProviderPool | None = None,
+        keys: KeyPools | None = None,
     ) -> None:
         self.config = config
+        self._keys = keys  # key pools' state, kept across turns (agent/chain.py)
         self._factory = provider_factory or self._make_provider
         self._pool = pool  # shared provider clients; without one, each turn owns its client
         self._owns_provider = pool is None or provider_factory is not None
@@ -79,25 +86,46 @@ class ProviderAgent:
 
     def _make_provider(self, model: ModelConfig) -> Provider:
         try:
-            settings = self.config.providers[model.provider].settings()
+            return self._build(model, None)
         except ConfigError as exc:
             raise configuration_error(exc) from None
+
+    def _build(self, model: ModelConfig, api_key: str | None) -> Provider:
+        """A client for `model`'s provider (with `api_key`, one key of its pool); raises
+        ConfigError for a key that cannot be read."""
+        settings = self.config.providers[model.provider].settings(api_key)
         return self._pool.get(settings) if self._pool is not None else make_provider(settings)
 
-    def _route_requested(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+    def _chain(
+        self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
+    ) -> Chain:
+        """Where the turn's calls may go: `model` (its key pool), then its fallbacks."""
+
+        def make(other: ModelConfig, api_key: str | None) -> Provider:
+            if other is model and api_key is None:
+                return provider
+            made = self._factory(other) if api_key is None else self._build(other, api_key)
+            if self._wrap is not None:
+                made = self._wrap(made, turn.request_id)
+            extra.append(made)
+            return made
+
+        return Chain(self.config, model, make, self._keys)
+
+    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
+        """The configured model (config/routes.py): the BYOK model Cursor's picker named, the
+        `[routes]` entry of the run's mode when it named none of ours, the subagent route for
+        child runs."""
         requested = run_request.requested_model.model_id or run_request.model_details.model_id
-        model = find_model(self.config, requested)
+        model = model_for_run(
+            self.config,
+            requested,
+            actions.resolve(run_request).mode,
+            subagent=bool(run_request.subagent_type_name),
+        )
         if model is None:
             raise unknown_model(requested, self.config.model_names())
         return model
-
-    def route(self, run_request: pb.AgentRunRequest) -> ModelConfig:
-        """The configured model: the one Cursor asked for, or `subagent_model` for child runs."""
-        if run_request.subagent_type_name and self.config.subagent_model:
-            model = find_model(self.config, self.config.subagent_model)
-            if model is not None:
-                return model
-        return self._route_requested(run_request)
 
     async def run(self, turn: Turn) -> None:
         instruction = turn.instruction
@@ -148,6 +176,7 @@ class ProviderAgent:
         kind = instruction.kind
         model = self.route(turn.run_request)
         turn.model = model.name
+        budget = await turn_budget(turn, self.config)  # a cap reached: no model call at all
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(
             turn.run_request, turn.blob, lambda: prompts.client_context(turn)
@@ -191,6 +220,7 @@ class ProviderAgent:
             provider,
             provider_config.max_retries,
             model.first_token_timeout or provider_config.first_token_timeout,
+            self._chain(turn, model, provider, extra),
         )
         if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
             subagents.register(turn)
@@ -205,6 +235,7 @@ class ProviderAgent:
             native_search=search,
             compactor=self._compactor(turn, model, provider, extra),
             meter=TokenMeter(),
+            budget=budget,
         )
         steps.seed_meter()
         try:
@@ -245,14 +276,14 @@ class ProviderAgent:
         """The turn's compactor; summaries come from `compaction_model` when one is set."""
         summary_model = model
         summary_provider = provider
-        if model.compaction_model and model.compaction_model != model.name:
-            other = find_model(self.config, model.compaction_model)
+        other = compaction_model(self.config, model)
+        if other is not None and other.name != model.name:
             try:
-                made = self._factory(other) if other is not None else None
+                made: Provider | None = self._factory(other)
             except TurnError as exc:  # e.g. its key is missing: summarise with the main model
-                log.warning("compaction_model %s unusable: %s", model.compaction_model, exc)
+                log.warning("compaction model %s unusable: %s", other.name, exc)
                 made = None
-            if other is not None and made is not None:
+            if made is not None:
                 summary_model = other
                 summary_provider = made
                 if self._wrap is not None:
@@ -267,6 +298,7 @@ class ProviderAgent:
                 max_retries=provider_config.max_retries,
                 first_token_timeout=summary_model.first_token_timeout
                 or provider_config.first_token_timeout,
+                metadata=call_metadata(turn, "compaction"),
             ),
             context_window=model.context_window,
             compact_at=model.compact_at,

@@ -15,16 +15,25 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import cast
 
+from cursor_byok.agent.chain import FALLBACK_KINDS
+from cursor_byok.agent.chain import Chain
+from cursor_byok.agent.chain import Option
+from cursor_byok.agent.chain import request_for
+from cursor_byok.agent.errors import CUSTOM_MESSAGE
 from cursor_byok.agent.errors import ContextOverflow
+from cursor_byok.agent.errors import provider_kind
 from cursor_byok.agent.errors import provider_turn_error
 from cursor_byok.agent.errors import stream_ended_early
 from cursor_byok.agent.tool_batch import PendingCall
 from cursor_byok.agent.tool_batch import tool_card
 from cursor_byok.agent.turn import Turn
+from cursor_byok.agent.turn import TurnError
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import Finish
@@ -50,11 +59,30 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who answers the calls of a turn, and how patiently: the provider, its retry budget and
-    the first-token deadline (per provider, overridable per model)."""
+    the first-token deadline (per provider, overridable per model); with a `chain`, the model's
+    key pool and fallbacks (`agent/chain.py`) instead of the one provider."""
 
     provider: Provider
     max_retries: int
     first_token_timeout: float | None = None
+    chain: Chain | None = None
+
+    def options(self) -> Iterator[Option | None]:
+        """Where the call may go, in order; None: the one provider, as it is."""
+        if self.chain is None:
+            yield None
+            return
+        yield from self.chain.options()
+
+
+class Unserved(ByokError):
+    """A call failed before any of its output reached Cursor, in a way another option may not
+    (never leaves `stream_answer`: the next option is tried, or the turn's error is raised)."""
+
+    def __init__(self, error: ProviderError, kind: str) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.kind = kind
 
 
 @dataclass
@@ -75,7 +103,85 @@ async def stream_answer(
     tools: dict[str, Tool],
     model_call_id: str,
 ) -> Answer:
-    """Send `request` and show its answer as it streams; see the module doc."""
+    """Send `request` and show its answer as it streams; see the module doc. With a chain, a
+    call that fails before any output reached Cursor goes to the next option (`chain.py`)."""
+    chain = caller.chain
+    last: Unserved | None = None
+    for option in caller.options():
+        if option is None:
+            return await _stream_one(turn, caller, request, tools, model_call_id, None)
+        assert chain is not None
+        sent = request_for(request, option.model, chain.config)
+        try:
+            answer = await _stream_one(turn, caller, sent, tools, model_call_id, option)
+        except Unserved as exc:
+            chain.failed(option, exc.error, exc.kind)
+            log.warning(
+                "turn %s: %s%s failed before any output (%s); trying the next option",
+                turn.request_id,
+                option.model.name,
+                f" (key from {option.key_label})" if option.key_label else "",
+                exc.error,
+            )
+            last = exc
+            continue
+        chain.served(option)
+        _note_served(turn, chain, option)
+        return answer
+    assert chain is not None
+    raise _exhausted(chain, last)
+
+
+def _note_served(turn: Turn, chain: Chain, option: Option) -> None:
+    """The turn's model is the one that served (usage prices it, the status shows it)."""
+    if option.model.name == turn.model:
+        return
+    if option.model.name != chain.primary.name:
+        turn.fallback_from = chain.primary.name
+        log.info(
+            "turn %s: served by %s (fallback for %s)",
+            turn.request_id,
+            option.model.name,
+            chain.primary.name,
+        )
+    else:
+        turn.fallback_from = None
+    turn.model = option.model.name
+
+
+def _exhausted(chain: Chain, last: Unserved | None) -> TurnError:
+    """No option served: the last provider failure as Cursor shows it, naming what was tried."""
+    tried = ", ".join(m.name for m in chain.models())
+    if last is None:
+        return TurnError(
+            "resource_exhausted",
+            "; ".join(chain.problems) or f"no usable provider for {tried}",
+            title="No provider key available",
+            error=CUSTOM_MESSAGE,
+        )
+    error = provider_turn_error(last.error)
+    if chain.has_fallbacks():
+        notes = "; ".join(chain.problems)
+        return TurnError(
+            error.code,
+            f"{error} (tried: {tried}{'; ' + notes if notes else ''})",
+            title=error.title,
+            error=error.error,
+            retryable=error.retryable,
+        )
+    return error
+
+
+async def _stream_one(
+    turn: Turn,
+    caller: Caller,
+    request: ModelRequest,
+    tools: dict[str, Tool],
+    model_call_id: str,
+    option: Option | None,
+) -> Answer:
+    """One option's call, shown as it streams; raises `Unserved` for a failure that may go
+    to the next option (nothing reached Cursor yet)."""
     calls: dict[str, PendingCall] = {}
     order: list[str] = []
     server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
@@ -94,14 +200,20 @@ async def stream_answer(
     async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
         log.info("provider %s, retry %d in %.1fs: %s", error.kind, attempt, delay, error)
 
+    provider = caller.provider if option is None else option.provider
+    emitted = False  # any event that shows in Cursor (usage alone does not)
     try:
         async for event in stream_with_retries(
-            caller.provider,
+            provider,
             request,
-            max_retries=caller.max_retries,
+            max_retries=caller.max_retries if option is None else option.max_retries,
             on_retry=on_retry,
-            first_token_timeout=caller.first_token_timeout,
+            first_token_timeout=(
+                caller.first_token_timeout if option is None else option.first_token_timeout
+            ),
+            retry_if=_not_rate_limit if option is not None and option.pooled else None,
         ):
+            emitted = emitted or not isinstance(event, Usage)
             match event:
                 case ReasoningDelta(text):
                     if thinking_since is None:
@@ -168,8 +280,25 @@ async def stream_answer(
     except ProviderError as exc:
         if exc.kind == "context_length" and not shown:
             raise ContextOverflow(exc, str(exc)) from None
-        raise provider_turn_error(exc) from None
+        kind = provider_kind(exc)
+        if option is not None and not emitted and kind in FALLBACK_KINDS:
+            raise Unserved(exc, kind) from None
+        failure = provider_turn_error(exc)
+        if emitted and caller.chain is not None and caller.chain.has_fallbacks():
+            raise TurnError(
+                failure.code,
+                f"{failure} (the answer had begun, so no fallback was tried)",
+                title=failure.title,
+                error=failure.error,
+                retryable=failure.retryable,
+            ) from None
+        raise failure from None
     raise stream_ended_early()
+
+
+def _not_rate_limit(error: ProviderError) -> bool:
+    """A pooled key's 429 is not waited out: the next key takes the call."""
+    return error.kind != "rate_limit"
 
 
 def _complete_call(

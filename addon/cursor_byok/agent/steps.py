@@ -34,6 +34,7 @@ from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
 from cursor_byok.agent.prompt_size import category_bytes
 from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tool_batch import PendingCall
@@ -44,6 +45,7 @@ from cursor_byok.agent.toolset import toolset_for
 from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.config.routes import MODE_KEYS
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers.base import ModelRequest
@@ -59,6 +61,17 @@ def max_steps_note(max_steps: int) -> str:
         f"\n\n_Stopped after {max_steps} steps (the max_steps limit in the "
         "cursor-byok config). Send a message to continue._"
     )
+
+
+def call_metadata(turn: Turn, kind: str) -> dict[str, str]:
+    """Who a model call is for, for a team gateway's records: the conversation, Cursor's mode
+    and the kind of call (`agent`, `subagent`, `compaction`; titles say `title`)."""
+    if kind == "agent" and (turn.run_request.subagent_type_name or turn.parent_tool_call_id):
+        kind = "subagent"
+    metadata = {"kind": kind, "mode": MODE_KEYS.get(turn.mode, "other")}
+    if turn.run_request.conversation_id:
+        metadata["conversation"] = turn.run_request.conversation_id
+    return metadata
 
 
 @dataclass
@@ -77,6 +90,7 @@ class StepLoop:
     native_search: bool
     compactor: Compactor
     meter: TokenMeter
+    budget: Budget | None = None  # spending caps: checked after each step (agent/spend.py)
 
     def request(self) -> ModelRequest:
         """The next call's request: the transcript as of now, behind a byte-stable prefix."""
@@ -92,6 +106,7 @@ class StepLoop:
             cache_key=self.turn.run_request.conversation_id or None,
             reasoning=model.thinking,
             web_search=self.native_search,
+            metadata=call_metadata(self.turn, "agent"),
         )
 
     def seed_meter(self) -> None:
@@ -118,6 +133,8 @@ class StepLoop:
             await turn.publish_checkpoint(pending=answer.message)
             await self._settle(answer.message, answer.calls, model_call_id, account=True)
             turn.step_completed()
+            if self.budget is not None:  # a cap reached: this step is complete, stop here
+                self.budget.check(turn)
         turn.text(max_steps_note(max_steps))
 
     async def resume(self, message: AssistantHistoryMessage) -> None:

@@ -20,7 +20,7 @@ from dataclasses import field
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
-from cursor_byok.config.catalog import find_model
+from cursor_byok.config.routes import routed
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.base import TextDelta
@@ -74,9 +74,9 @@ def clean(text: str) -> str:
 
 
 def title_model(config: Config | None) -> ModelConfig | None:
-    if config is None or not config.title_model:
+    if config is None:
         return None
-    return find_model(config, config.title_model)
+    return routed(config, "title")  # [routes] title, else title_model
 
 
 async def make_title(
@@ -120,6 +120,7 @@ async def _ask(provider: Provider, model: ModelConfig, message: str, usage: dict
         max_output_tokens=TITLE_MAX_TOKENS,
         params=dict(model.params),
         reasoning=False,
+        metadata={"kind": "title"},  # the conversation is not known here (NameAgent)
     )
     parts: list[str] = []
     events = stream_with_retries(provider, request, max_retries=0)

@@ -162,6 +162,7 @@ class Turn:
         self._step_started: float | None = None
         # for the live status display
         self.model = run_request.requested_model.model_id or run_request.model_details.model_id
+        self.fallback_from: str | None = None  # the model a fallback served for (agent/chain.py)
         self.current_tool: str | None = None  # the latest tool still running (or being written)
         self._running_tools: dict[str, str] = {}  # call id -> tool, in start order
         self.outcome: str | None = None
@@ -522,18 +523,21 @@ async def run_turn(
         live.abort_pending()
         live.finish(exc.end_stream())
     finally:
+        if turn.fallback_from:
+            outcome = f"{outcome} (fallback for {turn.fallback_from})"
         turn.outcome = outcome
         if turn.ended is None:
             turn.ended = time.monotonic()
         if not live.finished:
             live.finish(EndStreamError("internal", "the turn ended without closing"))
         log.info(
-            "turn %s conversation %s: %s in %.1fs (in %d = %d cached + %d uncached, out %d "
-            "tokens; context %d/%d)",
+            "turn %s conversation %s: %s in %.1fs (model %s; in %d = %d cached + %d uncached, "
+            "out %d tokens; context %d/%d)",
             live.request_id,
             run_request.conversation_id,
             outcome,
             time.monotonic() - started,
+            turn.model or "?",
             turn.usage.input_tokens,
             turn.usage.cache_read_tokens,
             max(0, turn.usage.input_tokens - turn.usage.cache_read_tokens),

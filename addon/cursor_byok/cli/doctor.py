@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import ssl
 import sys
 import time
@@ -84,6 +85,34 @@ def check_unused_providers(config: Config) -> list[Check]:
             "no model uses them (remove them, or add a [[models]] entry that does)",
         )
     ]
+
+
+def check_spend(config: Config, data_dir: Path) -> list[Check]:
+    """Each `[limits]` cap against what was spent: a warning from 80 % (config/spend.py)."""
+    from cursor_byok.config.spend import WARN_SHARE
+    from cursor_byok.config.spend import cap_statuses
+    from cursor_byok.store.usage import UsageStore
+
+    if not config.limits.caps() or not data_dir.is_dir():
+        return []
+    try:
+        store = UsageStore(data_dir)
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        return [Check(WARN, "spending caps", f"cannot read the usage database: {exc}")]
+    try:
+        statuses = cap_statuses(config, store, None)
+    finally:
+        store.close()
+    checks = []
+    for status in statuses:
+        resets = f", resets {status.resets:%Y-%m-%d %H:%M}" if status.resets else ""
+        detail = f"${status.spent:,.2f} of ${status.amount:,.2f} ({status.share:.0%}){resets}"
+        if status.share >= WARN_SHARE:
+            fix = "turns are refused at 100 %: raise the cap in [limits] or wait for the reset"
+            checks.append(Check(WARN, f"spending cap {status.name}", detail, fix))
+        else:
+            checks.append(Check(OK, f"spending cap {status.name}", detail))
+    return checks
 
 
 def check_safety(config: Config, *, pinged: bool) -> list[Check]:
@@ -526,6 +555,7 @@ def run_doctor(
         report(*check_providers(config))
     if config is not None:
         report(*check_safety(config, pinged=providers))
+        report(*check_spend(config, data_dir))
         report(*check_unused_providers(config))
     # No activity record: the proxy never ran with this data dir, so no CA yet is "not yet".
     never_ran = read_activity(data_dir)[0] is None

@@ -240,18 +240,29 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     finally:
         store.close()
     groups, total = usage.summarise(rows, args.by, config.prices_of if config else None)
+    caps = _caps(config, data_dir)
     if args.json:
         for group in [*groups, total]:
             record = dataclasses.asdict(group)
             if group.unpriced == group.turns:
                 record["cost"] = None
             print(json.dumps(record))
+        for cap in caps:
+            resets = cap.resets.isoformat() if cap.resets else None
+            line = {"key": f"cap {cap.name}", "amount": cap.amount, "spent": cap.spent}
+            print(json.dumps({**line, "resets": resets}))
         return EXIT_OK
     title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
     if not rows:
         console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
         return EXIT_OK
     console.print(usage.usage_table(groups, total, args.by, title))
+    for cap in caps:
+        resets = f"; resets {cap.resets:%Y-%m-%d %H:%M}" if cap.resets else ""
+        console.print(
+            f"cap {cap.name}: ${cap.spent:,.2f} of ${cap.amount:,.2f} ({cap.share:.0%}){resets}",
+            markup=False,
+        )
     if total.unpriced:
         console.print(
             f"{total.unpriced} of {total.turns} turns have no prices: add "
@@ -259,6 +270,20 @@ def _cmd_usage(args: argparse.Namespace) -> int:
             markup=False,
         )
     return EXIT_OK
+
+
+def _caps(config, data_dir) -> list:
+    """The spending caps of `[limits]` against the spend so far (every kind of row counts)."""
+    from cursor_byok.config.spend import cap_statuses
+    from cursor_byok.store import usage
+
+    if config is None or not config.limits.caps():
+        return []
+    store = usage.UsageStore(data_dir)
+    try:
+        return cap_statuses(config, store, None)
+    finally:
+        store.close()
 
 
 def add_service(subparsers: argparse._SubParsersAction) -> None:

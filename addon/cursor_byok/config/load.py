@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cursor_byok.config import load_routing
 from cursor_byok.config.features import parse_features
 from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
@@ -49,6 +50,7 @@ _PROVIDER_KEYS = {
     "reasoning_passback",
     "first_token_timeout",
     "idle_timeout",
+    "send_metadata",
 }
 _MODEL_KEYS = {
     "name",
@@ -65,6 +67,7 @@ _MODEL_KEYS = {
     "first_token_timeout",
     "compaction_model",
     "compact_at",
+    "fallbacks",
 }
 _TOP_KEYS = {
     "providers",
@@ -80,6 +83,8 @@ _TOP_KEYS = {
     "privacy",
     "title_model",
     "features",
+    "routes",
+    "limits",
 }
 # What happens to a run on a model cursor-byok does not serve (one of Cursor's own).
 _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
@@ -173,6 +178,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         privacy=privacy,
         fail=fail,
     )
+    load_routing.check_fallbacks(models, fail)
     return Config(
         providers,
         models,
@@ -188,6 +194,8 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         privacy,
         title_model,
         features,
+        routes=load_routing.routes(raw.get("routes"), models, fail),
+        limits=load_routing.limits(raw.get("limits"), models, fail),
     )
 
 
@@ -302,10 +310,10 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
     base_url = table.get("base_url")
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise fail(prefix + "base_url", "must be an http:// or https:// URL")
-    key_env, key_file = table.get("api_key_env"), table.get("api_key_file")
-    if key_env is not None and key_file is not None:
-        raise fail(prefix + "api_key_env", "set api_key_env or api_key_file, not both")
-    for key in ("api_key_env", "api_key_file", "proxy", "reasoning_passback", "ca_file"):
+    key_env, key_file, pool = load_routing.key_sources(table, prefix, fail)
+    if not isinstance(table.get("send_metadata", False), bool):
+        raise fail(prefix + "send_metadata", "must be true or false")
+    for key in ("proxy", "reasoning_passback", "ca_file"):
         if table.get(key) is not None and not isinstance(table[key], str):
             raise fail(prefix + key, "must be a string")
     proxy, proxy_auth = _proxy(table, prefix, fail)
@@ -348,6 +356,8 @@ def _provider(name: str, table: Any, fail) -> ProviderConfig:
         reasoning_passback=table.get("reasoning_passback"),
         first_token_timeout=float(table.get("first_token_timeout", 120.0)),
         idle_timeout=float(table.get("idle_timeout", 600.0)),
+        key_pool=pool,
+        send_metadata=table.get("send_metadata", False),
     )
 
 
@@ -501,6 +511,7 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
         first_token_timeout=float(ttft) if ttft is not None else None,
         compaction_model=compaction_model,
         compact_at=float(compact_at),
+        fallbacks=load_routing.fallbacks(table, prefix, fail),
     )
 
 

@@ -90,6 +90,15 @@ PRESETS: dict[str, Preset] = {
         128_000,
         "Mistral",
     ),
+    "gateway": Preset(
+        "openai-chat",
+        "http://127.0.0.1:4000/v1",  # your team's gateway: --base-url https://llm.example/v1
+        "LITELLM_API_KEY",  # your own key of the gateway (a LiteLLM virtual key)
+        "team-model",  # a model_name of the gateway's model_list: --model NAME
+        128_000,
+        "Team gateway (LiteLLM proxy)",
+        extra="send_metadata = true  # conversation, mode and kind of each call, for its logs\n",
+    ),
     "ollama": Preset(
         "openai-chat",
         "http://127.0.0.1:11434/v1",

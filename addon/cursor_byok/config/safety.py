@@ -64,6 +64,7 @@ def warnings(config: Config, environ: Mapping[str, str] | None = None) -> list[F
 
 def _missing_env(provider: ProviderConfig, env: Mapping[str, str]) -> list[Finding]:
     names = [provider.api_key_env] if provider.api_key_env else []
+    names += [ref.env for ref in provider.key_pool if ref.env]  # a key pool's every key
     names += [ref.env for ref in _refs(provider) if ref.env]
     return [
         Finding(
@@ -79,6 +80,7 @@ def _missing_env(provider: ProviderConfig, env: Mapping[str, str]) -> list[Findi
 
 def _readable_files(provider: ProviderConfig) -> list[Finding]:
     files = [provider.api_key_file] if provider.api_key_file else []
+    files += [ref.file for ref in provider.key_pool if ref.file]
     files += [ref.file for ref in _refs(provider) if ref.file]
     lines = []
     for file in dict.fromkeys(files):

@@ -61,6 +61,24 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class KeyRef:
+    """One key of a provider's key pool: an environment variable or a key file, read at use."""
+
+    env: str | None = None
+    file: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """What logs may name: the variable or the file, never the key."""
+        return self.env or str(self.file)
+
+    def read(self, provider: str) -> str:
+        if self.env:
+            return SecretRef(env=self.env).resolve(f"provider {provider!r}: api_key_env")
+        return SecretRef(file=self.file).resolve(f"provider {provider!r}: api_key_file")
+
+
+@dataclass(frozen=True)
 class ProviderConfig:
     name: str
     kind: str
@@ -81,6 +99,10 @@ class ProviderConfig:
     first_token_timeout: float | None = 120.0
     # seconds a stream may go without an SSE event (keep-alive comments do not count)
     idle_timeout: float = 600.0
+    # api_key_env / api_key_file given as a list: the keys, used in turn (agent/chain.py)
+    key_pool: tuple[KeyRef, ...] = ()
+    # a team gateway (LiteLLM): each request carries the conversation, mode and kind
+    send_metadata: bool = False
 
     def api_key(self) -> str:
         """Read the key now (so a rotated key file or env var is picked up); never logged."""
@@ -110,11 +132,12 @@ class ProviderConfig:
             for name, value in self.headers.items()
         }
 
-    def settings(self) -> ProviderSettings:
+    def settings(self, api_key: str | None = None) -> ProviderSettings:
+        """The adapter's settings; `api_key` is the key of the pool a call uses."""
         return ProviderSettings(
             kind=self.kind,
             base_url=self.base_url,
-            api_key=self.api_key(),
+            api_key=self.api_key() if api_key is None else api_key,
             extra_headers=self.resolved_headers(),
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
@@ -131,6 +154,7 @@ class ProviderConfig:
             ca_file=str(self.ca_file.expanduser()) if self.ca_file is not None else None,
             extra_body=dict(self.extra_body),
             chat_reasoning_passback=self.reasoning_passback,
+            send_metadata=self.send_metadata,
         )
 
 
@@ -157,6 +181,8 @@ class ModelConfig:
     first_token_timeout: float | None = None  # overrides the provider's budget
     compaction_model: str | None = None  # another configured model that writes summaries
     compact_at: float = 0.8  # share of the context window that triggers compaction
+    # other configured models a call goes to, in order, when this one fails before any output
+    fallbacks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,6 +228,29 @@ class ImageGenerationConfig:
         return value
 
 
+# Cursor's modes and our tasks a [routes] table may name (the Cmd-K/Tab feature keys are
+# another table's, resolved by the same function: config/routes.py)
+ROUTE_KEYS = ("agent", "ask", "plan", "debug", "subagent", "compaction", "title", "vision")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Spending caps in the currency of the `prices` (config/spend.py checks them)."""
+
+    daily_usd: float | None = None
+    monthly_usd: float | None = None
+    conversation_usd: float | None = None
+
+    def caps(self) -> list[tuple[str, float]]:
+        """(name, amount) of each cap set, in the order they are checked."""
+        named = [
+            ("conversation_usd", self.conversation_usd),
+            ("daily_usd", self.daily_usd),
+            ("monthly_usd", self.monthly_usd),
+        ]
+        return [(name, amount) for name, amount in named if amount is not None]
+
+
 @dataclass(frozen=True)
 class Config:
     providers: dict[str, ProviderConfig]
@@ -221,6 +270,8 @@ class Config:
     title_model: str | None = None  # names BYOK chats (NameAgent); None: the message's first words
     # which model answers Cmd-K, terminal Cmd-K, commit messages and Tab (config/features.py)
     features: Features = field(default_factory=Features)
+    routes: dict[str, str] = field(default_factory=dict)  # ROUTE_KEYS -> model name
+    limits: Limits = field(default_factory=Limits)
 
     def model(self, requested: str | None) -> ModelConfig | None:
         """The configured model for a name Cursor sent (display name or upstream id)."""

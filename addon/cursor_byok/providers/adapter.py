@@ -180,6 +180,33 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+METADATA_HEADER = "x-cursor-byok-"  # + conversation / mode / kind
+
+
+def attribute(
+    kind: str, metadata: dict[str, str], headers: dict[str, str], body: dict[str, Any]
+) -> None:
+    """Name the call for a team gateway (LiteLLM records these with each request): headers
+    `x-cursor-byok-<field>`; for the OpenAI formats `metadata` (the fields, and `tags` a gateway
+    groups spend by) and `user` (the conversation); for Anthropic's format `metadata.user_id`."""
+    for name, value in metadata.items():
+        headers[METADATA_HEADER + name] = value
+    conversation = metadata.get("conversation", "")
+    if kind == "anthropic":
+        if conversation:
+            body.setdefault("metadata", {})["user_id"] = conversation
+        return
+    tags = [
+        f"cursor-byok:{name}:{value}" for name, value in metadata.items() if name != "conversation"
+    ]
+    body["metadata"] = {
+        **{f"cursor_byok_{name}": value for name, value in metadata.items()},
+        "tags": tags,
+    }
+    if conversation:
+        body["user"] = conversation
+
+
 class SseProvider:
     """Base of the adapters: subclasses build the request and the stream state."""
 
@@ -212,6 +239,8 @@ class SseProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ProviderEvent]:
         url, headers, body = self.build(request)
+        if self.settings.send_metadata and request.metadata:
+            attribute(self.kind, request.metadata, headers, body)
         secrets = self.settings.secrets()
         log.debug(
             "%s: POST %s model=%s messages=%d tools=%d",

@@ -58,6 +58,9 @@ class ModelRequest:
     # Let the provider search the web itself (Anthropic's server-side web search tool,
     # OpenAI Responses' hosted web_search); adapters without one ignore it.
     web_search: bool = False
+    # Who the call is for (conversation, mode, kind): sent only to a provider with
+    # `send_metadata` (a team gateway that attributes spend by it), see adapter.attribute()
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- events
@@ -198,6 +201,7 @@ class ProviderSettings:
     ca_file: str | None = None  # a PEM bundle trusted besides the system store and certifi
     extra_body: dict[str, Any] = field(default_factory=dict)
     send_cache_key: bool = True
+    send_metadata: bool = False  # a gateway: `metadata`, `user` and headers name the call
     # openai-chat
     chat_reasoning_passback: str | None = None
     chat_reasoning_passback_scope: Literal["tool_turns", "all"] = "tool_turns"

@@ -94,6 +94,12 @@ _QUOTA_MARKERS = (
     "insufficient_balance",
     "perday",
     "per day",
+    # a team gateway's budgets (LiteLLM: "Budget has been exceeded!", type budget_exceeded;
+    # provider/deployment budgets: "No deployments available - crossed budget")
+    "budget_exceeded",
+    "budget has been exceeded",
+    "crossed budget",
+    "exceeded budget",
 )
 _CONTEXT_MARKERS = (
     "context_length_exceeded",

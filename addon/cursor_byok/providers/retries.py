@@ -94,6 +94,7 @@ async def stream_with_retries(
     jitter: Callable[[], float] = random.random,
     max_retry_after: float = 60.0,
     first_token_timeout: float | None = None,
+    retry_if: Callable[[ProviderError], bool] | None = None,
 ) -> AsyncGenerator[ProviderEvent]:
     """`provider.stream(request)`, retried while nothing has been yielded yet.
 
@@ -106,6 +107,9 @@ async def stream_with_retries(
     (its first SSE event, or failing that the first normalised event) over all attempts and
     waits together: a provider that accepts connections and never answers ends the call after
     that many seconds instead of (read timeout) x (attempts).
+
+    `retry_if` narrows what is retried (a pooled key's 429 is not waited out: another key
+    takes the call).
     """
     loop = asyncio.get_running_loop()
     deadline = None if first_token_timeout is None else loop.time() + first_token_timeout
@@ -139,6 +143,8 @@ async def stream_with_retries(
             return
         except ProviderError as error:
             if forwarded or not error.retryable or attempt >= max_retries:
+                raise
+            if retry_if is not None and not retry_if(error):
                 raise
             if error.retry_after is not None and error.retry_after > max_retry_after:
                 raise

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from mitmproxy import ctx
 
 from cursor_byok.config import Config
-from cursor_byok.config.catalog import find_model
+from cursor_byok.config.routes import model_for_run
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.protocol.actions import resolve as resolve_action
 from cursor_byok.protocol.bidi import BidiAppend
 from cursor_byok.protocol.privacy import Identifiers
 from cursor_byok.protocol.privacy import Messages
@@ -60,9 +61,15 @@ def decide(config: Config | None, run_request: pb.AgentRunRequest) -> str:
     CURSOR, or LOCAL with `route_other_models = "error"` (the turn then names our models)."""
     if config is None:
         return LOCAL
-    if run_request.subagent_type_name and config.subagent_model:
-        return LOCAL  # child runs go to `subagent_model` whatever Cursor asks for
-    if find_model(config, requested_model(run_request)) is not None:
+    # child runs go to the subagent route whatever Cursor asks for; a run with no BYOK model
+    # picked (Auto) to its mode's route, when the config has one (config/routes.py)
+    served = model_for_run(
+        config,
+        requested_model(run_request),
+        resolve_action(run_request).mode,
+        subagent=bool(run_request.subagent_type_name),
+    )
+    if served is not None:
         return LOCAL
     return CURSOR if config.route_other_models == "cursor" else LOCAL
 

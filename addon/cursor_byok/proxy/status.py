@@ -50,6 +50,13 @@ def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
     return f"${cost:.4f}" if cost is not None else ""
 
 
+def _served(turn) -> str:
+    """The model that serves the turn; a fallback says whose place it took."""
+    model = turn.model or "?"
+    fallback_from = getattr(turn, "fallback_from", None)
+    return f"{model} ← {fallback_from}" if fallback_from else model
+
+
 # Every column, in the order shown, with its priority when the terminal is narrow: the lower the
 # number, the longer it stays (issue 28: at 100 columns `in`, `out`, `state` and `route` used to
 # collapse to "…" while the model name kept 23 characters). The model name is shortened before
@@ -99,7 +106,7 @@ def status_table(
             [
                 live.request_id[:8],
                 (turn.run_request.conversation_id or "")[:8],
-                turn.model or "?",
+                _served(turn),
                 "local",
                 state if len(state) <= STATE_MAX else state[: STATE_MAX - 1] + "…",
                 str(usage.input_tokens),

@@ -38,6 +38,7 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
 from cursor_byok.proxy.recording import Recording
@@ -107,6 +108,7 @@ class Turns:
         self.recording = recording
         self.fixed_agent = agent  # embedders and tests: this agent, whatever the options say
         self.providers = ProviderPool()  # provider clients shared across turns
+        self.keys = KeyPools()  # which keys of each pool rest or were refused (agent/chain.py)
         self.blobs: BlobStore | None = None
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
@@ -187,7 +189,9 @@ class Turns:
         try:
             recorder = self.recording.recorder
             wrap = recorder.wrap_provider if recorder is not None else None
-            return ProviderAgent(self.config(), wrap_provider=wrap, pool=self.providers)
+            return ProviderAgent(
+                self.config(), wrap_provider=wrap, pool=self.providers, keys=self.keys
+            )
         except ConfigError as exc:
             return FailingAgent(
                 TurnError(

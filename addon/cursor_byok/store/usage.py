@@ -237,6 +237,21 @@ class UsageStore:
             self._db.commit()
         return deleted
 
+    def sums_by_model(self, since: float, conversation: str | None = None) -> list[sqlite3.Row]:
+        """Token sums per model of the rows since `since` (of one conversation, if given): rows
+        of every kind (turns, titles, and what other features record) count. Spending caps
+        price these (config/spend.py); a sum prices like its rows."""
+        where = "started >= ?" + (" AND conversation = ?" if conversation is not None else "")
+        args: tuple = (since,) if conversation is None else (since, conversation)
+        with self._lock:
+            return self._db.execute(
+                "SELECT model, COUNT(*) AS turns, SUM(input_tokens) AS input_tokens, "
+                "SUM(cache_read_tokens) AS cache_read_tokens, "
+                "SUM(cache_write_tokens) AS cache_write_tokens, "
+                f"SUM(output_tokens) AS output_tokens FROM turns WHERE {where} GROUP BY model",
+                args,
+            ).fetchall()
+
     def rows(self, since: float = 0.0) -> list[sqlite3.Row]:
         with self._lock:
             return self._db.execute(
