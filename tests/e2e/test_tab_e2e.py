@@ -5,6 +5,7 @@ stand-in backend (fakes/fake_cursor.py), which records every byte it is sent."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import sqlite3
 
@@ -109,6 +110,10 @@ async def test_mid_line_completion_from_a_fim_model(tmp_path, workspace, backend
     assert body["prompt"].endswith("print(") and body["suffix"].startswith(")\n")
     assert body["max_tokens"] <= 256 and body["stop"]
     assert not setup.to_cursor(STREAM_CPP)  # nothing of it went to Cursor
+    # What `doctor --watch` reads: the census counts the Tab call, served here.
+    census = json.loads((setup.proxy.data_dir / "activity.json").read_text())["census"]
+    assert census["tab"]["requests"] == 1 and census["tab"]["suggestions"] == 1
+    assert census["paths"][STREAM_CPP] == {"served": 1}
 
 
 async def test_multi_line_completion_from_a_chat_model(tmp_path, workspace, backend):

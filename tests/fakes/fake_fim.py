@@ -11,6 +11,7 @@ over chat).
   `chunks` pieces, one SSE event each, then a finish reason, usage and `[DONE]`.
 - `gate`: when set to an `asyncio.Event`, each answer waits for it before its first byte (a slow
   model; lets a test abandon requests without sleeping).
+- `burst`: the whole answer in one write (an instant model: bench/bench_tab.py).
 - `fail`: an HTTP status to answer every request with (an OpenAI-shaped error body).
 - Counters and events: `arrived` (set at every request), `active` / `max_active` (calls being
   answered at once), `cancelled` (calls whose client went away before the end), `finished`.
@@ -34,7 +35,9 @@ class FakeFim:
         chunks: int = 3,
         gate: asyncio.Event | None = None,
         fail: int = 0,
+        burst: bool = False,
     ) -> None:
+        self.burst = burst
         self.answer = answer
         self.chunks = chunks
         self.gate = gate
@@ -99,8 +102,7 @@ class FakeFim:
     async def _stream(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if self.gate is not None:
             await self.gate.wait()
-        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
-        await response.prepare(request)
+        events: list[bytes] = []
         text = self._text(body)
         size = max(1, -(-len(text) // self.chunks))
         chat = request.path.endswith("/chat/completions")
@@ -111,19 +113,25 @@ class FakeFim:
                 choice: dict[str, Any] = {"index": 0, "delta": {"content": piece}}
             else:
                 choice = {"index": 0, "text": piece}
-            await _event(response, {"choices": [choice]})
+            events.append(_event({"choices": [choice]}))
         last: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
         if chat or mistral:
             last["delta"] = {}
         else:
             last["text"] = ""
         usage = {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(text) // 4}
-        await _event(response, {"choices": [last], "usage": usage})
-        await response.write(b"data: [DONE]\n\n")
+        events.append(_event({"choices": [last], "usage": usage}))
+        events.append(b"data: [DONE]\n\n")
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        if self.burst:
+            response.content_length = sum(map(len, events))
+        await response.prepare(request)
+        for event in [b"".join(events)] if self.burst else events:
+            await response.write(event)
         await response.write_eof()
         self.finished += 1
         return response
 
 
-async def _event(response: web.StreamResponse, payload: dict[str, Any]) -> None:
-    await response.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+def _event(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"

@@ -105,3 +105,18 @@ def test_a_fim_model_may_serve_tab():
 def test_a_fim_model_serves_nothing_but_tab(extra, default, key):
     with pytest.raises(ConfigError, match=key + ".*fill-in-the-middle"):
         parse_config(config(extra, default))
+
+
+@pytest.mark.parametrize("tab", ["ollama-fim", "codestral"])
+def test_init_tab_presets_put_tab_on_a_fim_model(tab):
+    import tomllib
+
+    from cursor_byok.config.presets import TAB_PRESETS
+    from cursor_byok.config.presets import render_config
+    from cursor_byok.config.presets import render_tab
+
+    parsed = parse_config(tomllib.loads(render_config("ollama") + render_tab(tab)))
+    name = parsed.features.model_for("tab")
+    assert name is not None and name != parsed.default_model
+    model = parsed.model(name)
+    assert model is not None and parsed.providers[model.provider].kind == TAB_PRESETS[tab].kind

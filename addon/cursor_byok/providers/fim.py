@@ -38,9 +38,12 @@ _FINISH = {"stop": "stop", "eos": "stop", "length": "length", "max_tokens": "len
 def build_body(request: ModelRequest, extra: dict[str, Any]) -> dict[str, Any]:
     """The JSON body of a FIM call: prompt, suffix, stop, a small max_tokens, streamed."""
     params = dict(request.params)
+    prompt = params.pop("prompt", None)
+    if prompt is None:  # a chat-shaped request (the doctor's ping): its last user text
+        prompt = _last_text(request.messages)
     body: dict[str, Any] = {
         "model": request.model,
-        "prompt": params.pop("prompt", ""),
+        "prompt": prompt,
         "suffix": params.pop("suffix", ""),
         "stream": True,
     }
@@ -52,6 +55,17 @@ def build_body(request: ModelRequest, extra: dict[str, Any]) -> dict[str, Any]:
     body.update(extra)
     body.update(params)
     return body
+
+
+def _last_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [p.get("text", "") for p in content if isinstance(p, dict)]
+            return "".join(t for t in texts if isinstance(t, str))
+    return ""
 
 
 class FimStreamState:

@@ -25,7 +25,6 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass
-from dataclasses import field
 
 from mitmproxy import connection
 from mitmproxy import ctx
@@ -53,6 +52,7 @@ from cursor_byok.proxy.tab_calls import STREAM_CPP
 from cursor_byok.proxy.tab_calls import TabCall
 from cursor_byok.proxy.tab_calls import models_answer
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import Census
 from cursor_byok.store.usage import TAB
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import record_row
@@ -65,10 +65,12 @@ TOKENS_KEY = "cursor_byok_tab_tokens"  # flow metadata: (input, output) tokens o
 
 @dataclass
 class TabStats:
-    """What the live status and the doctor show about Tab (counters: memory stays flat)."""
+    """What the live status shows about Tab (counters: memory stays flat); the doctor reads the
+    same counts from the census (`Census.tab`)."""
 
+    model: str = ""
     requests: int = 0
-    answered: int = 0
+    suggestions: int = 0
     empty: int = 0  # answered with no suggestion
     cancelled: int = 0  # superseded by a newer request, or the client went away
     errors: int = 0
@@ -77,7 +79,16 @@ class TabStats:
     output_tokens: int = 0
     running: int = 0
     last: str = ""  # one line about the last call
-    by_model: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """One line for the live status ("" before the first Tab request)."""
+        if not self.requests:
+            return ""
+        return (
+            f"Tab on {self.model}: {self.requests} request(s), {self.suggestions} suggestion(s), "
+            f"{self.cancelled} cancelled, {self.errors} error(s), {self.input_tokens} tokens in, "
+            f"{self.output_tokens} out" + (f"; last: {self.last}" if self.last else "")
+        )
 
 
 @dataclass(eq=False)
@@ -93,15 +104,18 @@ class Slots:
         self.by_editor: dict[str, _Call] = {}
         self.by_client: dict[str, set[_Call]] = {}
 
-    def start(self, editor: str, client: str, task: asyncio.Task) -> tuple[_Call, bool]:
-        """Register `task`; returns its call and whether an older call was cancelled."""
+    def start(
+        self, editor: str, client: str, task: asyncio.Task
+    ) -> tuple[_Call, asyncio.Task | None]:
+        """Register `task`; the editor's older call is cancelled and returned (the new call
+        waits for its end, so one call per editor reaches the model at a time)."""
         older = self.by_editor.pop(editor, None)
         if older is not None:
             older.task.cancel()
         call = _Call(task, client)
         self.by_editor[editor] = call
         self.by_client.setdefault(client, set()).add(call)
-        return call, older is not None
+        return call, None if older is None else older.task
 
     def end(self, editor: str, call: _Call) -> None:
         if self.by_editor.get(editor) is call:
@@ -153,8 +167,9 @@ def refetch_error(path: str) -> connect.EndStreamError:
 
 
 class Tab:
-    def __init__(self, turns: Turns) -> None:
+    def __init__(self, turns: Turns, census: Census | None = None) -> None:
         self.turns = turns
+        self.census = census
         self.slots = Slots()
         self.stats = TabStats()
         self.timeout = 10.0
@@ -162,12 +177,32 @@ class Tab:
     def load(self, loader) -> None:
         tell_abandoned_requests()
         options.declare(
-            loader, "cursor_byok_hosts", "cursor_byok_data_dir", "cursor_byok_tab_timeout_ms"
+            loader,
+            "cursor_byok_hosts",
+            "cursor_byok_data_dir",
+            "cursor_byok_tab_timeout_ms",
+            "cursor_byok_config",
         )
 
     def configure(self, updated: set[str]) -> None:
         options.positive(ctx.options, "cursor_byok_tab_timeout_ms")
         self.timeout = ctx.options.cursor_byok_tab_timeout_ms / 1000
+        if "cursor_byok_config" in updated:
+            self._say_where_tab_goes()
+
+    def _say_where_tab_goes(self) -> None:
+        """The start banner's Tab line: plain about Tab still going to Cursor."""
+        try:
+            chosen = self.tab_model()
+        except Exception:  # a broken config: Turns says so
+            return
+        if chosen is not None:
+            log.info("Tab: on your model %s (nothing of the file goes to Cursor)", chosen[1].name)
+        elif self.turns.routing_config() is not None:
+            log.info(
+                'Tab: still goes to Cursor ([features] tab = "cursor"): the open file and recent '
+                "edits reach Cursor on nearly every keystroke; name a model in [features] tab"
+            )
 
     def tab_model(self) -> tuple[Config, ModelConfig] | None:
         """The configured Tab model, or None when Tab is Cursor's."""
@@ -211,6 +246,12 @@ class Tab:
         if gone:
             log.debug("Tab: %d call(s) cancelled: the client connection closed", gone)
 
+    def _count(self, **counts: int) -> None:
+        for key, count in counts.items():
+            setattr(self.stats, key, getattr(self.stats, key) + count)
+        if self.census is not None:
+            self.census.tab(**counts)
+
     def _other(self, flow: http.HTTPFlow, call: TabCall) -> None:
         self.stats.other_calls += 1
         if call.answer is None:
@@ -220,7 +261,8 @@ class Tab:
         log.debug("%s: answered here (carries %s), not sent to Cursor", call.path, call.what)
 
     async def _stream_cpp(self, flow: http.HTTPFlow, config: Config, model: ModelConfig) -> None:
-        self.stats.requests += 1
+        self._count(requests=1)
+        self.stats.model = model.name
         try:
             request = unary.parse(flow.request, fpb.StreamCppRequest())
             prompt = tabp.build_prompt(request)
@@ -230,16 +272,16 @@ class Tab:
             )
             return
         except tabp.NoContents as exc:
-            self.stats.empty += 1
+            self._count(empty=1)
             unary.answer_bytes(flow, stream_body([], refetch_error(str(exc))), STREAM_TYPE)
             return
         editor = editor_key(flow)
         started = time.time()
-        task = asyncio.create_task(self._complete(config, model, prompt))
-        call, superseded = self.slots.start(editor, flow.client_conn.id, task)
+        older: asyncio.Future[asyncio.Task | None] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._complete(config, model, prompt, older))
+        call, previous = self.slots.start(editor, flow.client_conn.id, task)
+        older.set_result(previous)
         flow.metadata[ABANDON_KEY] = task.cancel  # the client reset or dropped it: stop now
-        if superseded:
-            self.stats.cancelled += 1
         self.stats.running = len(self.slots)
         try:
             outcome = await self._answer(flow, task, prompt)
@@ -259,33 +301,41 @@ class Tab:
                 task.cancel()
                 raise  # the proxy is shutting down
             unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
+            self._count(cancelled=1)
             return TAB + ":cancelled"
         except (ProviderError, TimeoutError) as exc:
             if isinstance(exc, TimeoutError):
                 exc = ProviderError("timeout", f"no answer within {self.timeout:g} s")
-            self.stats.errors += 1
+            self._count(errors=1)
             self.stats.last = f"error: {exc}"
             log.warning("Tab: the provider failed: %s", exc)
             error = connect.EndStreamError("unavailable", f"Tab model: {exc}")
             unary.answer_bytes(flow, stream_body([], error), STREAM_TYPE)
             return TAB + ":error"
-        self.stats.input_tokens += tokens[0]
-        self.stats.output_tokens += tokens[1]
+        self._count(input_tokens=tokens[0], output_tokens=tokens[1])
         flow.metadata[TOKENS_KEY] = tokens
         frames = tabp.answer_frames(deltas, prompt, completion)
         unary.answer_bytes(flow, stream_body(frames), STREAM_TYPE)
         if completion:
-            self.stats.answered += 1
+            self._count(suggestions=1)
             lines = completion.count("\n") + 1
             self.stats.last = f"{prompt.path}:{prompt.line + 1}: {lines} line(s)"
         else:
-            self.stats.empty += 1
+            self._count(empty=1)
         return TAB
 
     async def _complete(
-        self, config: Config, model: ModelConfig, prompt: tabp.FimPrompt
+        self,
+        config: Config,
+        model: ModelConfig,
+        prompt: tabp.FimPrompt,
+        older: asyncio.Future[asyncio.Task | None],
     ) -> tuple[list[str], str, tuple[int, int]]:
-        """The model's completion: (its deltas, the cleaned whole), within the Tab deadline."""
+        """The model's completion: (its deltas, the cleaned whole, tokens), within the Tab
+        deadline, once the editor's older call (cancelled) has ended."""
+        previous = await older
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
         settings = config.providers[model.provider].settings()
         provider = self.turns.providers.get(settings)
         fim = settings.kind in FIM_KINDS
@@ -321,7 +371,6 @@ class Tab:
     def _record(
         self, model: ModelConfig, started: float, outcome: str, tokens: tuple[int, int]
     ) -> None:
-        self.stats.by_model[model.name] = self.stats.by_model.get(model.name, 0) + 1
         record_row(
             options.data_dir(ctx.options),
             TurnUsage(
