@@ -17,7 +17,9 @@ p50, ≤ 2× at p90). The model answers in one write (`FakeFim(burst=True)`), as
 Memory. A fresh A whose model never answers (its calls hang until cancelled): --churn requests
 on one HTTP/2 connection, each reset after 2-30 ms (8 at a time) unless a newer one superseded
 it first, then one more, answered once the model is released. VmRSS of the proxy before the churn
-(after a warm-up), after each fifth of it, and at the end. Linux only (/proc), 127.0.0.1 only.
+(after a warm-up), after each fifth of it, and at the end. Each RSS is read once the proxy has
+worked through its backlog (`settle`: its CPU time stops growing); on a loaded machine a client
+resetting 8 requests every few ms outruns it. Linux only (/proc), 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from mitm import Mitm  # noqa: E402
 from mitm import mitmdump_path  # noqa: E402
 from mitm import start_mitmdump  # noqa: E402
 from provider_config import KEY_ENV  # noqa: E402
+from streamlib import cpu_seconds  # noqa: E402
 from streamlib import status_kib  # noqa: E402
 from tab_client import cpp_request  # noqa: E402
 from tab_client import h2_stream_cpp  # noqa: E402
@@ -198,6 +201,19 @@ async def latency(tmp: Path, requests: int, rounds: int) -> None:
     print(f"ratio A/B: p50 {p50:.2f}x  p90 {p90:.2f}x  ({verdict} the goal 1.5x / 2x)")
 
 
+async def settle(pid: int, limit: float = 120.0) -> float:
+    """Wait until the proxy has worked through its backlog (its CPU time stops growing: a
+    client that resets requests faster than the proxy handles them leaves flows in flight);
+    returns the seconds waited."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(0.5)
+        if cpu_seconds(pid) - before < 0.02:
+            break
+    return time.monotonic() - started
+
+
 async def churn(tmp: Path, count: int) -> None:
     gate = asyncio.Event()
     rng = random.Random(35)
@@ -220,22 +236,27 @@ async def churn(tmp: Path, count: int) -> None:
             await asyncio.gather(*(keystroke(-i - 1) for i in range(200)))  # warm-up
             async with asyncio.timeout(30):
                 await fim.idle.wait()
+            await settle(pid)
             before = status_kib(pid, "VmRSS")
             abandoned = 0
             print(f"churn: RSS after 200 warm-up requests: {before / 1024:.1f} MiB")
             step = max(1, count // 5)
             for start in range(0, count, step):
+                sent = time.monotonic()
                 await asyncio.gather(*(keystroke(i) for i in range(start, start + step)))
+                busy = await settle(pid)
                 rss = status_kib(pid, "VmRSS")
                 print(
                     f"churn: after {start + step:5d} requests: RSS {rss / 1024:.1f} MiB"
-                    f" ({(rss - before) / 1024:+.1f}), model calls still open: {fim.active}"
+                    f" ({(rss - before) / 1024:+.1f}); sent in "
+                    f"{time.monotonic() - sent - busy:.1f} s, the proxy busy {busy:.1f} s more"
                 )
             async with asyncio.timeout(30):
                 await fim.idle.wait()
             gate.set()
             answer = await h2_stream_cpp(h2, TEST_HOST, cpp_request(SOURCE, 4, 11))
             assert answer is not None and ANSWER in answer.edit
+            await settle(pid)
             after = status_kib(pid, "VmRSS")
             print(
                 f"churn: {count} requests ({abandoned} reset by the client, the rest superseded);"

@@ -362,6 +362,9 @@ def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:
 
 
 ABANDON_KEY = "cursor_byok_on_abandon"  # flow metadata: called when the client gives up on it
+ABANDONED_KEY = (
+    "cursor_byok_abandoned"  # flow metadata: the client gave up before a callback was set
+)
 _abandon = False
 
 
@@ -381,6 +384,8 @@ def tell_abandoned_requests() -> bool:
         if isinstance(event, RequestProtocolError):
             flow = getattr(self, "flow", None)
             callback = flow.metadata.pop(ABANDON_KEY, None) if flow is not None else None
+            if flow is not None:
+                flow.metadata[ABANDONED_KEY] = True
             if callback is not None:
                 try:
                     callback()

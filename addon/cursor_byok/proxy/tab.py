@@ -45,6 +45,7 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
+from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
 from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
 from cursor_byok.proxy.tab_calls import CALLS
 from cursor_byok.proxy.tab_calls import MODELS
@@ -274,6 +275,11 @@ class Tab:
         except tabp.NoContents as exc:
             self._count(empty=1)
             unary.answer_bytes(flow, stream_body([], refetch_error(str(exc))), STREAM_TYPE)
+            return
+        if flow.metadata.get(ABANDONED_KEY):  # reset while it waited behind other hooks
+            self._count(cancelled=1)
+            unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
+            self._record(model, time.time(), TAB + ":cancelled", (0, 0))
             return
         editor = editor_key(flow)
         started = time.time()
