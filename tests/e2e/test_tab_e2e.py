@@ -114,6 +114,7 @@ async def test_mid_line_completion_from_a_fim_model(tmp_path, workspace, backend
     census = json.loads((setup.proxy.data_dir / "activity.json").read_text())["census"]
     assert census["tab"]["requests"] == 1 and census["tab"]["suggestions"] == 1
     assert census["paths"][STREAM_CPP] == {"served": 1}
+    assert "Tab: on your model Tab model" in setup.proxy.log()  # the start banner says where
 
 
 async def test_multi_line_completion_from_a_chat_model(tmp_path, workspace, backend):
@@ -265,6 +266,7 @@ async def test_cursor_tab_passes_through_byte_for_byte(tmp_path, workspace, back
         finally:
             await setup.close()
     assert not fim.requests
+    assert 'Tab: still goes to Cursor ([features] tab = "cursor")' in setup.proxy.log()
     assert setup.to_cursor(STREAM_CPP) == [sent]
     for path, message in other_calls(MARKER):
         assert setup.to_cursor(path) == [message.SerializeToString()], path

@@ -120,3 +120,14 @@ def test_init_tab_presets_put_tab_on_a_fim_model(tab):
     assert name is not None and name != parsed.default_model
     model = parsed.model(name)
     assert model is not None and parsed.providers[model.provider].kind == TAB_PRESETS[tab].kind
+
+
+def test_doctor_says_plainly_where_tab_goes():
+    from cursor_byok.cli.doctor import OK
+    from cursor_byok.cli.doctor import WARN
+    from cursor_byok.cli.doctor import check_tab
+
+    cursor = check_tab(parse_config(config()))
+    assert cursor.status == WARN and "still goes to Cursor" in cursor.detail
+    ours = check_tab(parse_config(config('[features]\ntab = "Local FIM"')))
+    assert ours.status == OK and "Local FIM" in ours.detail and "fill-in-the-middle" in ours.detail
