@@ -43,16 +43,19 @@ from cursor_byok.providers import TextDelta
 from cursor_byok.providers import Usage
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
+from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
 from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
 from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
 from cursor_byok.proxy.tab_calls import CALLS
 from cursor_byok.proxy.tab_calls import MODELS
+from cursor_byok.proxy.tab_calls import NEXT_CURSOR
 from cursor_byok.proxy.tab_calls import STREAM_CPP
 from cursor_byok.proxy.tab_calls import TabCall
 from cursor_byok.proxy.tab_calls import models_answer
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
 from cursor_byok.store.usage import TAB
 from cursor_byok.store.usage import TurnUsage
@@ -217,6 +220,9 @@ class Tab:
     def _ours(self, flow: http.HTTPFlow) -> bool:
         if flow.response or flow.error or not flow.live:
             return False
+        return self._cursor_host(flow)
+
+    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
         if options.reverse_mode(ctx.options):
             return True
         return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
@@ -241,6 +247,15 @@ class Tab:
             log.exception("%s: answered with an error here (a bug of cursor-byok)", path)
             if flow.response is None:
                 unary.error(flow, "internal", f"cursor-byok could not handle {path}: {exc}")
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """Cursor's own Tab streams (tab = "cursor") are relayed as they come, never buffered
+        whole first (mitmproxy buffers a response unless told: docs/mitmproxy.md §4.9)."""
+        if flow.response is None or flow.metadata.get(CENSUS_KEY) == SERVED:
+            return  # answered here
+        path = flow.request.path.split("?", 1)[0]
+        if path in (STREAM_CPP, NEXT_CURSOR) and self._cursor_host(flow):
+            flow.response.stream = True
 
     def client_disconnected(self, client: connection.Client) -> None:
         gone = self.slots.client_gone(client.id)
