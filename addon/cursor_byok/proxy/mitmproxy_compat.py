@@ -58,7 +58,8 @@ touches this file only:
   Tab answers in its hook and must stop its model call at once when the editor gives up on a
   request: the patch calls the flow's `ABANDON_KEY` callback (flow metadata) when that stream's
   request protocol error arrives, before it is queued (pinned end to end by
-  tests/e2e/test_tab_e2e.py's churn test: without it the last reset call is never cancelled).
+  tests/e2e/test_tab_e2e.py's churn test: without it calls of reset requests
+  run on until a newer request supersedes them: the fake model answers 4 instead of 1).
 - `local_mode_captures`: how local mode (`--mode local:SPEC`, mitmproxy_rs) picks processes:
   SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
   first action an exclude: everything else is included); a NAME matches a process whose name
