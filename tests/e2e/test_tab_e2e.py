@@ -301,8 +301,10 @@ async def test_tab_privacy_marker_no_byte_of_the_file_to_cursor(tmp_path, worksp
     leaked = [r.path for r in backend.requests if MARKER.encode() in r.body]
     assert leaked == []  # 0 bytes of the file to Cursor
     reached = {r.path for r in backend.requests}
-    assert reached <= {"/aiserver.v1.AiService/CppConfig"}  # the only Tab call passed on
+    # The only Tab calls passed on: no code in either (docs/protocol.md §17).
+    assert reached <= {
+        "/aiserver.v1.AiService/CppConfig",
+        "/aiserver.v1.CppService/AvailableModels",
+    }
     assert all(r.status_code == 200 for r in answers.values())
     assert nxt.status_code == 200
-    models = answers["/aiserver.v1.CppService/AvailableModels"].content
-    assert fpb.AvailableCppModelsResponse.FromString(models).default_model == "Tab model"

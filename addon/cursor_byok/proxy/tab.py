@@ -49,11 +49,9 @@ from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
 from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
 from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
 from cursor_byok.proxy.tab_calls import CALLS
-from cursor_byok.proxy.tab_calls import MODELS
 from cursor_byok.proxy.tab_calls import NEXT_CURSOR
 from cursor_byok.proxy.tab_calls import STREAM_CPP
 from cursor_byok.proxy.tab_calls import TabCall
-from cursor_byok.proxy.tab_calls import models_answer
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
@@ -229,7 +227,7 @@ class Tab:
 
     async def request(self, flow: http.HTTPFlow) -> None:
         path = flow.request.path.split("?", 1)[0]
-        if path != STREAM_CPP and path not in CALLS and path != MODELS:
+        if path != STREAM_CPP and path not in CALLS:
             return
         if not self._ours(flow):
             return
@@ -239,8 +237,6 @@ class Tab:
         try:
             if path == STREAM_CPP:
                 await self._stream_cpp(flow, *chosen)
-            elif path == MODELS:
-                unary.answer(flow, models_answer(chosen[1].name))
             else:
                 self._other(flow, CALLS[path])
         except Exception as exc:  # never forwarded because of a bug of ours

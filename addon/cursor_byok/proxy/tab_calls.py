@@ -11,8 +11,8 @@ stays on and nothing of the file reaches Cursor, or passed through for a reason
   file (filesync) and sends contents with each request [inf]; `FSUploadFile` / `FSSyncFile`
   (the file's text or its edits) answered with a hash mismatch: not stored, try contents [inf].
 - `RecordCppFate`: accept/reject of a suggestion Cursor never made: answered here (empty).
-- `CppService/AvailableModels`: the Tab model's name [inf: that path is not in the schema's
-  service blocks; the message is].
+- `CppService/AvailableModels` passes through: its request is empty, and the `cursor-agent` CLI's
+  picker reads it too (config/catalog.py), which a list of one Tab model would break.
 - `CppConfig` passes through: its request carries only the model name and flags, and its answer
   (debounce, radius, on/off) is Cursor's to give; every Tab host is under `*.cursor.sh`.
 """
@@ -95,8 +95,3 @@ def _calls() -> dict[str, TabCall]:
 
 
 CALLS = _calls()
-MODELS = "/aiserver.v1.CppService/AvailableModels"
-
-
-def models_answer(name: str) -> fpb.AvailableCppModelsResponse:
-    return fpb.AvailableCppModelsResponse(models=[name], default_model=name)
