@@ -12,6 +12,10 @@ def request(flow: http.HTTPFlow) -> None:
     flow.request.scheme = "http"
     flow.request.host = "127.0.0.1"
     flow.request.port = PORT
+    # An HTTP/2 request without content-length reaches an HTTP/1.1 server unframed (see
+    # mitmproxy_compat.frame_for_http1_upstream): frame it, as the addon does for its hops.
+    if "content-length" not in flow.request.headers and flow.request.raw_content is not None:
+        flow.request.headers["content-length"] = str(len(flow.request.raw_content))
 
 
 def responseheaders(flow: http.HTTPFlow) -> None:

@@ -243,3 +243,27 @@ def test_title_calls_are_rows_of_their_own_with_their_cost(tmp_path) -> None:
     assert groups[1].turns == 1 and groups[1].cost == pytest.approx((40 * 3 + 5 * 15) / 1e6)
     record_row(tmp_path / "not-a-dir" / "\0", row("Priced", 1.0))  # never raises
     assert writer_for(tmp_path / "not-a-dir" / "\0").flush(10)  # nor does its thread
+
+
+def test_tab_rows_are_their_own_kind(tmp_path):
+    from cursor_byok.store.usage import TurnUsage
+    from cursor_byok.store.usage import UsageStore
+    from cursor_byok.store.usage import summarise
+
+    store = UsageStore(tmp_path)
+    for outcome in ("ok", "title", "tab", "tab:cancelled", "tab:error"):
+        store.add(
+            TurnUsage(
+                started=1.0,
+                duration=0.1,
+                conversation="",
+                request="",
+                model="m",
+                input_tokens=10,
+                outcome=outcome,
+            )
+        )
+    groups, total = summarise(store.rows(), "kind")
+    store.close()
+    assert {g.key: g.turns for g in groups} == {"turn": 1, "title": 1, "tab": 3}
+    assert total.input_tokens == 50

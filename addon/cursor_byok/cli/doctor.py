@@ -73,6 +73,24 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
     return Check(OK, f"config {path}", detail), config
 
 
+def check_tab(config: Config) -> Check:
+    """Where Tab goes: said plainly when it is still Cursor's (every keystroke's file)."""
+    name = config.features.model_for("tab")
+    if name is None:
+        return Check(
+            WARN,
+            "Tab",
+            'still goes to Cursor ([features] tab = "cursor"): the open file and your recent '
+            "edits reach Cursor's servers on nearly every keystroke",
+            fix="name a fast model in [features] tab, e.g. a local FIM model on Ollama or "
+            'Codestral (cursor-byok init has presets; docs/providers.md "FIM")',
+        )
+    model = config.model(name)
+    kind = config.providers[model.provider].kind if model is not None else "?"
+    how = "fill-in-the-middle" if kind.endswith("-fim") else "a chat model, FIM prompt"
+    return Check(OK, "Tab", f"on your model {name} ({kind}: {how}); nothing of it to Cursor")
+
+
 def check_unused_providers(config: Config) -> list[Check]:
     """Providers no model routes to are not checked (their keys may well be missing)."""
     unused = config.unused_providers()
@@ -557,6 +575,7 @@ def run_doctor(
         report(*check_safety(config, pinged=providers))
         report(*check_spend(config, data_dir))
         report(*check_unused_providers(config))
+        report(check_tab(config))
     # No activity record: the proxy never ran with this data dir, so no CA yet is "not yet".
     never_ran = read_activity(data_dir)[0] is None
     report(*check_ca(confdir, first_run or never_ran))

@@ -97,6 +97,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def add_init(subparsers: argparse._SubParsersAction) -> None:
     from cursor_byok.config.presets import PRESETS
+    from cursor_byok.config.presets import TAB_PRESETS
 
     parser = subparsers.add_parser(
         "init",
@@ -115,6 +116,11 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
     keys.add_argument("--key-file", metavar="PATH", help="file holding the key")
     parser.add_argument("--base-url", help="override the preset's base URL (proxies, gateways)")
     parser.add_argument("--context-window", type=int, metavar="TOKENS")
+    parser.add_argument(
+        "--tab",
+        choices=list(TAB_PRESETS),
+        help="also put Tab on your own model: a local Ollama FIM model or Codestral",
+    )
     parser.add_argument("--config", help="where to write (default: the user config dir)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing config")
     parser.add_argument("--no-doctor", action="store_true", help="do not run the doctor after")
@@ -134,6 +140,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.config.presets import InitError
     from cursor_byok.config.presets import key_hint
     from cursor_byok.config.presets import render_config
+    from cursor_byok.config.presets import render_tab
     from cursor_byok.config.presets import write_config
     from cursor_byok.store.files import default_data_dir
 
@@ -148,6 +155,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
             base_url=args.base_url,
             context_window=args.context_window,
         )
+        if args.tab:
+            text += render_tab(args.tab)
         parse_config(tomllib.loads(text), path)  # validate first: a bad --base-url shows here
         write_config(path, text, force=args.force)
     except (InitError, ConfigError) as exc:

@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cursor_byok.config import load_routing
+from cursor_byok.config.features import FEATURE_KEYS
+from cursor_byok.config.features import Features
 from cursor_byok.config.features import parse_features
 from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
@@ -30,6 +32,7 @@ from cursor_byok.config.settings import SecretRef
 from cursor_byok.config.settings import UsageSettings
 from cursor_byok.config.settings import WebSearchConfig
 from cursor_byok.providers.base import PROVIDER_KINDS
+from cursor_byok.providers.fim import FIM_KINDS
 from cursor_byok.secrets import is_secret_header
 from cursor_byok.store.usage import Prices
 
@@ -179,6 +182,7 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
         fail=fail,
     )
     load_routing.check_fallbacks(models, fail)
+    _fim_models_only_for_tab(models, providers, default or names[0], features, raw, fail)
     return Config(
         providers,
         models,
@@ -289,6 +293,38 @@ def _web_search(table: Any, fail) -> WebSearchConfig | None:
         max_results=results,
         timeout=float(timeout),
     )
+
+
+def _fim_models_only_for_tab(
+    models: list[ModelConfig],
+    providers: dict[str, ProviderConfig],
+    default: str,
+    features: Features,
+    raw: dict[str, Any],
+    fail,
+) -> None:
+    """A model on a fill-in-the-middle endpoint (openai-fim, mistral-fim) completes code at a
+    cursor: it can serve `[features] tab` and nothing that needs a conversation."""
+    fim = {m.name for m in models if providers[m.provider].kind in FIM_KINDS}
+    if not fim:
+        return
+    roles = {
+        "default_model": default,
+        "subagent_model": raw.get("subagent_model"),
+        "title_model": raw.get("title_model"),
+        "vision_model": raw.get("vision_model"),
+        **{f"features.{k}": getattr(features, k) for k in FEATURE_KEYS if k != "tab"},
+    }
+    roles.update(
+        {f"models[{i}].compaction_model": m.compaction_model for i, m in enumerate(models)}
+    )
+    for key, name in roles.items():
+        if name in fim:
+            raise fail(
+                key,
+                f"{name!r} is on a fill-in-the-middle provider (Tab only); "
+                "name a chat model here and the FIM model in [features] tab",
+            )
 
 
 def _unknown(table: dict, allowed: set[str], prefix: str, fail) -> None:

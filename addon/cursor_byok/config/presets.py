@@ -117,6 +117,62 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+# `init --tab PRESET`: a second provider and model that answer Tab ([features] tab), next to the
+# Agent's. Both are fill-in-the-middle endpoints (providers/fim.py); small, fast models.
+TAB_PRESETS: dict[str, Preset] = {
+    "ollama-fim": Preset(
+        "openai-fim",
+        "http://127.0.0.1:11434/v1",
+        None,
+        "qwen2.5-coder:1.5b-base",
+        32_768,
+        "Ollama (FIM)",
+        extra="read_timeout = 30\n",
+    ),
+    "codestral": Preset(
+        "mistral-fim",
+        "https://codestral.mistral.ai/v1",
+        "CODESTRAL_API_KEY",
+        "codestral-latest",
+        256_000,
+        "Codestral",
+    ),
+}
+
+
+def render_tab(preset_name: str) -> str:
+    """The TOML lines that put Tab on a TAB_PRESETS model (appended to a config)."""
+    try:
+        preset = TAB_PRESETS[preset_name]
+    except KeyError:
+        raise InitError(
+            f"unknown Tab preset {preset_name!r} (one of: {', '.join(TAB_PRESETS)})"
+        ) from None
+    name = f"{preset.model} (Tab)"
+    key = (
+        f"api_key_env = {_q(preset.key_env)}\n"
+        if preset.key_env
+        else "# a local server needs no key\n"
+    )
+    return (
+        f'\n# Tab on your own model: {preset.display}, fill-in-the-middle (README: "Tab")\n'
+        f"[providers.tab]\n"
+        f"kind = {_q(preset.kind)}\n"
+        f"base_url = {_q(preset.base_url)}\n"
+        f"{key}{preset.extra}"
+        "max_retries = 0  # a late suggestion is a useless one\n"
+        "\n"
+        "[[models]]\n"
+        f"name = {_q(name)}\n"
+        'provider = "tab"\n'
+        f"model = {_q(preset.model)}\n"
+        f"context_window = {preset.context_window}\n"
+        "\n"
+        "[features]\n"
+        f"tab = {_q(name)}\n"
+    )
+
+
 class InitError(ByokError):
     """Why no config was written, phrased for the user."""
 

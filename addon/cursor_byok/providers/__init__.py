@@ -19,6 +19,8 @@ from .base import ToolCallStart
 from .base import ToolSpec
 from .base import Usage
 from .errors import ProviderError
+from .fim import FIM_KINDS
+from .fim import FimProvider
 from .history import INTERRUPTED
 from .openai_chat import OpenAIChatProvider
 from .openai_responses import OpenAIResponsesProvider
@@ -36,10 +38,13 @@ def make_provider(settings: ProviderSettings, *, transport: object | None = None
         return OpenAIResponsesProvider(settings, transport=transport)
     if settings.kind == "anthropic":
         return AnthropicProvider(settings, transport=transport)
+    if settings.kind in FIM_KINDS:
+        return FimProvider(settings, transport=transport)
     raise ValueError(f"unknown provider kind {settings.kind!r}")
 
 
 __all__ = [
+    "FIM_KINDS",
     "INTERRUPTED",
     "Finish",
     "ModelRequest",

@@ -20,8 +20,15 @@ from cursor_byok.secrets import is_secret_header
 
 log = logging.getLogger(__name__)
 
-ProviderKind = Literal["openai-chat", "openai-responses", "anthropic"]
-PROVIDER_KINDS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic")
+ProviderKind = Literal["openai-chat", "openai-responses", "anthropic", "openai-fim", "mistral-fim"]
+# The last two are fill-in-the-middle endpoints (providers/fim.py): Tab only, never the Agent.
+PROVIDER_KINDS: tuple[str, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "openai-fim",
+    "mistral-fim",
+)
 
 
 # --------------------------------------------------------------------------- request

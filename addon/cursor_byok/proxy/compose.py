@@ -28,6 +28,7 @@ from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
+from cursor_byok.proxy.tab import Tab
 from cursor_byok.proxy.turns import Turns
 
 
@@ -66,6 +67,7 @@ def compose(agent: Agent | None = None) -> Composition:
     loopback = Loopback(registry, routing.routes, activity.census)
     registry.on_unresolved = turns.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
+    tab = Tab(turns, activity.census)  # Tab on the user's model ([features] tab), else untouched
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
@@ -80,7 +82,8 @@ def compose(agent: Agent | None = None) -> Composition:
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
-        LiveStatus(registry, routing.routes, turns, activity.census),
+        tab,
+        LiveStatus(registry, routing.routes, turns, activity.census, tab_line=tab.stats.line),
         PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

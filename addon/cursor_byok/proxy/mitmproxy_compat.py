@@ -52,6 +52,14 @@ touches this file only:
   cancellation skips the close, and the socket stays open for the life of the client
   connection. A client resetting `Run` streams left ~1 in 5 loopback hops open that way (the
   stream went on being served to nobody, and counted as live). The patch closes the socket.
+- `tell_abandoned_requests`: while an addon's `request` hook runs, mitmproxy queues every event
+  of that stream behind it (the stream's layer is paused on the hook), so a client that resets
+  the stream (HTTP/2 RST_STREAM) or drops the connection is seen only after the hook returns.
+  Tab answers in its hook and must stop its model call at once when the editor gives up on a
+  request: the patch calls the flow's `ABANDON_KEY` callback (flow metadata) when that stream's
+  request protocol error arrives, before it is queued (pinned end to end by
+  tests/e2e/test_tab_e2e.py's churn test: without it calls of reset requests
+  run on until a newer request supersedes them: the fake model answers 4 instead of 1).
 - `local_mode_captures`: how local mode (`--mode local:SPEC`, mitmproxy_rs) picks processes:
   SPEC is a comma list of actions, `NAME` includes and `!NAME` excludes, applied in order (the
   first action an exclude: everything else is included); a NAME matches a process whose name
@@ -353,3 +361,41 @@ def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:
             handler.file = original
 
     return undo
+
+
+ABANDON_KEY = "cursor_byok_on_abandon"  # flow metadata: called when the client gives up on it
+ABANDONED_KEY = (
+    "cursor_byok_abandoned"  # flow metadata: the client gave up before a callback was set
+)
+_abandon = False
+
+
+def tell_abandoned_requests() -> bool:
+    """Call a flow's `ABANDON_KEY` callback as soon as its client resets or drops the request,
+    even while a hook holds the stream (see the module doc); once per process, returns whether
+    this call installed it."""
+    global _abandon
+    if _abandon:
+        return False
+    from mitmproxy.proxy.layers.http import HttpStream
+    from mitmproxy.proxy.layers.http._events import RequestProtocolError
+
+    original = HttpStream.handle_event
+
+    def handle_event(self, event):
+        if isinstance(event, RequestProtocolError):
+            flow = getattr(self, "flow", None)
+            callback = flow.metadata.pop(ABANDON_KEY, None) if flow is not None else None
+            if flow is not None:
+                flow.metadata[ABANDONED_KEY] = True
+            if callback is not None:
+                try:
+                    callback()
+                except Exception:
+                    logging.getLogger(__name__).exception("an abandon callback failed")
+        return original(self, event)
+
+    handle_event.__wrapped__ = original  # type: ignore[attr-defined]
+    HttpStream.handle_event = handle_event  # type: ignore[method-assign]
+    _abandon = True
+    return True

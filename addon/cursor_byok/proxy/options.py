@@ -70,6 +70,11 @@ OPTIONS: dict[str, Option] = {
         "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
         "title_model; then the chat is named from its message's first words.",
     ),
+    "cursor_byok_tab_timeout_ms": Option(
+        int,
+        10000,
+        "Deadline of one Tab call on the user's model ([features] tab); past it, no suggestion.",
+    ),
     "cursor_byok_linger_ms": Option(
         int,
         600_000,

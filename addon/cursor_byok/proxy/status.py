@@ -88,6 +88,7 @@ def status_table(
     routed: Iterable = (),
     census: dict | None = None,
     width: int | None = None,
+    tab: str = "",
 ) -> Table:
     """One row per session that has (or had) a turn, then the latest runs that went to Cursor's
     backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable.
@@ -133,7 +134,10 @@ def status_table(
     shown, model_width = _fit(rows, width)
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
     # The census (store/census.py): what Cursor sent, and what is new in it.
-    caption = "\n".join(census_lines(census, limit=0)) if census else None
+    lines = census_lines(census, limit=0) if census else []
+    if tab:  # Tab on the user's model, live (the census has its totals too)
+        lines = [tab] + [line for line in lines if not line.startswith("Tab on your model")]
+    caption = "\n".join(lines) if lines else None
     table = Table(title=title, caption=caption, caption_justify="left", expand=False)
     for index in shown:
         name = COLUMNS[index][0]
@@ -237,7 +241,9 @@ class LiveStatus:
         routes: Routes,
         turns: Turns,
         census: Census | None = None,
+        tab_line: Callable[[], str] | None = None,
     ) -> None:
+        self.tab_line = tab_line  # Tab's one line (proxy/tab.py), under the table
         self.registry = registry
         self.routes = routes
         self.turns = turns
@@ -289,6 +295,7 @@ class LiveStatus:
                             routed=list(self.routes.recent),
                             census=self.census.snapshot() if self.census is not None else None,
                             width=console.width,
+                            tab=self.tab_line() if self.tab_line is not None else "",
                         )
                     )
                     await asyncio.sleep(REFRESH)

@@ -27,6 +27,25 @@ MAX_KEYS = 256
 OTHER = "(other)"
 SERVED, PASSED, RELAYED = "served", "passed", "relayed"
 OUTCOMES = (SERVED, PASSED, RELAYED)
+TAB_COUNTS = (
+    "requests",
+    "suggestions",
+    "empty",
+    "cancelled",
+    "errors",
+    "input_tokens",
+    "output_tokens",
+)
+TAB_WORDS = {
+    "requests": "request(s)",
+    "suggestions": "suggestion(s)",
+    "empty": "without a suggestion",
+    "cancelled": "cancelled (abandoned or superseded)",
+    "errors": "model error(s)",
+    "input_tokens": "tokens in",
+    "output_tokens": "tokens out",
+}
+TAB_PATH = "/aiserver.v1.AiService/StreamCpp"
 UNATTRIBUTED = "(no conversation named)"
 PRIVATE_COUNTS = ("answered", "dropped", "sent_bytes", "sent_calls")
 PRIVACY_LINES = 5  # conversations listed by name
@@ -48,6 +67,7 @@ class Census:
         self._unresolved: dict[str, int] = {}
         self._private: dict[str, dict[str, int]] = {}  # conversation → PRIVATE_COUNTS
         self.privacy_mode = ""  # the config's `privacy`, as last seen (shown with the counts)
+        self._tab: dict[str, int] = {}  # Tab on the user's model: TAB_COUNTS
 
     def rpc(self, path: str, outcome: str) -> None:
         """One Cursor RPC: `path` (the query string dropped) and what became of it."""
@@ -105,10 +125,19 @@ class Census:
             counts["sent_calls"] += sent_calls
         self._changed()
 
+    def tab(self, **counts: int) -> None:
+        """Tab calls answered from the user's model (proxy/tab.py): TAB_COUNTS."""
+        with self._lock:
+            for key, count in counts.items():
+                if key in TAB_COUNTS:
+                    self._tab[key] = self._tab.get(key, 0) + count
+        self._changed()
+
     def snapshot(self) -> dict[str, Any]:
         """A copy, as plain JSON types."""
         with self._lock:
             return {
+                "tab": dict(self._tab),
                 "privacy": {
                     "mode": self.privacy_mode,
                     "conversations": {k: dict(v) for k, v in self._private.items()},
@@ -167,6 +196,7 @@ def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
         if delta:
             private[key] = delta
     return {
+        "tab": minus(now.get("tab", {}), before.get("tab", {})),
         "privacy": {"mode": now.get("privacy", {}).get("mode", ""), "conversations": private},
         "paths": paths,
         "transports": minus(now.get("transports", {}), before.get("transports", {})),
@@ -231,9 +261,24 @@ def _size(count: int) -> str:
     return f"{count} B" if count < 10_000 else f"{count / 1024:.0f} KiB"
 
 
+def tab_lines(snapshot: dict[str, Any]) -> list[str]:
+    """Tab's line: what the user's model answered, and Tab calls that went to Cursor."""
+    tab = snapshot.get("tab", {})
+    lines = []
+    if tab:
+        lines.append(
+            "Tab on your model: "
+            + ", ".join(f"{tab[k]} {TAB_WORDS[k]}" for k in TAB_COUNTS if tab.get(k))
+        )
+    cursor = snapshot.get("paths", {}).get(TAB_PATH, {}).get(PASSED, 0)
+    if cursor:
+        lines.append(f'Tab to Cursor: {cursor} request(s) ([features] tab = "cursor")')
+    return lines
+
+
 def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
     """The census as a few readable lines (doctor, live status)."""
-    lines = privacy_lines(snapshot)
+    lines = privacy_lines(snapshot) + tab_lines(snapshot)
     counts = totals(snapshot)
     paths = snapshot.get("paths", {})
     if paths:

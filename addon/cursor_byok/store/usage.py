@@ -97,6 +97,8 @@ ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
 }
 BY = ("day", "model", "conversation", "outcome", "kind")
 TITLE = "title"  # the outcome of a chat title's model call (NameAgent answered here)
+# The outcome of a Tab call answered here: "tab", "tab:cancelled" (abandoned), "tab:error".
+TAB = "tab"
 
 
 @dataclass(frozen=True)
@@ -535,7 +537,9 @@ def _key(row: Any, by: str) -> str:
     if by == "conversation":
         return row["conversation"] or "(none)"
     if by == "kind":
-        return "title" if row["outcome"] == TITLE else "turn"
+        if row["outcome"] == TITLE:
+            return "title"
+        return TAB if row["outcome"].split(":")[0] == TAB else "turn"
     return row["outcome"].split(":")[0].split(" (")[0]
 
 

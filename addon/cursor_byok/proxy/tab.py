@@ -1,0 +1,404 @@
+"""An addon that serves Tab (`AiService/StreamCpp`) from the user's model when
+`[features] tab` names one (issue 35); with `"cursor"` (the default) it touches nothing.
+
+The editor starts a Tab request on nearly every keystroke and abandons most of them, so:
+
+- one provider call per editor at a time (`Slots`: keyed by the Authorization header's hash,
+  else the client connection): a newer request cancels the older call at once, and the older
+  request ends with an empty answer;
+- a request the client resets or drops cancels its call at once (`tell_abandoned_requests` in
+  mitmproxy_compat.py: mitmproxy would otherwise queue the reset behind our hook), as does a
+  client connection that closes (`client_disconnected`);
+- every call has a deadline (`cursor_byok_tab_timeout_ms`); nothing of a request is kept after
+  it ends (counters only: `TabStats`).
+
+The answer is built whole and sent as one Connect stream (a suggestion is a few lines, and
+`max_tokens` is small): `protocol/tab.py` makes the prompt and the frames. Tab's other calls are
+answered by `tab_calls.py`'s table. Each call leaves one usage row of kind `tab`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+
+from mitmproxy import connection
+from mitmproxy import ctx
+from mitmproxy import http
+
+from cursor_byok.config import Config
+from cursor_byok.config import ModelConfig
+from cursor_byok.pb import aiserver_features_pb2 as fpb
+from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.protocol import connect
+from cursor_byok.protocol import tab as tabp
+from cursor_byok.providers import FIM_KINDS
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ProviderError
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import Usage
+from cursor_byok.proxy import options
+from cursor_byok.proxy import unary
+from cursor_byok.proxy.activity_record import CENSUS_KEY
+from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
+from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
+from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
+from cursor_byok.proxy.tab_calls import CALLS
+from cursor_byok.proxy.tab_calls import NEXT_CURSOR
+from cursor_byok.proxy.tab_calls import STREAM_CPP
+from cursor_byok.proxy.tab_calls import TabCall
+from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.census import SERVED
+from cursor_byok.store.census import Census
+from cursor_byok.store.usage import TAB
+from cursor_byok.store.usage import TurnUsage
+from cursor_byok.store.usage import record_row
+
+log = logging.getLogger(__name__)
+
+STREAM_TYPE = "application/connect+proto"
+TOKENS_KEY = "cursor_byok_tab_tokens"  # flow metadata: (input, output) tokens of its call
+
+
+@dataclass
+class TabStats:
+    """What the live status shows about Tab (counters: memory stays flat); the doctor reads the
+    same counts from the census (`Census.tab`)."""
+
+    model: str = ""
+    requests: int = 0
+    suggestions: int = 0
+    empty: int = 0  # answered with no suggestion
+    cancelled: int = 0  # superseded by a newer request, or the client went away
+    errors: int = 0
+    other_calls: int = 0  # Tab's other calls answered here
+    input_tokens: int = 0
+    output_tokens: int = 0
+    running: int = 0
+    last: str = ""  # one line about the last call
+
+    def line(self) -> str:
+        """One line for the live status ("" before the first Tab request)."""
+        if not self.requests:
+            return ""
+        return (
+            f"Tab on {self.model}: {self.requests} request(s), {self.suggestions} suggestion(s), "
+            f"{self.cancelled} cancelled, {self.errors} error(s), {self.input_tokens} tokens in, "
+            f"{self.output_tokens} out" + (f"; last: {self.last}" if self.last else "")
+        )
+
+
+@dataclass(eq=False)
+class _Call:
+    task: asyncio.Task
+    client: str
+
+
+class Slots:
+    """At most one provider call per editor: the newest wins (module doc)."""
+
+    def __init__(self) -> None:
+        self.by_editor: dict[str, _Call] = {}
+        self.by_client: dict[str, set[_Call]] = {}
+
+    def start(
+        self, editor: str, client: str, task: asyncio.Task
+    ) -> tuple[_Call, asyncio.Task | None]:
+        """Register `task`; the editor's older call is cancelled and returned (the new call
+        waits for its end, so one call per editor reaches the model at a time)."""
+        older = self.by_editor.pop(editor, None)
+        if older is not None:
+            older.task.cancel()
+        call = _Call(task, client)
+        self.by_editor[editor] = call
+        self.by_client.setdefault(client, set()).add(call)
+        return call, None if older is None else older.task
+
+    def end(self, editor: str, call: _Call) -> None:
+        if self.by_editor.get(editor) is call:
+            del self.by_editor[editor]
+        calls = self.by_client.get(call.client)
+        if calls is not None:
+            calls.discard(call)
+            if not calls:
+                del self.by_client[call.client]
+
+    def client_gone(self, client: str) -> int:
+        calls = self.by_client.pop(client, set())
+        for call in calls:
+            call.task.cancel()
+        return len(calls)
+
+    def __len__(self) -> int:
+        return len(self.by_editor)
+
+
+def editor_key(flow: http.HTTPFlow) -> str:
+    """Which editor a request is from: its token's hash (never the token), else its connection."""
+    token = flow.request.headers.get("authorization", "")
+    if token:
+        return hashlib.sha256(token.encode()).hexdigest()[:24]
+    return "conn:" + flow.client_conn.id
+
+
+def stream_body(frames: list[bytes], error: connect.EndStreamError | None = None) -> bytes:
+    return b"".join(connect.encode_frame(f) for f in frames) + connect.encode_end_stream(error)
+
+
+def refetch_error(path: str) -> connect.EndStreamError:
+    """A filesync-only request: we hold no copy of the file. `ErrorDetails` says the file was not
+    found and the request may be retried, so the client re-sends with contents [inf]."""
+    details = aipb.ErrorDetails(
+        error=aipb.ErrorDetails.ERROR_FILE_NOT_FOUND,
+        details=aipb.CustomErrorDetails(
+            title="File not synced",
+            detail=f"cursor-byok keeps no copy of {path or 'the file'}: send its contents",
+            is_retryable=True,
+        ),
+        is_expected=True,
+    )
+    detail = connect.ErrorDetail("aiserver.v1.ErrorDetails", details.SerializeToString())
+    return connect.EndStreamError(
+        "failed_precondition", "the file is not synced: send its contents", (detail,)
+    )
+
+
+class Tab:
+    def __init__(self, turns: Turns, census: Census | None = None) -> None:
+        self.turns = turns
+        self.census = census
+        self.slots = Slots()
+        self.stats = TabStats()
+        self.timeout = 10.0
+
+    def load(self, loader) -> None:
+        tell_abandoned_requests()
+        options.declare(
+            loader,
+            "cursor_byok_hosts",
+            "cursor_byok_data_dir",
+            "cursor_byok_tab_timeout_ms",
+            "cursor_byok_config",
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        options.positive(ctx.options, "cursor_byok_tab_timeout_ms")
+        self.timeout = ctx.options.cursor_byok_tab_timeout_ms / 1000
+        if "cursor_byok_config" in updated:
+            self._say_where_tab_goes()
+
+    def _say_where_tab_goes(self) -> None:
+        """The start banner's Tab line: plain about Tab still going to Cursor."""
+        try:
+            chosen = self.tab_model()
+        except Exception:  # a broken config: Turns says so
+            return
+        if chosen is not None:
+            log.info("Tab: on your model %s (nothing of the file goes to Cursor)", chosen[1].name)
+        elif self.turns.routing_config() is not None:
+            log.info(
+                'Tab: still goes to Cursor ([features] tab = "cursor"): the open file and recent '
+                "edits reach Cursor on nearly every keystroke; name a model in [features] tab"
+            )
+
+    def tab_model(self) -> tuple[Config, ModelConfig] | None:
+        """The configured Tab model, or None when Tab is Cursor's."""
+        config = self.turns.routing_config()
+        name = config.features.model_for("tab") if config is not None else None
+        if config is None or name is None:
+            return None
+        model = config.model(name)
+        return None if model is None else (config, model)
+
+    def _ours(self, flow: http.HTTPFlow) -> bool:
+        if flow.response or flow.error or not flow.live:
+            return False
+        return self._cursor_host(flow)
+
+    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
+        if options.reverse_mode(ctx.options):
+            return True
+        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        path = flow.request.path.split("?", 1)[0]
+        if path != STREAM_CPP and path not in CALLS:
+            return
+        if not self._ours(flow):
+            return
+        chosen = self.tab_model()
+        if chosen is None:
+            return  # Cursor's Tab: byte for byte
+        try:
+            if path == STREAM_CPP:
+                await self._stream_cpp(flow, *chosen)
+            else:
+                self._other(flow, CALLS[path])
+        except Exception as exc:  # never forwarded because of a bug of ours
+            log.exception("%s: answered with an error here (a bug of cursor-byok)", path)
+            if flow.response is None:
+                unary.error(flow, "internal", f"cursor-byok could not handle {path}: {exc}")
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """Cursor's own Tab streams (tab = "cursor") are relayed as they come, never buffered
+        whole first (mitmproxy buffers a response unless told: docs/mitmproxy.md §4.9)."""
+        if flow.response is None or flow.metadata.get(CENSUS_KEY) == SERVED:
+            return  # answered here
+        path = flow.request.path.split("?", 1)[0]
+        if path in (STREAM_CPP, NEXT_CURSOR) and self._cursor_host(flow):
+            flow.response.stream = True
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        gone = self.slots.client_gone(client.id)
+        if gone:
+            log.debug("Tab: %d call(s) cancelled: the client connection closed", gone)
+
+    def _count(self, **counts: int) -> None:
+        for key, count in counts.items():
+            setattr(self.stats, key, getattr(self.stats, key) + count)
+        if self.census is not None:
+            self.census.tab(**counts)
+
+    def _other(self, flow: http.HTTPFlow, call: TabCall) -> None:
+        self.stats.other_calls += 1
+        if call.answer is None:
+            unary.answer_bytes(flow, stream_body([]), STREAM_TYPE)
+        else:
+            unary.answer(flow, call.answer)
+        log.debug("%s: answered here (carries %s), not sent to Cursor", call.path, call.what)
+
+    async def _stream_cpp(self, flow: http.HTTPFlow, config: Config, model: ModelConfig) -> None:
+        self._count(requests=1)
+        self.stats.model = model.name
+        try:
+            request = unary.parse(flow.request, fpb.StreamCppRequest())
+            prompt = tabp.build_prompt(request)
+        except unary.BadRequest as exc:
+            unary.answer_bytes(
+                flow, stream_body([], connect.EndStreamError(exc.code, str(exc))), STREAM_TYPE
+            )
+            return
+        except tabp.NoContents as exc:
+            self._count(empty=1)
+            unary.answer_bytes(flow, stream_body([], refetch_error(str(exc))), STREAM_TYPE)
+            return
+        if flow.metadata.get(ABANDONED_KEY):  # reset while it waited behind other hooks
+            self._count(cancelled=1)
+            unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
+            self._record(model, time.time(), TAB + ":cancelled", (0, 0))
+            return
+        editor = editor_key(flow)
+        started = time.time()
+        older: asyncio.Future[asyncio.Task | None] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._complete(config, model, prompt, older))
+        call, previous = self.slots.start(editor, flow.client_conn.id, task)
+        older.set_result(previous)
+        flow.metadata[ABANDON_KEY] = task.cancel  # the client reset or dropped it: stop now
+        self.stats.running = len(self.slots)
+        try:
+            outcome = await self._answer(flow, task, prompt)
+        finally:
+            flow.metadata.pop(ABANDON_KEY, None)
+            self.slots.end(editor, call)
+            self.stats.running = len(self.slots)
+        self._record(model, started, outcome, flow.metadata.pop(TOKENS_KEY, (0, 0)))
+
+    async def _answer(self, flow: http.HTTPFlow, task: asyncio.Task, prompt) -> str:
+        """Wait for the call and answer the flow; returns the usage row's outcome."""
+        try:
+            deltas, completion, tokens = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                task.cancel()
+                raise  # the proxy is shutting down
+            unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
+            self._count(cancelled=1)
+            return TAB + ":cancelled"
+        except (ProviderError, TimeoutError) as exc:
+            if isinstance(exc, TimeoutError):
+                exc = ProviderError("timeout", f"no answer within {self.timeout:g} s")
+            self._count(errors=1)
+            self.stats.last = f"error: {exc}"
+            log.warning("Tab: the provider failed: %s", exc)
+            error = connect.EndStreamError("unavailable", f"Tab model: {exc}")
+            unary.answer_bytes(flow, stream_body([], error), STREAM_TYPE)
+            return TAB + ":error"
+        self._count(input_tokens=tokens[0], output_tokens=tokens[1])
+        flow.metadata[TOKENS_KEY] = tokens
+        frames = tabp.answer_frames(deltas, prompt, completion)
+        unary.answer_bytes(flow, stream_body(frames), STREAM_TYPE)
+        if completion:
+            self._count(suggestions=1)
+            lines = completion.count("\n") + 1
+            self.stats.last = f"{prompt.path}:{prompt.line + 1}: {lines} line(s)"
+        else:
+            self._count(empty=1)
+        return TAB
+
+    async def _complete(
+        self,
+        config: Config,
+        model: ModelConfig,
+        prompt: tabp.FimPrompt,
+        older: asyncio.Future[asyncio.Task | None],
+    ) -> tuple[list[str], str, tuple[int, int]]:
+        """The model's completion: (its deltas, the cleaned whole, tokens), within the Tab
+        deadline, once the editor's older call (cancelled) has ended."""
+        previous = await older
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
+        settings = config.providers[model.provider].settings()
+        provider = self.turns.providers.get(settings)
+        fim = settings.kind in FIM_KINDS
+        if fim:
+            request = ModelRequest(
+                model=model.model,
+                system="",
+                messages=[],
+                params=tabp.fim_params(prompt),
+                max_output_tokens=tabp.MAX_TOKENS,
+            )
+        else:
+            system, messages = tabp.chat_messages(prompt)
+            request = ModelRequest(
+                model=model.model,
+                system=system,
+                messages=messages,
+                max_output_tokens=tabp.MAX_TOKENS,
+            )
+        deltas: list[str] = []
+        tokens = (0, 0)
+        async with asyncio.timeout(self.timeout):
+            async with contextlib.aclosing(provider.stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        deltas.append(event.text)
+                        if sum(d.count("\n") for d in deltas) > tabp.MAX_LINES:
+                            break  # enough: the rest is cut anyway
+                    elif isinstance(event, Usage):
+                        tokens = (event.input_tokens or 0, event.output_tokens or 0)
+        return deltas, tabp.clean("".join(deltas), prompt, chat=not fim), tokens
+
+    def _record(
+        self, model: ModelConfig, started: float, outcome: str, tokens: tuple[int, int]
+    ) -> None:
+        record_row(
+            options.data_dir(ctx.options),
+            TurnUsage(
+                started=started,
+                duration=time.time() - started,
+                conversation="",
+                request="",
+                model=model.name,
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                outcome=outcome,
+                route="StreamCpp",
+            ),
+        )
