@@ -17,6 +17,7 @@ from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
+from cursor_byok.proxy.editor_features import EditorFeatures
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
@@ -80,6 +81,7 @@ def compose(agent: Agent | None = None) -> Composition:
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
+        EditorFeatures(loopback, turns),  # Cmd-K, terminal Cmd-K, commit messages
         LiveStatus(registry, routing.routes, turns, activity.census),
         PassThrough(),  # last: after every addon that answers a request itself
     ]

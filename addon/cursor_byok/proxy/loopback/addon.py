@@ -21,6 +21,8 @@ from mitmproxy import http
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.loopback.ports import PortPicker
 from cursor_byok.proxy.loopback.relay import upstream_proxy
+from cursor_byok.proxy.loopback.server import PRODUCER
+from cursor_byok.proxy.loopback.server import Producer
 from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import Forward
@@ -170,6 +172,24 @@ class Loopback:
         flow.request.stream = _discard
         self.point(flow, spec)
         flow.request.headers["content-length"] = "0"
+
+    async def serve_produced(
+        self, flow: http.HTTPFlow, producer: Producer, content_type: str, encoding: str | None
+    ) -> bool:
+        """Answer `flow` with a server stream `producer` writes as it goes (an aiserver stream
+        answered here: Cmd-K, terminal Cmd-K, Tab). Its request body stays here: the hop gets
+        none. False when the loopback server cannot run (the caller answers an error)."""
+        if await self.wait_ready() is not None or self.streamer is None:
+            return False
+        token = self.streamer.hold_producer(producer)
+        spec = StreamSpec("", encoding=encoding, content_type=content_type, transport=PRODUCER,
+                          forward=token)  # fmt: skip
+        request = flow.request
+        request.headers.pop("content-encoding", None)
+        request.raw_content = b""
+        request.headers["content-length"] = "0"
+        self.point(flow, spec)
+        return True
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._give_back(flow)
