@@ -6,6 +6,7 @@ every one, searched in every encoding); with "cursor" each call reaches it byte 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 
@@ -32,13 +33,26 @@ Wrapped = fpb.StreamCmdKResponseContextWrapped
 
 
 class Setup:
-    def __init__(self, tmp_path, workspace, fp, backend, *, cursor: bool = False) -> None:
+    def __init__(
+        self,
+        tmp_path,
+        workspace,
+        fp,
+        backend,
+        *,
+        cursor: bool = False,
+        edit=None,
+        extra: tuple[str, ...] = (),
+        http2: bool = False,
+    ) -> None:
         config = write_config(tmp_path, fp, "openai-chat")
         if cursor:
             config.write_text(config.read_text() + CURSOR_FEATURES)
+        if edit is not None:
+            config.write_text(edit(config.read_text()))
         self.backend = backend
-        self.proxy = start_in_front_of(backend, tmp_path / "proxy", config)
-        self.client = CursorLikeClient.to_backend(backend.port, self.proxy, workspace)
+        self.proxy = start_in_front_of(backend, tmp_path / "proxy", config, *extra)
+        self.client = CursorLikeClient.to_backend(backend.port, self.proxy, workspace, http2=http2)
 
     def headers(self, ctype: str) -> dict[str, str]:
         return {
@@ -139,13 +153,14 @@ def usage_kinds(proxy) -> list[str]:
     return []
 
 
-async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace) -> None:
+@pytest.mark.parametrize("http2", [False, True], ids=["http1", "http2"])
+async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace, http2) -> None:
     """An edit on lines 2-3: edit_start over them, the model's code without its fences as
     edit_stream deltas, edit_end; the provider got the query and selection; Cursor got nothing."""
     marker = f"CMDK-MARKER-{uuid.uuid4().hex[:12]}"
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("```python\nx2 = 4\nx3 = 6\n```")
-        setup = Setup(tmp_path, workspace, fp, backend)
+        setup = Setup(tmp_path, workspace, fp, backend, http2=http2)
         try:
             messages, end = await setup.stream(CMDK, cmd_k_request(marker))
             rerank = await setup.unary(RERANK, fpb.RerankCmdKContextRequest())
@@ -285,6 +300,50 @@ async def test_provider_401_ends_the_stream_with_unauthenticated(tmp_path, works
     assert end is not None and end.error is not None
     assert end.error.code == "unauthenticated" and "bad key" in end.error.message
     assert commit.status_code == 401 and commit.json()["code"] == "unauthenticated"
+
+
+async def test_commit_message_falls_back_to_a_summary_line_in_time(tmp_path, workspace) -> None:
+    """A model that does not answer within cursor_byok_commit_message_ms: a summary line from
+    the diff, never the client's own timeout."""
+    request = fpb.WriteGitCommitMessageRequest(diffs=[diff(n, "m") for n in ("a.py", "b.py")])
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        fp.script.stall()
+        setup = Setup(
+            tmp_path, workspace, fp, backend, extra=("--set", "cursor_byok_commit_message_ms=500")
+        )
+        try:
+            answer = await setup.unary(COMMIT, request)
+        finally:
+            await setup.close()
+    assert answer.status_code == 200
+    message = fpb.WriteGitCommitMessageResponse.FromString(answer.content).commit_message
+    assert message == "Update a.py and b.py"
+    assert backend.requests == []
+
+
+async def test_missing_key_and_unknown_model_end_with_a_message(tmp_path, workspace) -> None:
+    """No API key in the environment: failed_precondition naming the variable; a [features]
+    model that is not configured: the config's own error, not a pass to Cursor."""
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        setup = Setup(
+            tmp_path, workspace, fp, backend,
+            edit=lambda text: text.replace("FAKE_PROVIDER_KEY", "NOT_SET_ANYWHERE_KEY"),
+        )  # fmt: skip
+        try:
+            _, no_key = await setup.stream(CMDK, cmd_k_request("m"))
+            config = tmp_path / "config.toml"
+            config.write_text(config.read_text() + '\n[features]\ncmd_k = "Nope"\n')
+            stamp = config.stat().st_mtime + 5
+            os.utime(config, (stamp, stamp))  # seen as changed whatever the clock's grain
+            _, unknown = await setup.stream(CMDK, cmd_k_request("m"))
+        finally:
+            await setup.close()
+    assert no_key is not None and no_key.error is not None
+    assert no_key.error.code == "failed_precondition"
+    assert "NOT_SET_ANYWHERE_KEY" in no_key.error.message
+    assert unknown is not None and unknown.error is not None
+    assert unknown.error.code == "failed_precondition" and "features.cmd_k" in unknown.error.message
+    assert backend.requests == [] and fp.requests == []
 
 
 async def test_client_going_away_cancels_the_provider_call(tmp_path, workspace) -> None:

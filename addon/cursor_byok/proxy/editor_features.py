@@ -70,7 +70,7 @@ FEATURE_OF = {
     TERMINAL_AUTOCOMPLETE: TERMINAL,
 }
 STREAMS = frozenset({STREAM_CMD_K, STREAM_TERMINAL_CMD_K, TERMINAL_AUTOCOMPLETE})
-COMMIT_DEADLINE = 7.0  # seconds: the client gives up after about 10
+COMMIT_DEADLINE = 7.0  # seconds (cursor_byok_commit_message_ms): the client gives up at ~10
 EDIT_ID = 1  # one edit per Cmd-K answer
 
 
@@ -96,7 +96,13 @@ class EditorFeatures:
         self.commit_deadline = COMMIT_DEADLINE
 
     def load(self, loader) -> None:
-        options.declare(loader, "cursor_byok_hosts", "cursor_byok_data_dir")
+        options.declare(
+            loader, "cursor_byok_hosts", "cursor_byok_data_dir", "cursor_byok_commit_message_ms"
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        options.positive(ctx.options, "cursor_byok_commit_message_ms")
+        self.commit_deadline = ctx.options.cursor_byok_commit_message_ms / 1000
 
     def _cursor_host(self, flow: http.HTTPFlow) -> bool:
         if options.reverse_mode(ctx.options):

@@ -70,6 +70,12 @@ OPTIONS: dict[str, Option] = {
         "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
         "title_model; then the chat is named from its message's first words.",
     ),
+    "cursor_byok_commit_message_ms": Option(
+        int,
+        7000,
+        "How long a commit message (WriteGitCommitMessage, answered here) waits for the model; "
+        "then it is a summary line made from the diff (Cursor's client gives up after ~10 s).",
+    ),
     "cursor_byok_linger_ms": Option(
         int,
         600_000,
