@@ -6,6 +6,7 @@ every one, searched in every encoding); with "cursor" each call reaches it byte 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import uuid
@@ -141,6 +142,11 @@ def leaked(backend: FakeCursor, marker: str) -> int:
     return sum(marker_counts(received, marker).values())
 
 
+def census(proxy) -> dict:
+    """The census the proxy wrote at exit (activity.json)."""
+    return json.loads((proxy.data_dir / "activity.json").read_text())["census"]
+
+
 def usage_kinds(proxy) -> list[str]:
     db = proxy.data_dir / "usage.sqlite3"
     for _ in range(100):  # the writer thread commits shortly after the call
@@ -178,6 +184,9 @@ async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace, http2)
     assert rerank.status_code == 200
     assert leaked(backend, marker) == 0 and backend.requests == []
     assert "cmd_k" in usage_kinds(setup.proxy)
+    counted = census(setup.proxy)
+    assert counted["features"] == {"cmd_k": {"answered": 2, "sent_bytes": 0, "sent_calls": 0}}
+    assert counted["paths"][CMDK] == {"served": 1} and counted["paths"][RERANK] == {"served": 1}
 
 
 async def test_cmd_k_chat_mode_answers_as_chat(tmp_path, workspace) -> None:
@@ -417,3 +426,7 @@ async def test_cursor_setting_passes_each_call_through_byte_for_byte(
     assert [r.path for r in backend.requests] == [path]
     assert backend.requests[0].body == body
     assert fp.requests == []
+    feature = "cmd_k" if path in (CMDK, RERANK) else "terminal"
+    feature = "commit_message" if path == COMMIT else feature
+    counts = census(setup.proxy)["features"][feature]
+    assert counts == {"answered": 0, "sent_bytes": len(body), "sent_calls": 1}

@@ -81,7 +81,7 @@ def compose(agent: Agent | None = None) -> Composition:
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
-        EditorFeatures(loopback, turns),  # Cmd-K, terminal Cmd-K, commit messages
+        EditorFeatures(loopback, turns, activity.census),  # Cmd-K, terminal Cmd-K, commit messages
         LiveStatus(registry, routing.routes, turns, activity.census),
         PassThrough(),  # last: after every addon that answers a request itself
     ]

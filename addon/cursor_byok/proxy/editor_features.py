@@ -46,6 +46,7 @@ from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import SERVED
+from cursor_byok.store.census import Census
 from cursor_byok.store.usage import CMD_K
 from cursor_byok.store.usage import COMMIT_MESSAGE
 from cursor_byok.store.usage import TERMINAL
@@ -72,6 +73,7 @@ FEATURE_OF = {
 STREAMS = frozenset({STREAM_CMD_K, STREAM_TERMINAL_CMD_K, TERMINAL_AUTOCOMPLETE})
 COMMIT_DEADLINE = 7.0  # seconds (cursor_byok_commit_message_ms): the client gives up at ~10
 EDIT_ID = 1  # one edit per Cmd-K answer
+FEATURE_KEY = "cursor_byok_feature"  # flow metadata: a feature's call left for Cursor
 
 
 @dataclass
@@ -89,9 +91,10 @@ class Job:
 
 
 class EditorFeatures:
-    def __init__(self, loopback: Loopback, turns: Turns) -> None:
+    def __init__(self, loopback: Loopback, turns: Turns, census: Census | None = None) -> None:
         self.loopback = loopback
         self.turns = turns
+        self.census = census  # per feature: answered here, or bytes sent to Cursor
         self.cache = ContextCache()  # Cmd-K's context items by the client's hash
         self.commit_deadline = COMMIT_DEADLINE
 
@@ -124,8 +127,11 @@ class EditorFeatures:
             return
         name = config.features.model_for(feature)
         if name is None:
-            return  # "cursor": as it came
+            flow.metadata[FEATURE_KEY] = feature  # "cursor": as it came (counted as it leaves)
+            return
         flow.metadata[CENSUS_KEY] = SERVED
+        if self.census is not None:
+            self.census.feature(feature, answered=1)
         try:
             job = Job(flow, config, feature_model(config, name), _is_json(flow))
             await self._answer(job, path)
@@ -137,6 +143,19 @@ class EditorFeatures:
                 if isinstance(exc, unary.BadRequest):
                     error = connect.EndStreamError(str(exc.code), str(exc))
                 self._error(flow, path, error)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._left(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._left(flow)
+
+    def _left(self, flow: http.HTTPFlow) -> None:
+        """A feature's call that went to Cursor: its bytes, counted once."""
+        feature = flow.metadata.pop(FEATURE_KEY, None)
+        if feature is not None and self.census is not None:
+            size = len(flow.request.raw_content or b"")
+            self.census.feature(feature, sent_bytes=size, sent_calls=1)
 
     def _error(self, flow: http.HTTPFlow, path: str, error: connect.EndStreamError) -> None:
         if path in STREAMS:
@@ -305,12 +324,15 @@ def _cmd_k_edit(prompt: editor_prompts.Prompt):
             )
         )
         fences = FenceStripper()
+        last = "\n"
         async for text in texts:
             shown = fences.feed(text)
             if shown:
+                last = shown
                 yield _cmd_k_response(edit_stream=R.EditStream(text=shown, edit_id=EDIT_ID, **path))
         rest = fences.finish()
-        if rest:
+        if rest or not last.endswith("\n"):  # whole lines replace whole lines [inf]
+            rest = rest if rest.endswith("\n") else rest + "\n"
             yield _cmd_k_response(edit_stream=R.EditStream(text=rest, edit_id=EDIT_ID, **path))
         yield _cmd_k_response(
             edit_end=R.EditEnd(end_line_number_exclusive=prompt.end_line, edit_id=EDIT_ID, **path)
