@@ -6,6 +6,9 @@ and through a real mitmdump as Cmd-K (`StreamCmdK`: the time to the first `edit_
 difference is what cursor-byok adds: reading the request, building the prompt, one provider
 connection (new or pooled), the loopback hop, mitmproxy. Everything on 127.0.0.1.
 
+Also: how long after the client goes away mid-answer the provider's connection is closed (the
+provider call cancelled), over 5 rounds.
+
 Run: `uv run python bench/bench_cmdk_first_delta.py [ROUNDS]` (default 20).
 """
 
@@ -78,6 +81,37 @@ async def direct_first_token(session: aiohttp.ClientSession, fp: FakeProvider) -
     raise RuntimeError("no text from the fake provider")
 
 
+async def cancel_delay(client: CursorLikeClient, fp: FakeProvider) -> float:
+    """Seconds from the client closing a Cmd-K stream after its first edit delta to the fake
+    provider seeing its connection closed."""
+    index = len(fp.requests)
+    fp.script.hang(text="x2 = 4\n")
+    body = connect.encode_frame(request().SerializeToString())
+    headers = {
+        "content-type": "application/connect+proto",
+        "connect-protocol-version": "1",
+        "authorization": FAKE_TOKEN,
+    }
+    decoder = connect.EnvelopeDecoder()
+    async with client.http.stream(
+        "POST", client.base_url + CMDK, content=body, headers=headers
+    ) as response:
+        async for chunk in response.aiter_raw():
+            frames = decoder.feed(chunk)
+            if any(
+                fpb.StreamCmdKResponseContextWrapped.FromString(f.payload).real_response.WhichOneof(
+                    "response"
+                )
+                == "edit_stream"
+                for f in frames
+                if not f.is_end_stream
+            ):
+                break
+        closed = time.perf_counter()
+    await fp.wait_for_disconnect(index, timeout=30)
+    return time.perf_counter() - closed
+
+
 async def cmd_k_first_delta(client: CursorLikeClient) -> float:
     body = connect.encode_frame(request().SerializeToString())
     headers = {
@@ -125,6 +159,7 @@ async def main(rounds: int) -> None:
                     direct.append(await direct_first_token(session, fp))
                     fp.script.text(ANSWER)
                     proxied.append(await cmd_k_first_delta(client))
+                cancels = [await cancel_delay(client, fp) for _ in range(5)]
             finally:
                 await client.aclose()
                 proxy.stop()
@@ -139,6 +174,9 @@ async def main(rounds: int) -> None:
         ms = sorted(v * 1000 for v in values)
         p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
         print(f"  {name:28s} median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms")
+    worst = max(cancels) * 1000
+    print(f"  client gone -> provider call closed: median {statistics.median(cancels) * 1000:.1f}"
+          f" ms, worst of 5 {worst:.1f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":
