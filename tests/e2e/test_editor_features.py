@@ -190,13 +190,19 @@ async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace, http2)
 
 
 async def test_cmd_k_chat_mode_answers_as_chat(tmp_path, workspace) -> None:
+    """chat_mode: the answer as chat text; request_is_for_caching: ended at once, no model call."""
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("It sets three **variables**.")
         setup = Setup(tmp_path, workspace, fp, backend)
+        caching = cmd_k_request("m")
+        caching.cmd_k_options.request_is_for_caching = True
         try:
+            warmed, warm_end = await setup.stream(CMDK, caching)
             messages, end = await setup.stream(CMDK, cmd_k_request("m", chat=True))
         finally:
             await setup.close()
+    assert warm_end is not None and warm_end.ok and warmed == []
+    assert len(fp.requests) == 1 and backend.requests == []
     assert end is not None and end.ok
     assert kinds(messages) == ["chat"]
     assert "".join(m.real_response.chat.text for m in messages) == "It sets three **variables**."

@@ -33,6 +33,7 @@ from cursor_byok.agent.editor_context import resolve
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
+from cursor_byok.config.features import describe as describe_features
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.protocol import connect
 from cursor_byok.proxy import options
@@ -106,6 +107,15 @@ class EditorFeatures:
     def configure(self, updated: set[str]) -> None:
         options.positive(ctx.options, "cursor_byok_commit_message_ms")
         self.commit_deadline = ctx.options.cursor_byok_commit_message_ms / 1000
+
+    def running(self) -> None:
+        if not self.turns.serves_config():
+            return
+        try:
+            config = self.turns.config()
+        except ConfigError:
+            return  # Turns says what is wrong with it
+        log.info("editor features: %s", describe_features(config.features))
 
     def _cursor_host(self, flow: http.HTTPFlow) -> bool:
         if options.reverse_mode(ctx.options):
