@@ -276,7 +276,9 @@ class EditorFeatures:
                 async for text in answer.texts():
                     parts.append(text)
         except TimeoutError:
-            answer.problem = "deadline; summary line"
+            subject, complete, _ = "".join(parts).lstrip().partition("\n")
+            parts = [subject] if complete and subject.strip() else []  # a whole subject line
+            answer.problem = "deadline; " + ("its subject line" if parts else "summary line")
         except Exception as exc:
             error = failure(exc)
             answer.problem = error.code
