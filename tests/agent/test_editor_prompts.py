@@ -143,3 +143,19 @@ def test_commit_prompt_caps_the_diff_and_shows_the_style() -> None:
 def test_summary_line(files, line) -> None:
     diffs = [f"diff --git a/{name} b/{name}\n+x\n" for name in files]
     assert editor_prompts.summary_line(diffs) == line
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d4944415478da63f8cfc0f01f0005000201a5d6dd3c0000000049454e44ae426082"
+)
+
+
+def test_images_go_to_a_model_that_takes_them_else_a_note_says_so() -> None:
+    images = [fpb.ImageProto(data=PNG), fpb.ImageProto(data=b"not an image")]
+    parts, note = editor_prompts.image_parts(images, supported=True)
+    assert [p["mediaType"] for p in parts] == ["image/png"]
+    assert "1 attached image(s) left out: unknown format" in note
+    parts, note = editor_prompts.image_parts(images[:1], supported=False)
+    assert parts == [] and "does not take them" in note
+    assert editor_prompts.image_parts([], supported=True) == ([], "")

@@ -31,6 +31,17 @@ RERANK = "/aiserver.v1.CmdKService/RerankCmdKContext"
 AUTOCOMPLETE = "/aiserver.v1.AiService/StreamTerminalAutocomplete"
 CURSOR_FEATURES = '\n[features]\ncmd_k = "cursor"\nterminal = "cursor"\ncommit_message = "cursor"\n'
 Wrapped = fpb.StreamCmdKResponseContextWrapped
+# A 1x1 PNG.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d4944415478da63f8cfc0f01f0005000201a5d6dd3c0000000049454e44ae426082"
+)
+
+
+def with_images(config: str) -> str:
+    return config.replace(
+        "context_window = 64000", "context_window = 64000\nsupports_images = true"
+    )
 
 
 class Setup:
@@ -166,9 +177,11 @@ async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace, http2)
     marker = f"CMDK-MARKER-{uuid.uuid4().hex[:12]}"
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("```python\nx2 = 4\nx3 = 6\n```")
-        setup = Setup(tmp_path, workspace, fp, backend, http2=http2)
+        setup = Setup(tmp_path, workspace, fp, backend, http2=http2, edit=with_images)
+        request = cmd_k_request(marker)
+        request.images.add(data=PNG)
         try:
-            messages, end = await setup.stream(CMDK, cmd_k_request(marker))
+            messages, end = await setup.stream(CMDK, request)
             rerank = await setup.unary(RERANK, fpb.RerankCmdKContextRequest())
         finally:
             await setup.close()
@@ -181,6 +194,8 @@ async def test_cmd_k_edit_on_a_selection_served_here(tmp_path, workspace, http2)
     assert edit_text(messages) == "x2 = 4\nx3 = 6\n"
     prompt = str(sent["messages"])
     assert f"double the values {marker}" in prompt and "x2 = 2" in prompt
+    parts = sent["messages"][-1]["content"]
+    assert any(p.get("type") == "image_url" for p in parts)  # the attached image
     assert rerank.status_code == 200
     assert leaked(backend, marker) == 0 and backend.requests == []
     assert "cmd_k" in usage_kinds(setup.proxy)

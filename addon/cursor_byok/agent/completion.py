@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -48,13 +49,14 @@ class Completion:
     user: str
     max_output_tokens: int | None = None
     usage: dict[str, int] = field(default_factory=dict)
-    first_token: float | None = None  # loop time of the first text delta (the caller sets it)
+    images: list[dict[str, Any]] = field(default_factory=list)  # image parts, before the text
 
     def request(self) -> ModelRequest:
+        content = [*self.images, {"type": "text", "text": self.user}]
         return ModelRequest(
             model=self.model.model,
             system=self.system,
-            messages=[{"role": "user", "content": [{"type": "text", "text": self.user}]}],
+            messages=[{"role": "user", "content": content}],
             tools=[],
             max_output_tokens=self.max_output_tokens or self.model.max_output_tokens,
             params=dict(self.model.params),

@@ -9,6 +9,7 @@ client sent them, each cut to what is left. Nothing is ever unbounded.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +36,13 @@ COMMIT_SYSTEM = (
     "You write git commit messages. Reply with the commit message only, for the diff below: a "
     "subject line under 72 characters, then (only if the change needs it) a blank line and a "
     "short body. Follow the style of the previous commit messages when there are some."
+)
+MAX_IMAGES = 4  # images of one Cmd-K request given to the model
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+_IMAGE_TYPES = (
+    (b"\x89PNG", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
 )
 COMMIT_DIFF_CHARS = 24_000  # of the diffs a commit message's model reads (speed over detail)
 COMMIT_HISTORY = 10  # previous commit messages shown as the style
@@ -206,6 +214,41 @@ def commit_message(request: fpb.WriteGitCommitMessageRequest, budget: int) -> Pr
     parts.append(f"The diff:\n{diff_text}")
     cut = diff_text != "\n".join(request.diffs)
     return Prompt(COMMIT_SYSTEM, "\n\n".join(parts), cut=cut)
+
+
+def image_type(data: bytes) -> str | None:
+    """An image's media type from its first bytes (ImageProto names none)."""
+    for magic, media_type in _IMAGE_TYPES:
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def image_parts(
+    images: Iterable[fpb.ImageProto], supported: bool
+) -> tuple[list[dict[str, str]], str]:
+    """The images of a Cmd-K request as prompt parts (a model that takes images), and a note
+    for the prompt about those it does not get (never dropped without a word)."""
+    parts: list[dict[str, str]] = []
+    left = 0
+    for image in images:
+        media_type = image_type(image.data)
+        if (
+            not supported
+            or media_type is None
+            or len(parts) >= MAX_IMAGES
+            or (len(image.data) > MAX_IMAGE_BYTES)
+        ):
+            left += 1
+            continue
+        data = base64.b64encode(image.data).decode()
+        parts.append({"type": "image", "mediaType": media_type, "data": data})
+    note = f"({left} attached image(s) left out: this model does not take them)" if left else ""
+    if left and supported:
+        note = f"({left} attached image(s) left out: unknown format or over the size bound)"
+    return parts, note
 
 
 def changed_files(diffs: Iterable[str]) -> list[str]:

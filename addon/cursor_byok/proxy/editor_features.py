@@ -237,7 +237,11 @@ class EditorFeatures:
         prompt = editor_prompts.cmd_k(request, resolved.items, job.budget)
         if prompt.cut:
             log.info("Cmd-K: context cut to %s's window (nearest lines kept)", job.model.name)
+        images, note = editor_prompts.image_parts(request.images, job.model.supports_images)
+        if note:
+            prompt.user += "\n\n" + note
         answer = self._answer_for(job, CMD_K, "Cmd-K", prompt)
+        answer.call.images = images
         chat = request.cmd_k_options.chat_mode
         messages = _cmd_k_chat if chat else _cmd_k_edit(prompt)
         async for chunk in answer.frames(messages, json=job.json):
