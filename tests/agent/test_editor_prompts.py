@@ -7,6 +7,7 @@ import pytest
 
 from cursor_byok.agent import editor_prompts
 from cursor_byok.agent.editor_context import ContextCache
+from cursor_byok.agent.editor_context import Continuation
 from cursor_byok.agent.editor_context import FenceStripper
 from cursor_byok.agent.editor_context import budget_chars
 from cursor_byok.agent.editor_context import nearest_lines
@@ -159,3 +160,57 @@ def test_images_go_to_a_model_that_takes_them_else_a_note_says_so() -> None:
     parts, note = editor_prompts.image_parts(images[:1], supported=False)
     assert parts == [] and "does not take them" in note
     assert editor_prompts.image_parts([], supported=True) == ([], "")
+
+
+def continued(current: str, *chunks: str) -> tuple[str, bool]:
+    """What terminal autocomplete shows for a model answer streamed in `chunks`."""
+    line = Continuation(current)
+    shown = ""
+    for chunk in chunks:
+        shown += line.feed(chunk)
+    return shown + line.finish(), line.done
+
+
+@pytest.mark.parametrize(
+    ("current", "chunks", "expected"),
+    [
+        ("git st", ["atus"], "atus"),  # a plain continuation
+        ("git st", ["git", " st", "atus"], "atus"),  # the command echoed first, in pieces
+        ("git st", ["$ git status"], "atus"),  # with a prompt sign
+        ("git", [" commit\n", "git push"], " commit"),  # the first line only
+        ("ls", ["\n", " -la\nmore"], " -la"),  # a leading blank line is skipped
+        ("ls", ["```bash\n", "ls -la\n```\n"], " -la"),  # fenced
+        ("", ["make test"], "make test"),  # nothing typed yet
+        ("git status", ["git st"], ""),  # half an echo: no suggestion
+        ("git status", ["git status"], ""),  # the command itself: nothing to add
+        ("echo $", ["HOME"], "HOME"),  # a `$` the user typed is theirs
+    ],
+)
+def test_continuation_is_the_rest_of_one_line(current, chunks, expected) -> None:
+    assert continued(current, *chunks)[0] == expected
+
+
+def test_continuation_holds_back_only_a_possible_echo() -> None:
+    line = Continuation("git st")
+    assert line.feed("gi") == ""  # may still be the echo
+    assert line.feed("t status") == "atus"
+    assert line.feed(" -s") == " -s" and not line.done
+    assert line.feed("\nrm -rf /") == "" and line.done
+    assert line.feed("more") == "" and line.finish() == ""
+
+
+def test_terminal_autocomplete_prompt_is_small_and_ends_with_the_command() -> None:
+    request = fpb.StreamTerminalAutocompleteRequest(
+        current_command="docker run",
+        command_history=[f"cmd {n}" for n in range(1000)],
+        git_diff="+x\n" * 100_000,
+        commit_history=["Fix the build"],
+        past_results=["docker ps"],
+    )
+    request.file_diff_histories.add(file_name="src/a.py")
+    prompt = editor_prompts.terminal_autocomplete(request, budget=1_000_000)
+    assert len(prompt.user) <= editor_prompts.AUTOCOMPLETE_CHARS + 200
+    assert prompt.user.endswith("docker run") and prompt.cut
+    assert "cmd 999" in prompt.user and "cmd 1\n" not in prompt.user  # the latest commands
+    assert "Fix the build" in prompt.user and "src/a.py" in prompt.user
+    assert "docker ps" in prompt.user

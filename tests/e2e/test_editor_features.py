@@ -271,11 +271,6 @@ async def test_terminal_cmd_k_streams_a_command(tmp_path, workspace) -> None:
             messages, end = await setup.stream(
                 TERMINAL, request, fpb.StreamTerminalCmdKResponseContextWrapped
             )
-            autocomplete, auto_end = await setup.stream(
-                AUTOCOMPLETE,
-                fpb.StreamTerminalAutocompleteRequest(current_command=f"git {marker}"),
-                fpb.StreamTerminalAutocompleteResponse,
-            )
         finally:
             await setup.close()
         prompt = str(fp.requests[0].json["messages"])
@@ -283,9 +278,46 @@ async def test_terminal_cmd_k_streams_a_command(tmp_path, workspace) -> None:
     command = "".join(m.real_response.terminal_command.partial_command for m in messages)
     assert command == f"wc -l {marker}.log"
     assert "count lines of the log" in prompt and marker in prompt
-    assert auto_end is not None and auto_end.ok and autocomplete == []
     assert leaked(backend, marker) == 0
     assert "terminal" in usage_kinds(setup.proxy)
+
+
+async def test_terminal_autocomplete_continues_the_command(tmp_path, workspace) -> None:
+    """The model echoes the command typed so far and writes a second line: the client gets
+    only the rest of the first line as `text`, then `done_stream`, then the end-stream; the
+    prompt has the history, the diff and the command; a small max_tokens; a usage row of
+    kind terminal_autocomplete with the provider's token counts."""
+    marker = f"AUTO-MARKER-{uuid.uuid4().hex[:12]}"
+    request = fpb.StreamTerminalAutocompleteRequest(
+        current_command="git commit",
+        command_history=["ls", f"git add {marker}.py"],
+        git_diff=f"+++ b/{marker}.py\n+print(1)\n",
+        commit_history=["Add the parser"],
+    )
+    async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
+        fp.script.text(f"git commit -m 'Print {marker}'\ngit push", usage=(321, 17, 0))
+        setup = Setup(tmp_path, workspace, fp, backend)
+        try:
+            messages, end = await setup.stream(
+                AUTOCOMPLETE, request, fpb.StreamTerminalAutocompleteResponse
+            )
+        finally:
+            await setup.close()
+        sent = fp.requests[0].json
+    assert end is not None and end.ok
+    assert "".join(m.text for m in messages) == f" -m 'Print {marker}'"
+    assert messages[-1].done_stream and not messages[-1].text
+    assert not any(m.done_stream for m in messages[:-1])
+    prompt = str(sent["messages"])
+    assert f"git add {marker}.py" in prompt and "Add the parser" in prompt and "print(1)" in prompt
+    assert prompt.rstrip("'}]").endswith("git commit")
+    assert sent.get("max_tokens", sent.get("max_completion_tokens")) == 64
+    assert leaked(backend, marker) == 0
+    db = setup.proxy.data_dir / "usage.sqlite3"
+    assert usage_kinds(setup.proxy) == ["terminal_autocomplete"]
+    with sqlite3.connect(db) as conn:
+        tokens = conn.execute("SELECT input_tokens, output_tokens FROM turns").fetchall()
+    assert tokens == [(321, 17)]
 
 
 def diff(name: str, marker: str) -> str:

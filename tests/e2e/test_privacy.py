@@ -442,6 +442,11 @@ async def test_nothing_of_a_byok_conversation_reaches_cursor(tmp_path, workspace
     assert any(byok.marker in json.dumps(r.json) for r in requests)  # the provider saw it
     for call, response in answered:
         assert_valid(call, response)
+    # terminal autocomplete was answered by the model (its suggestion, then done_stream)
+    auto = next(r for c, r in answered if c.path.endswith("StreamTerminalAutocomplete"))
+    frames = [f for f in connect.decode_envelopes(auto.content) if not f.is_end_stream]
+    assert fpb.StreamTerminalAutocompleteResponse.FromString(frames[-1].payload).done_stream
+    assert any("The command so far" in json.dumps(r.json) for r in requests)
     counts = marker_counts(byok_received, byok.marker)
     assert counts == dict.fromkeys(ENCODINGS, 0), counts
     assert not any(byok.prompt_hash().encode() in data for data in byok_received)

@@ -186,3 +186,61 @@ class FenceStripper:
         if self._fenced and rest.strip().startswith("```"):
             return ""
         return rest
+
+
+class Continuation:
+    """Terminal autocomplete's text from a model's streamed answer: what comes after the command
+    typed so far, one line. Drops a fence, a leading `$ ` and an echo of the command itself (a
+    model may repeat it before its continuation); `done` once the line has ended, and nothing
+    after it is shown. Holds back only what may still turn out to be an echo."""
+
+    def __init__(self, current: str) -> None:
+        self.current = current
+        self.done = False
+        self._fences = FenceStripper()
+        self._pending = ""  # the answer's start while it may still be an echo
+        self._deciding = True
+        self._started = False
+
+    def feed(self, text: str) -> str:
+        if self.done:
+            return ""
+        return self._line(self._fences.feed(text))
+
+    def finish(self) -> str:
+        """What was held back, once the answer ended."""
+        out = "" if self.done else self._line(self._fences.finish())
+        if self._deciding:
+            out += self._decide("", final=True)
+        return out
+
+    def _line(self, text: str) -> str:
+        if not self._started:  # a model's leading blank line is not its (empty) answer
+            text = text.lstrip("\n")
+            self._started = bool(text)
+        head, newline, _ = text.partition("\n")
+        self.done = bool(newline)
+        return self._decide(head, final=self.done)
+
+    def _decide(self, text: str, *, final: bool) -> str:
+        if not self._deciding:
+            return text
+        self._pending += text
+        seen = self._pending
+        if not self.current.startswith("$") and seen.startswith("$ "):
+            seen = seen[2:]
+        elif not self.current.startswith("$") and seen == "$" and not final:
+            return ""
+        current = self.current
+        if current and seen.startswith(current):
+            return self._decided(seen[len(current) :])
+        if current.startswith(seen) and seen:  # maybe the echo's start: held
+            return "" if not final else self._decided("")  # half an echo is no suggestion
+        if not seen and not final:
+            return ""
+        return self._decided(seen)
+
+    def _decided(self, text: str) -> str:
+        self._deciding = False
+        self._pending = ""
+        return text

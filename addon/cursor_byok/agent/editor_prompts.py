@@ -32,6 +32,11 @@ TERMINAL_SYSTEM = (
     "recent history. Reply with the command only: no explanation, no Markdown, no prompt sign."
 )
 TERMINAL_CHAT_SYSTEM = "You answer a question about the user's terminal, briefly, in Markdown."
+TERMINAL_AUTOCOMPLETE_SYSTEM = (
+    "You complete the shell command the user is typing in their terminal. Reply with only the "
+    "characters that come after what they typed (never repeat it), on one line: no "
+    "explanation, no Markdown. Reply with an empty line when no completion is likely."
+)
 COMMIT_SYSTEM = (
     "You write git commit messages. Reply with the commit message only, for the diff below: a "
     "subject line under 72 characters, then (only if the change needs it) a blank line and a "
@@ -46,6 +51,8 @@ _IMAGE_TYPES = (
 )
 COMMIT_DIFF_CHARS = 24_000  # of the diffs a commit message's model reads (speed over detail)
 COMMIT_HISTORY = 10  # previous commit messages shown as the style
+AUTOCOMPLETE_CHARS = 8_000  # of context a terminal autocomplete reads (asked per keystroke)
+AUTOCOMPLETE_COMMANDS = 30  # recent commands shown
 _DIFF_FILE = re.compile(r"^(?:diff --git a/\S+ b/(\S+)|\+\+\+ b/(\S+))", re.MULTILINE)
 
 
@@ -214,6 +221,36 @@ def commit_message(request: fpb.WriteGitCommitMessageRequest, budget: int) -> Pr
     parts.append(f"The diff:\n{diff_text}")
     cut = diff_text != "\n".join(request.diffs)
     return Prompt(COMMIT_SYSTEM, "\n\n".join(parts), cut=cut)
+
+
+def terminal_autocomplete(request: fpb.StreamTerminalAutocompleteRequest, budget: int) -> Prompt:
+    """Terminal autocomplete's prompt: the command so far last, after the recent commands, the
+    recent commits, the files being edited and the git diff, each cut (small, for speed)."""
+    limit = max(0, min(budget, AUTOCOMPLETE_CHARS) - len(request.current_command))
+    commands = "\n".join(request.command_history[-AUTOCOMPLETE_COMMANDS:])
+    parts = []
+    if commands:
+        parts.append("Recent commands (oldest first):\n" + _tail(commands, limit // 3))
+    if request.commit_history:
+        commits = "\n".join(request.commit_history[:COMMIT_HISTORY])
+        parts.append("Recent commits:\n" + clip(commits, limit // 8))
+    if request.file_diff_histories:
+        names = ", ".join(h.file_name for h in request.file_diff_histories[-10:])
+        parts.append("Files being edited: " + clip(names, limit // 16))
+    if request.git_diff:
+        parts.append("git diff:\n" + clip(request.git_diff, limit // 3))
+    if request.past_results:  # what it suggested before [inf]
+        earlier = "\n".join(request.past_results[-5:])
+        parts.append("Earlier suggestions:\n" + clip(earlier, limit // 16))
+    parts.append("The command so far (complete it):\n" + request.current_command)
+    user = "\n\n".join(parts)
+    cut = len(commands) > limit // 3 or len(request.git_diff) > limit // 3
+    return Prompt(TERMINAL_AUTOCOMPLETE_SYSTEM, user, cut=cut)
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of `text` within `limit` characters (the most recent part)."""
+    return text if len(text) <= limit else text[len(text) - limit :]
 
 
 def image_type(data: bytes) -> str | None:

@@ -6,9 +6,9 @@ call is answered here and nothing of it goes to Cursor: the streams (`StreamCmdK
 `StreamTerminalCmdK`) through the loopback server, delta by delta as the model writes
 (`feature_stream.py`); `WriteGitCommitMessage` in one answer within a deadline under the client's
 own (~10 s), else a summary line made from the diff; the rerank calls with an empty answer (no
-reranking: the client keeps its own order [inf]); terminal autocomplete with an empty stream
-(its answer's shape is not clear from the schema [inf]: no suggestion rather than a guess, and
-nothing of the shell history leaves). On "cursor" the call is not touched: byte for byte.
+reranking: the client keeps its own order [inf]); terminal autocomplete as a short streamed
+continuation of the command typed so far (one line, `text` deltas, then `done_stream`). On
+"cursor" the call is not touched: byte for byte.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from cursor_byok.agent import editor_prompts
 from cursor_byok.agent.completion import Completion
 from cursor_byok.agent.completion import feature_model
 from cursor_byok.agent.editor_context import ContextCache
+from cursor_byok.agent.editor_context import Continuation
 from cursor_byok.agent.editor_context import FenceStripper
 from cursor_byok.agent.editor_context import budget_chars
 from cursor_byok.agent.editor_context import resolve
@@ -51,6 +52,7 @@ from cursor_byok.store.census import Census
 from cursor_byok.store.usage import CMD_K
 from cursor_byok.store.usage import COMMIT_MESSAGE
 from cursor_byok.store.usage import TERMINAL
+from cursor_byok.store.usage import TERMINAL_AUTOCOMPLETE as AUTOCOMPLETE_KIND
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,7 @@ FEATURE_OF = {
 STREAMS = frozenset({STREAM_CMD_K, STREAM_TERMINAL_CMD_K, TERMINAL_AUTOCOMPLETE})
 COMMIT_DEADLINE = 7.0  # seconds (cursor_byok_commit_message_ms): the client gives up at ~10
 EDIT_ID = 1  # one edit per Cmd-K answer
+AUTOCOMPLETE_TOKENS = 64  # one command line's worth: a suggestion, not an essay
 FEATURE_KEY = "cursor_byok_feature"  # flow metadata: a feature's call left for Cursor
 
 
@@ -189,8 +192,8 @@ class EditorFeatures:
         elif path == RERANK_TERMINAL:
             unary.answer(job.flow, fpb.RerankTerminalCmdKContextResponse())
         elif path == TERMINAL_AUTOCOMPLETE:
-            ctype = job.flow.request.headers.get("content-type", "application/connect+proto")
-            unary.answer_bytes(job.flow, end_frame(), ctype.split(";")[0])
+            typed = unary.parse(job.flow.request, fpb.StreamTerminalAutocompleteRequest())
+            await self._stream(job, self._autocomplete(job, typed))
 
     async def _stream(self, job: Job, frames: AsyncGenerator[bytes]) -> None:
         ctype = job.flow.request.headers.get("content-type", "application/connect+proto")
@@ -265,6 +268,17 @@ class EditorFeatures:
         async for chunk in answer.frames(
             _terminal_chat if chat else _terminal_command, json=job.json
         ):
+            yield chunk
+
+    # --- terminal autocomplete ------------------------------------------------------------
+
+    async def _autocomplete(
+        self, job: Job, request: fpb.StreamTerminalAutocompleteRequest
+    ) -> AsyncGenerator[bytes]:
+        prompt = editor_prompts.terminal_autocomplete(request, job.budget)
+        answer = self._answer_for(job, AUTOCOMPLETE_KIND, "Terminal autocomplete", prompt)
+        answer.call.max_output_tokens = AUTOCOMPLETE_TOKENS
+        async for chunk in answer.frames(_continuation(request.current_command), json=job.json):
             yield chunk
 
     # --- commit messages --------------------------------------------------------------------
@@ -353,6 +367,32 @@ def _cmd_k_edit(prompt: editor_prompts.Prompt):
         yield _cmd_k_response(
             edit_end=R.EditEnd(end_line_number_exclusive=prompt.end_line, edit_id=EDIT_ID, **path)
         )
+
+    return messages
+
+
+def _continuation(current: str):
+    """Autocomplete's messages: the line after `current` as `text` deltas, then `done_stream`
+    as soon as the line ends; the rest of the (short) answer is read, not shown, for its token
+    counts (most providers send them last)."""
+    R = fpb.StreamTerminalAutocompleteResponse
+
+    async def messages(
+        texts: AsyncIterator[str],
+    ) -> AsyncGenerator[fpb.StreamTerminalAutocompleteResponse]:
+        line = Continuation(current)
+        async for text in texts:
+            shown = line.feed(text)
+            if shown:
+                yield R(text=shown)
+            if line.done:
+                break
+        rest = line.finish()
+        if rest:
+            yield R(text=rest)
+        yield R(done_stream=True)
+        async for _ in texts:  # bounded by AUTOCOMPLETE_TOKENS
+            pass
 
     return messages
 

@@ -99,7 +99,7 @@ class Answer:
     first_delta: float | None = None  # seconds from start to the first text shown
     problem: str = ""
 
-    async def texts(self) -> AsyncIterator[str]:
+    async def texts(self) -> AsyncGenerator[str]:
         """The answer's text deltas; raises what `failure` maps."""
         self.started = time.monotonic()
         provider = self.provider()
@@ -119,7 +119,8 @@ class Answer:
         closed where it waits and the row says so."""
         error: connect.EndStreamError | None = None
         try:
-            async with contextlib.aclosing(messages(self.texts())) as stream:
+            texts = self.texts()  # closed here too: `messages` may stop reading it early
+            async with contextlib.aclosing(texts), contextlib.aclosing(messages(texts)) as stream:
                 async for message in stream:
                     yield frame(message, json)
         except asyncio.CancelledError:

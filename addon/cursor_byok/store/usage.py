@@ -103,7 +103,8 @@ CMD_K = "cmd_k"
 TERMINAL = "terminal"
 COMMIT_MESSAGE = "commit_message"
 TAB = "tab"
-FEATURE_KINDS = (CMD_K, TERMINAL, COMMIT_MESSAGE, TAB)
+TERMINAL_AUTOCOMPLETE = "terminal_autocomplete"  # its `[features]` key is `terminal`
+FEATURE_KINDS = (CMD_K, TERMINAL, COMMIT_MESSAGE, TAB, TERMINAL_AUTOCOMPLETE)
 
 
 def feature_outcome(kind: str, problem: str = "") -> str:
