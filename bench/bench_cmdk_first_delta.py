@@ -1,8 +1,10 @@
 """Cmd-K's time to the first edit delta against the provider's own first token (issue 34 item 4).
 
-The same scripted answer is asked of the fake provider twice per round: directly (a streaming
-Chat Completions request: the time to its first text delta is the provider's own first token),
-and through a real mitmdump as Cmd-K (`StreamCmdK`: the time to the first `edit_stream`). The
+The same scripted answer is asked of the fake provider twice per round: directly (the very
+streaming Chat Completions request cursor-byok sends it for this Cmd-K, prompt included: the time
+to its first text delta is the provider's own first token), and through a real mitmdump as Cmd-K
+(`StreamCmdK`: the time to the first `edit_stream`). Also one provider round trip (a request it
+answers at once, on the pooled connection) per round: the issue's yardstick. The
 difference is what cursor-byok adds: reading the request, building the prompt, one provider
 connection (new or pooled), the loopback hop, mitmproxy. Everything on 127.0.0.1.
 
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -58,13 +62,11 @@ def request() -> fpb.StreamCmdKRequest:
     return message
 
 
-async def direct_first_token(session: aiohttp.ClientSession, fp: FakeProvider) -> float:
-    body = {
-        "model": "fake-upstream-1",
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "messages": [{"role": "user", "content": "double the values"}],
-    }
+async def direct_first_token(
+    session: aiohttp.ClientSession, fp: FakeProvider, body: dict[str, Any]
+) -> float:
+    """The provider's own first token for `body`: the very request cursor-byok sent it for
+    Cmd-K (the same prompt: a provider reads a long prompt before it answers)."""
     started = time.perf_counter()
     async with session.post(
         fp.base_url + "/chat/completions", json=body, headers={"authorization": "Bearer sk-test"}
@@ -79,6 +81,69 @@ async def direct_first_token(session: aiohttp.ClientSession, fp: FakeProvider) -
                     pass
                 return first
     raise RuntimeError("no text from the fake provider")
+
+
+# The same direct request from a process of its own, as mitmdump is: on a loaded machine each
+# hop between processes waits for a core, which a request from the provider's own process (the
+# fake provider lives in this one) never does. One line in ("go"), one line out (ms).
+CHILD = """
+import asyncio, json, sys, time, aiohttp
+async def main(url, body):
+    async with aiohttp.ClientSession() as session:
+        for _ in sys.stdin:
+            started = time.perf_counter()
+            headers = {"authorization": "Bearer sk-test"}
+            async with session.post(url, json=body, headers=headers) as r:
+                first = None
+                async for line in r.content:
+                    if first is None and line.startswith(b"data: {"):
+                        choices = json.loads(line[6:]).get("choices") or [{}]
+                        if choices[0].get("delta", {}).get("content"):
+                            first = time.perf_counter() - started
+            print(first, flush=True)
+asyncio.run(main(sys.argv[1], json.load(open(sys.argv[2]))))
+"""
+
+
+class ChildClient:
+    """Direct requests to the fake provider from another process."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def start(cls, url: str, body: dict[str, Any], tmp: Path) -> ChildClient:
+        path = tmp / "body.json"
+        path.write_text(json.dumps(body))
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", CHILD, url, str(path),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        return cls(process)
+
+    async def first_token(self) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(b"go\n")
+        await self.process.stdin.drain()
+        return float(await self.process.stdout.readline())
+
+    async def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        await self.process.wait()
+
+
+async def provider_round_trip(session: aiohttp.ClientSession, fp: FakeProvider) -> float:
+    """One request and its whole (immediate) answer on the pooled connection: what "one
+    provider round trip" is on this machine."""
+    fp.script.error(400, message="round trip")
+    started = time.perf_counter()
+    async with session.post(
+        fp.base_url + "/chat/completions", json={"model": "fake-upstream-1", "messages": []},
+        headers={"authorization": "Bearer sk-test"},
+    ) as response:  # fmt: skip
+        await response.read()
+    return time.perf_counter() - started
 
 
 async def cancel_delay(client: CursorLikeClient, fp: FakeProvider) -> float:
@@ -152,24 +217,39 @@ async def main(rounds: int) -> None:
                 backend, tmp_path / "proxy", config, "--set", "cursor_byok_status=false"
             )
             client = CursorLikeClient.to_backend(backend.port, proxy, workspace)
-            direct, proxied = [], []
+            direct, proxied, trips, apart = [], [], [], []
+            load = os.getloadavg()[0]
             try:
+                fp.script.text(ANSWER)
+                await cmd_k_first_delta(client)  # the request cursor-byok sends the provider
+                body = fp.requests[-1].json
+                child = await ChildClient.start(fp.base_url + "/chat/completions", body, tmp_path)
                 for _ in range(rounds + 1):  # the first round warms both paths up
+                    trips.append(await provider_round_trip(session, fp))
                     fp.script.text(ANSWER)
-                    direct.append(await direct_first_token(session, fp))
+                    direct.append(await direct_first_token(session, fp, body))
+                    fp.script.text(ANSWER)
+                    apart.append(await child.first_token())
                     fp.script.text(ANSWER)
                     proxied.append(await cmd_k_first_delta(client))
                 cancels = [await cancel_delay(client, fp) for _ in range(5)]
+                await child.stop()
             finally:
                 await client.aclose()
                 proxy.stop()
-    direct, proxied = direct[1:], proxied[1:]
+    direct, proxied, trips, apart = direct[1:], proxied[1:], trips[1:], apart[1:]
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
-    print(f"{rounds} rounds, one Cmd-K request of 400 lines each, fake provider on 127.0.0.1")
+    added_apart = [p - d for p, d in zip(proxied, apart, strict=True)]
+    loads = f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
+    print(f"{rounds} rounds, one Cmd-K request of 400 lines each, fake provider on 127.0.0.1, "
+          f"{os.cpu_count()} cores, {loads}")  # fmt: skip
     for name, values in (
+        ("provider round trip", trips),
         ("provider's own first token", direct),
+        ("  from another process", apart),
         ("Cmd-K first edit delta", proxied),
         ("added by cursor-byok", added),
+        ("  over the other process's", added_apart),
     ):
         ms = sorted(v * 1000 for v in values)
         p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]

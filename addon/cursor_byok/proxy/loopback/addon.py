@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
+PRODUCER_KEY = "cursor_byok_producer"  # the token of the flow's held producer (serve_produced)
 # where the flow was going before it was pointed here: scheme, host, port, authority, Host
 # header (the traffic view shows it there, not at 127.0.0.1: proxy/webview.py)
 ORIGIN_KEY = "cursor_byok_origin"
@@ -181,7 +182,8 @@ class Loopback:
         none. False when the loopback server cannot run (the caller answers an error)."""
         if await self.wait_ready() is not None or self.streamer is None:
             return False
-        token = self.streamer.hold_producer(producer)
+        token = self.streamer.hold_producer(producer)  # started now: it runs while the hop opens
+        flow.metadata[PRODUCER_KEY] = token
         spec = StreamSpec("", encoding=encoding, content_type=content_type, transport=PRODUCER,
                           forward=token)  # fmt: skip
         request = flow.request
@@ -195,6 +197,9 @@ class Loopback:
         self._give_back(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        token = flow.metadata.pop(PRODUCER_KEY, None)
+        if token is not None and self.streamer is not None:
+            self.streamer.release_producer(token)  # never reached the loopback server
         self._give_back(flow)
 
     def client_disconnected(self, client: connection.Client) -> None:

@@ -29,6 +29,7 @@ from cursor_byok.protocol import connect
 from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.runs import Refused
 from cursor_byok.proxy.loopback.ports import LISTENERS
+from cursor_byok.proxy.loopback.prefetch import Prefetched
 from cursor_byok.proxy.loopback.relay import UpstreamProxy
 from cursor_byok.proxy.loopback.relay import end_with_error
 from cursor_byok.proxy.loopback.relay import open_upstream
@@ -105,7 +106,7 @@ class Streamer:
         self.upstream_ssl = upstream_ssl or ssl.create_default_context
         self.upstream_proxy = upstream_proxy or (lambda: None)
         self._forwards: OrderedDict[str, Forward] = OrderedDict()
-        self._producers: OrderedDict[str, Producer] = OrderedDict()
+        self._producers: OrderedDict[str, Prefetched] = OrderedDict()
 
     @property
     def route_wait(self) -> float:
@@ -121,13 +122,21 @@ class Streamer:
         return token
 
     def hold_producer(self, producer: Producer) -> str:
-        """Keep `producer` for the loopback request that names the returned token (a spec with
-        transport PRODUCER and this token as `forward`)."""
+        """Start `producer` now (prefetch.py says why) and keep what it makes for the loopback
+        request that names the returned token (a spec with transport PRODUCER and this token
+        as `forward`)."""
         token = secrets.token_hex(8)
-        self._producers[token] = producer
+        self._producers[token] = Prefetched(producer, unclaimed=HEAD_TIMEOUT)
         while len(self._producers) > _MAX_FORWARDS:
-            self._producers.popitem(last=False)
+            self._producers.popitem(last=False)[1].cancel()
         return token
+
+    def release_producer(self, token: str) -> None:
+        """A held producer whose flow ended before it reached us: cancelled (a no-op once the
+        loopback request claimed it; that one ends with its connection)."""
+        held = self._producers.pop(token, None)
+        if held is not None:
+            held.cancel()
 
     def header_value(self, spec: StreamSpec) -> str:
         return spec.encode(self.secret)
@@ -343,8 +352,8 @@ class Streamer:
     ) -> None:
         """Write what a held producer makes, chunk by chunk as it comes; when mitmproxy drops
         the hop (the client went away) the producer is cancelled where it waits."""
-        producer = self._producers.pop(spec.forward, None)
-        if producer is None:
+        held = self._producers.pop(spec.forward, None)
+        if held is None:
             await self._refuse(conn, writer, spec, "not_found", "this stream is no longer held")
             return
         headers = [("content-type", spec.content_type), ("cache-control", "no-cache")]
@@ -352,7 +361,7 @@ class Streamer:
             headers.append(("connect-content-encoding", spec.encoding))
         writer.write(conn.send(h11.Response(status_code=200, headers=headers)))
         gone = asyncio.ensure_future(reader.read(1))
-        chunks = aiter(producer())
+        chunks = held.claim()
         try:
             await writer.drain()
             while True:
@@ -374,10 +383,9 @@ class Streamer:
             await writer.drain()
         finally:
             gone.cancel()
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
+            held.cancel()  # a no-op once it ended; else (the client went) it stops where it waits
+            with contextlib.suppress(Exception):
+                await chunks.aclose()
 
     # --- pass-through of a stream whose route was decided after it opened -------------------
 
