@@ -30,6 +30,7 @@ from cursor_byok.proxy.run_settings import RunSettings
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.feature_calls import FeatureCalls
 
 
 @dataclass(eq=False)
@@ -67,6 +68,7 @@ def compose(agent: Agent | None = None) -> Composition:
     loopback = Loopback(registry, routing.routes, activity.census)
     registry.on_unresolved = turns.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
+    feature_calls = FeatureCalls()  # the editor features' calls, as the live status shows them
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
@@ -81,8 +83,8 @@ def compose(agent: Agent | None = None) -> Composition:
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
-        EditorFeatures(loopback, turns, activity.census),  # Cmd-K, terminal Cmd-K, commit messages
-        LiveStatus(registry, routing.routes, turns, activity.census),
+        EditorFeatures(loopback, turns, activity.census, feature_calls),  # Cmd-K, commit messages
+        LiveStatus(registry, routing.routes, turns, activity.census, feature_calls),
         PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -49,6 +49,7 @@ from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
+from cursor_byok.store.feature_calls import FeatureCalls
 from cursor_byok.store.usage import CMD_K
 from cursor_byok.store.usage import COMMIT_MESSAGE
 from cursor_byok.store.usage import TERMINAL
@@ -95,10 +96,17 @@ class Job:
 
 
 class EditorFeatures:
-    def __init__(self, loopback: Loopback, turns: Turns, census: Census | None = None) -> None:
+    def __init__(
+        self,
+        loopback: Loopback,
+        turns: Turns,
+        census: Census | None = None,
+        calls: FeatureCalls | None = None,
+    ) -> None:
         self.loopback = loopback
         self.turns = turns
         self.census = census  # per feature: answered here, or bytes sent to Cursor
+        self.calls = calls  # per kind and model: calls, tokens, latency (the live status)
         self.cache = ContextCache()  # Cmd-K's context items by the client's hash
         self.commit_deadline = COMMIT_DEADLINE
 
@@ -219,6 +227,7 @@ class EditorFeatures:
             call,
             lambda: self.turns.providers.get(settings()),
             options.data_dir(ctx.options),
+            calls=self.calls,
         )
 
     # --- Cmd-K ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from cursor_byok.config import ConfigError
 from cursor_byok.protocol import connect
 from cursor_byok.providers.base import Provider
 from cursor_byok.providers.errors import ProviderError
+from cursor_byok.store.feature_calls import FeatureCalls
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import feature_outcome
 from cursor_byok.store.usage import record_row
@@ -98,10 +99,13 @@ class Answer:
     started: float = 0.0
     first_delta: float | None = None  # seconds from start to the first text shown
     problem: str = ""
+    calls: FeatureCalls | None = None  # the live status's rows (store/feature_calls.py)
 
     async def texts(self) -> AsyncGenerator[str]:
         """The answer's text deltas; raises what `failure` maps."""
         self.started = time.monotonic()
+        if self.calls is not None:
+            self.calls.started(self.kind, self.call.model.name)
         provider = self.provider()
         async for text in stream_text(provider, self.call):
             if self.first_delta is None:
@@ -139,6 +143,10 @@ class Answer:
         """The call's usage row and its log line."""
         duration = time.monotonic() - self.started if self.started else 0.0
         usage = self.call.usage
+        if self.calls is not None:
+            self.calls.ended(self.kind, self.call.model.name, usage=usage, duration=duration,
+                             first_text=self.first_delta, problem=self.problem,
+                             was_running=bool(self.started))  # fmt: skip
         record_row(
             self.data_dir,
             TurnUsage(
