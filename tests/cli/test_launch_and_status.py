@@ -250,3 +250,27 @@ def test_the_running_tool_shows_until_the_last_of_a_batch_completes() -> None:
     assert turn.current_tool == "read_tool_call"  # the Read still runs
     turn._track_tools({"tool_call_completed": pb.ToolCallCompletedUpdate(call_id="1")})
     assert turn.current_tool is None
+
+
+def test_status_table_has_a_row_per_editor_feature() -> None:
+    """Cmd-K and terminal calls (issue 34): calls, tokens, the last latency, the cost; a running
+    one says so; one table with the turns, never a second one."""
+    from cursor_byok.store.feature_calls import FeatureCalls
+    from cursor_byok.store.usage import Prices
+
+    calls = FeatureCalls()
+    calls.started("cmd_k", "Edit Model")
+    calls.ended("cmd_k", "Edit Model", usage={"input_tokens": 1200, "output_tokens": 80},
+                duration=0.84, first_text=0.31)  # fmt: skip
+    calls.started("terminal", "Edit Model")
+    prices = Prices(input=1.0, output=2.0)
+    console = Console(width=200, record=True)
+    console.print(status_table([], features=calls.rows(), prices_for=lambda _m: prices))
+    text = console.export_text()
+    assert text.count("┏") == 1
+    lines = text.splitlines()
+    cmd_k = next(line for line in lines if "cmd_k: Edit Model" in line)
+    assert "1 call " in cmd_k and "1200" in cmd_k and "80" in cmd_k
+    assert "last 0.84s, 1st 0.31s" in cmd_k and "$0.0014" in cmd_k
+    terminal = next(line for line in lines if "terminal: Edit Model" in line)
+    assert "0 calls" in terminal and "answering…" in terminal

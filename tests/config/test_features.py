@@ -57,3 +57,11 @@ def test_a_bad_table_is_one_line_naming_the_key(table, expected) -> None:
     assert str(info.value).startswith("/x/c.toml: ")
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_describe_names_the_model_of_each_feature() -> None:
+    from cursor_byok.config.features import Features
+    from cursor_byok.config.features import describe
+
+    line = describe(Features(cmd_k="A", terminal="cursor", commit_message="B"))
+    assert line == "cmd_k on A, terminal Cursor's, commit_message on B, tab Cursor's"

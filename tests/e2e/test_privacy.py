@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from provider_config import write_config
 
 from cursor_byok.cli.doctor import check_census
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
 
@@ -40,6 +42,7 @@ pytestmark = pytest.mark.timeout(120)
 AGENT = "/agent.v1.AgentService/"
 AI = "/aiserver.v1.AiService/"
 ANALYTICS = "/aiserver.v1.AnalyticsService/"
+CMD_K = "/aiserver.v1.CmdKService/"
 TITLE_MODEL = "Fake Title"
 TITLE = "Reading the secret file"
 CURSOR_MODEL = "composer-1"
@@ -179,6 +182,41 @@ class Conversation:
             ),
         ]
 
+    def editor(self) -> list[Call]:
+        """The editor's features (issue 34: Cmd-K, terminal Cmd-K, a commit message, their
+        rerank calls, terminal autocomplete), each with the marker: not about a conversation,
+        on the user's model by default (`[features]`), on Cursor's with privacy = "cursor"."""
+        C = fpb.ContextItem
+        cmd_k = fpb.StreamCmdKRequest(session_id=self.id)
+        cmd_k.context_items.add(context_item=C(cmd_k_query=C.CmdKQuery(query=self.marker)))
+        cmd_k.context_items.add(
+            context_item=C(
+                cmd_k_selection=C.CmdKSelection(lines=[self.marker], start_line_number=1)
+            )
+        )
+        terminal = fpb.StreamTerminalCmdKRequest(session_id=self.id)
+        terminal.context_items.add(
+            context_item=C(terminal_history=C.TerminalHistory(history=f"$ cat {self.marker}"))
+        )
+        rerank = fpb.RerankCmdKContextRequest()
+        rerank.context_items.add(context_item=C(cmd_k_query=C.CmdKQuery(query=self.marker)))
+        diff = f"diff --git a/s.txt b/s.txt\n+++ b/s.txt\n+{self.marker}\n"
+        return [
+            Call(CMD_K + "StreamCmdK", cmd_k, codec="stream"),
+            Call(CMD_K + "StreamTerminalCmdK", terminal, codec="stream"),
+            Call(CMD_K + "RerankCmdKContext", rerank, fpb.RerankCmdKContextResponse),
+            Call(
+                AI + "WriteGitCommitMessage",
+                fpb.WriteGitCommitMessageRequest(diffs=[diff], previous_commit_messages=["x"]),
+                fpb.WriteGitCommitMessageResponse,
+            ),
+            Call(
+                AI + "StreamTerminalAutocomplete",
+                fpb.StreamTerminalAutocompleteRequest(current_command=self.marker),
+                codec="stream",
+            ),
+        ]
+
     def after(self) -> list[Call]:
         quality = pb.UploadLocalAgentRunToPromptQualityRequest(conversation_id=self.id)
         # invocations (field 5, not modelled) with one message (field 9) carrying the marker
@@ -277,6 +315,10 @@ class Stack:
         self.proxy.stop()
 
 
+# the system prompts of Cmd-K, terminal Cmd-K and commit messages (agent/editor_prompts.py)
+EDITOR_PROMPTS = re.compile(r"You edit code|one shell command|git commit messages")
+
+
 def responder(conversation: Conversation):
     """The fake provider: titles for the title model; the turn reads secret.txt, then answers
     slowly (so the calls sent "during" the turn come while it runs)."""
@@ -285,6 +327,8 @@ def responder(conversation: Conversation):
     def answer(request) -> Step:
         if request.json.get("model") == "fake-title-1":
             return Step("reply", text=TITLE, usage=(30, 4, 0))
+        if EDITOR_PROMPTS.search(json.dumps(request.json["messages"][0])):
+            return Step("reply", text="an editor feature's answer")
         if not any(m.get("role") == "tool" for m in request.json["messages"]):
             return Step("reply", tool_calls=[("call_read", "Read", {"path": secret})])
         return Step("reply", text="It is the codeword of the secret file. " * 3, delay=0.02)
@@ -312,7 +356,8 @@ async def converse(stack: Stack, fp: FakeProvider, conversation: Conversation):
             lambda rs: any(any(m.get("role") == "tool" for m in r.json["messages"]) for r in rs)
         )
         assert not turn.done()
-    await send_all(conversation.during())
+    editor = conversation.editor() if conversation.model == MODEL else []
+    await send_all(conversation.during() + editor)
     result = await turn
     await before
     await send_all(conversation.after())
@@ -337,6 +382,7 @@ def assert_valid(call: Call, response) -> None:
     if call.codec == "stream":
         frames = connect.decode_envelopes(response.content)
         assert frames[-1].is_end_stream, call.path
+        assert connect.parse_end_stream(frames[-1].payload).ok, call.path
         return
     if response.headers["content-type"].startswith("application/json"):
         json_format.Parse(response.content or b"{}", call.answer(), ignore_unknown_fields=True)
@@ -396,6 +442,11 @@ async def test_nothing_of_a_byok_conversation_reaches_cursor(tmp_path, workspace
     assert any(byok.marker in json.dumps(r.json) for r in requests)  # the provider saw it
     for call, response in answered:
         assert_valid(call, response)
+    # terminal autocomplete was answered by the model (its suggestion, then done_stream)
+    auto = next(r for c, r in answered if c.path.endswith("StreamTerminalAutocomplete"))
+    frames = [f for f in connect.decode_envelopes(auto.content) if not f.is_end_stream]
+    assert fpb.StreamTerminalAutocompleteResponse.FromString(frames[-1].payload).done_stream
+    assert any("The command so far" in json.dumps(r.json) for r in requests)
     counts = marker_counts(byok_received, byok.marker)
     assert counts == dict.fromkeys(ENCODINGS, 0), counts
     assert not any(byok.prompt_hash().encode() in data for data in byok_received)

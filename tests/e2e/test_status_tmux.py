@@ -5,7 +5,8 @@ with `tmux capture-pane`.
 What a person would see: one table, under the log (mitmproxy's connect lines and our per-turn
 line print above it, never through it); no line wider than the terminal; `route`, `state`, `in`,
 `out`, `tok/s` and `tool` in full (the model name is what gets shortened); the running tool
-while a Read is out on the client; and after the turn, its final rate, not a falling one.
+while a Read is out on the client; and after the turn, its final rate, not a falling one; then a
+Cmd-K call as a row of its own in the same table (issue 34).
 """
 
 from __future__ import annotations
@@ -23,13 +24,23 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cursor_client import FAKE_TOKEN
 from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
 from mitm import TEST_HOST
 from provider_config import MODEL
 from provider_config import write_config
 
+from cursor_byok.pb import aiserver_features_pb2 as fpb
+from cursor_byok.protocol import connect
+
 TMUX = shutil.which("tmux")
+CMD_K = "/aiserver.v1.CmdKService/StreamCmdK"
+CMD_K_HEADERS = {
+    "content-type": "application/connect+proto",
+    "connect-protocol-version": "1",
+    "authorization": FAKE_TOKEN,
+}
 pytestmark = [
     pytest.mark.timeout(120),
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)"),
@@ -79,6 +90,17 @@ class Pane:
                 return screen
             await asyncio.sleep(0.1)
         raise AssertionError(f"never saw {what}; the screen:\n{screen}")
+
+
+def cmd_k_body() -> bytes:
+    """A Cmd-K edit of line 1 of a one-line file, as one Connect envelope."""
+    C = fpb.ContextItem
+    request = fpb.StreamCmdKRequest(session_id=str(uuid.uuid4()))
+    request.context_items.add(context_item=C(cmd_k_query=C.CmdKQuery(query="double it")))
+    request.context_items.add(
+        context_item=C(cmd_k_selection=C.CmdKSelection(lines=["y = 1"], start_line_number=1))
+    )
+    return connect.encode_frame(request.SerializeToString())
 
 
 def _free_port() -> int:
@@ -131,6 +153,7 @@ def _check_layout(screen: str, width: int) -> tuple[int, int, list[str]]:
 # with its time stamp.
 CAPTION_LINES = (
     "Privacy (",
+    "Editor features:",
     "Cursor RPCs:",
     "Agent calls by transport:",
     "Not modelled",
@@ -219,6 +242,27 @@ async def test_live_status_in_a_real_terminal(tmp_path, workspace, width) -> Non
             top, bottom, lines = _check_layout(screen, width)
             again = _row(lines, top, bottom, "local")
             assert again is not None and again["tok/s"] == final["tok/s"], screen
+            # A Cmd-K call (issue 34): a row of its own in the same table, with its kind, its
+            # calls, its tokens and the last call's latency.
+            fp.script.text("y = 2\n")
+            answer = await client.http.post(
+                client.base_url + CMD_K, content=cmd_k_body(), headers=CMD_K_HEADERS
+            )
+            assert answer.status_code == 200
+
+            def feature_row(screen: str) -> bool:
+                if screen.count("┏") != 1:
+                    return False
+                top, bottom, lines = _table(screen)
+                row = _row(lines, top, bottom, "cmd_k: ")
+                return row is not None and row["state"].startswith("last ")
+
+            screen = await pane.wait_for(feature_row, "the Cmd-K row")
+            top, bottom, lines = _check_layout(screen, width)
+            row = _row(lines, top, bottom, "cmd_k: ")
+            assert row is not None and row["route"] == "local", screen
+            assert row["in"] == "100" and row["out"] == "20", screen  # the fake's usage
+            assert row.get("request", "1 call") == "1 call", screen  # dropped at 80 columns
         finally:
             gate.set()
             if turn is not None and not turn.done():

@@ -76,3 +76,22 @@ def test_the_live_status_shows_the_census_as_its_caption() -> None:
     console.print(status_table([], census=census.snapshot()))
     text = console.export_text()
     assert "Cursor RPCs: 1 path(s); 1 served" in text and "AgentRunRequest.27" in text
+
+
+def test_editor_features_are_counted_and_shown() -> None:
+    """Cmd-K and the others (issue 34): calls answered here, and what went to Cursor because
+    `[features]` leaves a feature to it, per feature; `since` and the lines show them."""
+    census = Census()
+    census.feature("cmd_k", answered=1)
+    before = census.snapshot()
+    census.feature("cmd_k", answered=2)
+    census.feature("commit_message", sent_bytes=5120, sent_calls=1)
+    new = since(census.snapshot(), before)
+    assert new["features"] == {
+        "cmd_k": {"answered": 2},
+        "commit_message": {"sent_bytes": 5120, "sent_calls": 1},
+    }
+    text = "\n".join(census_lines(census.snapshot()))
+    assert "Editor features: cmd_k 3 answered here; commit_message 0 answered here, 1 sent to " \
+        "Cursor (5120 B)" in text  # fmt: skip
+    assert census_lines(since(census.snapshot(), census.snapshot())) == []

@@ -267,3 +267,38 @@ def test_tab_rows_are_their_own_kind(tmp_path):
     store.close()
     assert {g.key: g.turns for g in groups} == {"turn": 1, "title": 1, "tab": 3}
     assert total.input_tokens == 50
+
+
+def test_editor_feature_calls_are_kinds_of_their_own(tmp_path) -> None:
+    """Cmd-K, terminal Cmd-K and commit message calls (issue 34) group by their kind, failed
+    ones with the others of their kind; `--by outcome` still tells them apart."""
+    from cursor_byok.store.usage import feature_outcome
+    from cursor_byok.store.usage import record_row
+
+    record_row(tmp_path, row("Priced", 100.0, input_tokens=10, output_tokens=1))
+    for started, outcome in enumerate(
+        (
+            feature_outcome("cmd_k"),
+            feature_outcome("cmd_k", "unauthenticated"),
+            feature_outcome("terminal"),
+            feature_outcome("commit_message", "deadline; summary line"),
+        )
+    ):
+        record_row(
+            tmp_path,
+            TurnUsage(200.0 + started, 0.3, "", "", "Priced", input_tokens=40, output_tokens=5,
+                      outcome=outcome, route="Cmd-K"),
+        )  # fmt: skip
+    assert writer_for(tmp_path).flush(10)
+    store = UsageStore(tmp_path)
+    groups, _total = summarise(store.rows(), "kind", CONFIG.prices_of)
+    by_outcome, _ = summarise(store.rows(), "outcome", CONFIG.prices_of)
+    store.close()
+    assert [(g.key, g.turns) for g in groups] == [
+        ("turn", 1),
+        ("cmd_k", 2),
+        ("terminal", 1),
+        ("commit_message", 1),
+    ]
+    assert groups[1].cost == pytest.approx(2 * (40 * 3 + 5 * 15) / 1e6)
+    assert "cmd_k" in [g.key for g in by_outcome]

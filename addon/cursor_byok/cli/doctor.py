@@ -23,6 +23,7 @@ from pathlib import Path
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import load_config
+from cursor_byok.config.features import describe as describe_features
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import read_activity
 from cursor_byok.store.census import census_lines
@@ -70,6 +71,7 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
         else 'refused with an error (route_other_models = "error")'
     )
     detail = f"models: {names}; runs on other models (Cursor's own): {other}"
+    detail += f"; editor features: {describe_features(config.features)}"
     return Check(OK, f"config {path}", detail), config
 
 

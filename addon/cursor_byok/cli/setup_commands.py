@@ -198,7 +198,8 @@ def add_usage(subparsers: argparse._SubParsersAction) -> None:
         "usage",
         help="tokens and cost of your turns (today, this week, by model or conversation)",
         description="Sum the usage the proxy recorded for every Agent turn, and for every chat "
-        "title a title_model made (outcome 'title'; --by kind separates them). Costs come from "
+        "title a title_model made (outcome 'title'), Cmd-K, terminal Cmd-K and commit message "
+        "(cmd_k, terminal, commit_message; --by kind separates them all). Costs come from "
         "the `prices` of each model in the config (per million tokens); models without prices "
         "show tokens only.",
     )

@@ -71,3 +71,11 @@ def parse_features(
             )
         chosen[key] = value
     return Features(**chosen)
+
+
+def describe(features: Features) -> str:
+    """One line: which model answers each feature (doctor, the start log)."""
+    return ", ".join(
+        f"{key} on {features.model_for(key)}" if features.model_for(key) else f"{key} Cursor's"
+        for key in FEATURE_KEYS
+    )

@@ -17,6 +17,7 @@ from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
+from cursor_byok.proxy.editor_features import EditorFeatures
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
@@ -30,6 +31,7 @@ from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
 from cursor_byok.proxy.tab import Tab
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.feature_calls import FeatureCalls
 
 
 @dataclass(eq=False)
@@ -68,6 +70,7 @@ def compose(agent: Agent | None = None) -> Composition:
     registry.on_unresolved = turns.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
     tab = Tab(turns, activity.census)  # Tab on the user's model ([features] tab), else untouched
+    feature_calls = FeatureCalls()  # the editor features' calls, as the live status shows them
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
         rpc,
@@ -83,7 +86,15 @@ def compose(agent: Agent | None = None) -> Composition:
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
         tab,
-        LiveStatus(registry, routing.routes, turns, activity.census, tab_line=tab.stats.line),
+        EditorFeatures(loopback, turns, activity.census, feature_calls),  # Cmd-K, commit messages
+        LiveStatus(
+            registry,
+            routing.routes,
+            turns,
+            activity.census,
+            features=feature_calls,
+            tab_line=tab.stats.line,
+        ),
         PassThrough(),  # last: after every addon that answers a request itself
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -75,6 +75,12 @@ OPTIONS: dict[str, Option] = {
         10000,
         "Deadline of one Tab call on the user's model ([features] tab); past it, no suggestion.",
     ),
+    "cursor_byok_commit_message_ms": Option(
+        int,
+        7000,
+        "How long a commit message (WriteGitCommitMessage, answered here) waits for the model; "
+        "then it is a summary line made from the diff (Cursor's client gives up after ~10 s).",
+    ),
     "cursor_byok_linger_ms": Option(
         int,
         600_000,

@@ -1,4 +1,5 @@
-"""Live status in the terminal: active turns, model, tokens, speed, tool, cost, outcome.
+"""Live status in the terminal: active turns, model, tokens, speed, tool, cost, outcome; and the
+editor features' calls (Cmd-K, terminal, commit messages): calls, tokens, last latency, cost.
 
 A separate addon so it can be switched off (`--set cursor_byok_status=false`, or `cursor-byok
 run --quiet`) and so nothing in the request path depends on it. It only reads session state.
@@ -31,6 +32,8 @@ from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import Census
 from cursor_byok.store.census import census_lines
+from cursor_byok.store.feature_calls import FeatureCalls
+from cursor_byok.store.feature_calls import FeatureRow
 from cursor_byok.store.usage import Prices
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import summarise
@@ -89,9 +92,12 @@ def status_table(
     census: dict | None = None,
     width: int | None = None,
     tab: str = "",
+    features: Iterable[FeatureRow] = (),
 ) -> Table:
     """One row per session that has (or had) a turn, then the latest runs that went to Cursor's
-    backend (`routing.RoutedRun`: nothing but their model is known here); pure, so testable.
+    backend (`routing.RoutedRun`: nothing but their model is known here), then one row per
+    editor feature and model (`store/feature_calls.py`: Cmd-K, terminal, commit messages, with
+    their calls, tokens and the last call's latency); pure, so testable.
 
     With `width` (the terminal's), the table fits it: the model name is shortened first, then
     the least useful columns are left out (COLUMNS), so what matters never collapses to "…"."""
@@ -131,6 +137,7 @@ def status_table(
                 *([""] * 7),
             ]
         )
+    rows.extend(feature_row(row, now, prices_for) for row in features)
     shown, model_width = _fit(rows, width)
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
     # The census (store/census.py): what Cursor sent, and what is new in it.
@@ -152,6 +159,40 @@ def status_table(
             cells[model_at] = _shorten(cells[model_at], model_width)
         table.add_row(*cells)
     return table
+
+
+def feature_row(
+    row: FeatureRow, now: float, prices_for: Callable[[str], Prices | None] | None = None
+) -> list[str]:
+    """An editor feature's row: its calls where a turn's request id is, its kind before the
+    model (the model column stays at any width: the kind is never shortened away), the last
+    call's latency (to its end, and to its first text) as the state."""
+    if row.running:
+        state = "answering…"
+    elif row.last_problem:
+        state = row.last_problem
+    elif row.last_duration is not None:
+        first = row.last_first_text
+        state = f"last {row.last_duration:.2f}s" + (f", 1st {first:.2f}s" if first else "")
+    else:
+        state = ""
+    prices = prices_for(row.model) if prices_for else None
+    cost = turn_cost(prices, row.tokens) if prices is not None else None
+    tokens = row.tokens
+    return [
+        f"{row.calls} call{'s' if row.calls != 1 else ''}",
+        "",
+        f"{row.kind}: {row.model}",
+        "local",
+        state if len(state) <= STATE_MAX else state[: STATE_MAX - 1] + "…",
+        str(tokens["input_tokens"]),
+        str(tokens["cache_read_tokens"]),
+        str(tokens["output_tokens"]),
+        "",
+        "",
+        "",
+        f"${cost:.4f}" if cost is not None else "",
+    ]
 
 
 def _fit(rows: list[list[str]], width: int | None) -> tuple[list[int], int | None]:
@@ -242,12 +283,14 @@ class LiveStatus:
         turns: Turns,
         census: Census | None = None,
         tab_line: Callable[[], str] | None = None,
+        features: FeatureCalls | None = None,
     ) -> None:
         self.tab_line = tab_line  # Tab's one line (proxy/tab.py), under the table
         self.registry = registry
         self.routes = routes
         self.turns = turns
         self.census = census
+        self.features = features  # the editor features' calls (Cmd-K, terminal, commit)
         self._task: asyncio.Task | None = None
 
     def load(self, loader) -> None:
@@ -296,6 +339,7 @@ class LiveStatus:
                             census=self.census.snapshot() if self.census is not None else None,
                             width=console.width,
                             tab=self.tab_line() if self.tab_line is not None else "",
+                            features=self.features.rows() if self.features is not None else (),
                         )
                     )
                     await asyncio.sleep(REFRESH)

@@ -13,6 +13,10 @@ here instead of going to Cursor, the analytics events about it taken out of batc
 and the bytes of calls about it that did reach Cursor (with `privacy = "local"` this must read
 0; `proxy/privacy.py` measures it on every buffered call that leaves, whoever let it pass).
 
+And the editor's features beyond the Agent (issue 34: Cmd-K, terminal Cmd-K, commit messages),
+per feature: the calls answered here on the user's model, and the calls and bytes that went to
+Cursor because `[features]` leaves that feature to Cursor.
+
 Bounded: at most MAX_KEYS distinct keys per section (more go to "(other)"), so a client that
 invents paths cannot grow it. Thread-safe: the activity writer thread takes snapshots.
 """
@@ -48,6 +52,7 @@ TAB_WORDS = {
 TAB_PATH = "/aiserver.v1.AiService/StreamCpp"
 UNATTRIBUTED = "(no conversation named)"
 PRIVATE_COUNTS = ("answered", "dropped", "sent_bytes", "sent_calls")
+FEATURE_COUNTS = ("answered", "sent_bytes", "sent_calls")
 PRIVACY_LINES = 5  # conversations listed by name
 SIGNED_MEDIA = "/agent.v1.AgentService/GetSignedUrlForAttachedMedia"
 MEDIA_PATHS = "/cursor-byok/media/*"  # uploads to the media URLs we hand out (proxy/privacy.py)
@@ -66,6 +71,7 @@ class Census:
         self._notes: dict[str, str] = {}  # unmodelled key → its description, kept once
         self._unresolved: dict[str, int] = {}
         self._private: dict[str, dict[str, int]] = {}  # conversation → PRIVATE_COUNTS
+        self._features: dict[str, dict[str, int]] = {}  # cmd_k, terminal, … → FEATURE_COUNTS
         self.privacy_mode = ""  # the config's `privacy`, as last seen (shown with the counts)
         self._tab: dict[str, int] = {}  # Tab on the user's model: TAB_COUNTS
 
@@ -133,6 +139,19 @@ class Census:
                     self._tab[key] = self._tab.get(key, 0) + count
         self._changed()
 
+    def feature(
+        self, kind: str, *, answered: int = 0, sent_bytes: int = 0, sent_calls: int = 0
+    ) -> None:
+        """An editor feature's call: answered here, or sent to Cursor (its request's bytes)."""
+        with self._lock:
+            if kind not in self._features and len(self._features) >= MAX_KEYS:
+                kind = OTHER
+            counts = self._features.setdefault(kind, dict.fromkeys(FEATURE_COUNTS, 0))
+            counts["answered"] += answered
+            counts["sent_bytes"] += sent_bytes
+            counts["sent_calls"] += sent_calls
+        self._changed()
+
     def snapshot(self) -> dict[str, Any]:
         """A copy, as plain JSON types."""
         with self._lock:
@@ -149,6 +168,7 @@ class Census:
                     for key, count in self._unmodelled.items()
                 },
                 "unresolved": dict(self._unresolved),
+                "features": {k: dict(v) for k, v in self._features.items()},
             }
 
     def _changed(self) -> None:
@@ -195,8 +215,14 @@ def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
         delta = minus(counts, old_private.get(key, {}))
         if delta:
             private[key] = delta
+    features = {}
+    for key, counts in now.get("features", {}).items():
+        delta = minus(counts, before.get("features", {}).get(key, {}))
+        if delta:
+            features[key] = delta
     return {
         "tab": minus(now.get("tab", {}), before.get("tab", {})),
+        "features": features,
         "privacy": {"mode": now.get("privacy", {}).get("mode", ""), "conversations": private},
         "paths": paths,
         "transports": minus(now.get("transports", {}), before.get("transports", {})),
@@ -211,6 +237,22 @@ def leaked(snapshot: dict[str, Any]) -> int:
     if privacy.get("mode") == "cursor":
         return 0
     return sum(int(c.get("sent_bytes", 0)) for c in privacy.get("conversations", {}).values())
+
+
+def feature_lines(snapshot: dict[str, Any]) -> list[str]:
+    """The editor features' calls: answered here, or sent to Cursor (`[features]` = "cursor")."""
+    features = snapshot.get("features", {})
+    if not features:
+        return []
+    parts = []
+    for kind, counts in sorted(features.items()):
+        part = f"{kind} {counts.get('answered', 0)} answered here"
+        if counts.get("sent_calls"):
+            part += (
+                f", {counts['sent_calls']} sent to Cursor ({_size(counts.get('sent_bytes', 0))})"
+            )
+        parts.append(part)
+    return ["Editor features: " + "; ".join(parts)]
 
 
 def privacy_lines(snapshot: dict[str, Any], *, limit: int = PRIVACY_LINES) -> list[str]:
@@ -278,7 +320,7 @@ def tab_lines(snapshot: dict[str, Any]) -> list[str]:
 
 def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
     """The census as a few readable lines (doctor, live status)."""
-    lines = privacy_lines(snapshot) + tab_lines(snapshot)
+    lines = privacy_lines(snapshot) + feature_lines(snapshot) + tab_lines(snapshot)
     counts = totals(snapshot)
     paths = snapshot.get("paths", {})
     if paths:

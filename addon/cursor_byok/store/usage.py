@@ -97,8 +97,19 @@ ALTER TABLE turns ADD COLUMN context_max INTEGER NOT NULL DEFAULT 0;
 }
 BY = ("day", "model", "conversation", "outcome", "kind")
 TITLE = "title"  # the outcome of a chat title's model call (NameAgent answered here)
-# The outcome of a Tab call answered here: "tab", "tab:cancelled" (abandoned), "tab:error".
+# The editor's features beyond the Agent, each a usage kind of its own; a row's outcome is the
+# kind, or "<kind>: <what went wrong>" (`feature_outcome`).
+CMD_K = "cmd_k"
+TERMINAL = "terminal"
+COMMIT_MESSAGE = "commit_message"
 TAB = "tab"
+TERMINAL_AUTOCOMPLETE = "terminal_autocomplete"  # its `[features]` key is `terminal`
+FEATURE_KINDS = (CMD_K, TERMINAL, COMMIT_MESSAGE, TAB, TERMINAL_AUTOCOMPLETE)
+
+
+def feature_outcome(kind: str, problem: str = "") -> str:
+    """The outcome column of a feature call's row (what `--by kind` groups by)."""
+    return f"{kind}: {problem}" if problem else kind
 
 
 @dataclass(frozen=True)
@@ -537,9 +548,10 @@ def _key(row: Any, by: str) -> str:
     if by == "conversation":
         return row["conversation"] or "(none)"
     if by == "kind":
-        if row["outcome"] == TITLE:
-            return "title"
-        return TAB if row["outcome"].split(":")[0] == TAB else "turn"
+        head = row["outcome"].split(":", 1)[0]
+        if head in FEATURE_KINDS:
+            return head
+        return "title" if row["outcome"] == TITLE else "turn"
     return row["outcome"].split(":")[0].split(" (")[0]
 
 

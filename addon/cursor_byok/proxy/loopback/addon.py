@@ -21,6 +21,8 @@ from mitmproxy import http
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.loopback.ports import PortPicker
 from cursor_byok.proxy.loopback.relay import upstream_proxy
+from cursor_byok.proxy.loopback.server import PRODUCER
+from cursor_byok.proxy.loopback.server import Producer
 from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import Forward
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
 LOOPBACK_KEY = "cursor_byok_loopback"  # the flow is answered by the loopback server
+PRODUCER_KEY = "cursor_byok_producer"  # the token of the flow's held producer (serve_produced)
 # where the flow was going before it was pointed here: scheme, host, port, authority, Host
 # header (the traffic view shows it there, not at 127.0.0.1: proxy/webview.py)
 ORIGIN_KEY = "cursor_byok_origin"
@@ -171,10 +174,32 @@ class Loopback:
         self.point(flow, spec)
         flow.request.headers["content-length"] = "0"
 
+    async def serve_produced(
+        self, flow: http.HTTPFlow, producer: Producer, content_type: str, encoding: str | None
+    ) -> bool:
+        """Answer `flow` with a server stream `producer` writes as it goes (an aiserver stream
+        answered here: Cmd-K, terminal Cmd-K, Tab). Its request body stays here: the hop gets
+        none. False when the loopback server cannot run (the caller answers an error)."""
+        if await self.wait_ready() is not None or self.streamer is None:
+            return False
+        token = self.streamer.hold_producer(producer)  # started now: it runs while the hop opens
+        flow.metadata[PRODUCER_KEY] = token
+        spec = StreamSpec("", encoding=encoding, content_type=content_type, transport=PRODUCER,
+                          forward=token)  # fmt: skip
+        request = flow.request
+        request.headers.pop("content-encoding", None)
+        request.raw_content = b""
+        request.headers["content-length"] = "0"
+        self.point(flow, spec)
+        return True
+
     def response(self, flow: http.HTTPFlow) -> None:
         self._give_back(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        token = flow.metadata.pop(PRODUCER_KEY, None)
+        if token is not None and self.streamer is not None:
+            self.streamer.release_producer(token)  # never reached the loopback server
         self._give_back(flow)
 
     def client_disconnected(self, client: connection.Client) -> None:

@@ -20,6 +20,7 @@ import logging
 import secrets
 import ssl
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from collections.abc import Callable
 
 import h11
@@ -28,6 +29,7 @@ from cursor_byok.protocol import connect
 from cursor_byok.protocol.attempts import Subscriber
 from cursor_byok.protocol.runs import Refused
 from cursor_byok.proxy.loopback.ports import LISTENERS
+from cursor_byok.proxy.loopback.prefetch import Prefetched
 from cursor_byok.proxy.loopback.relay import UpstreamProxy
 from cursor_byok.proxy.loopback.relay import end_with_error
 from cursor_byok.proxy.loopback.relay import open_upstream
@@ -52,6 +54,10 @@ HEAD_TIMEOUT = 10.0  # seconds for a connection's request head and body to arriv
 MAX_PENDING = 256
 MAX_CONNECTIONS = 4096  # every connection, served streams included (20 x 5 per client)
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
+PRODUCER = "producer"  # a StreamSpec.transport: a held producer writes the body (`hold_producer`)
+# A server stream answered here that is not an Agent run (Cmd-K, terminal Cmd-K, Tab): called
+# once, it gives the body's chunks (Connect frames) as they are made; closed when the client goes.
+Producer = Callable[[], AsyncIterator[bytes]]
 _CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
 _MAX_ERROR_BODY = 64 * 1024
 # A stream stops writing while this much is unsent to mitmproxy (asyncio's own high-water mark,
@@ -100,6 +106,7 @@ class Streamer:
         self.upstream_ssl = upstream_ssl or ssl.create_default_context
         self.upstream_proxy = upstream_proxy or (lambda: None)
         self._forwards: OrderedDict[str, Forward] = OrderedDict()
+        self._producers: OrderedDict[str, Prefetched] = OrderedDict()
 
     @property
     def route_wait(self) -> float:
@@ -113,6 +120,23 @@ class Streamer:
         while len(self._forwards) > _MAX_FORWARDS:
             self._forwards.popitem(last=False)
         return token
+
+    def hold_producer(self, producer: Producer) -> str:
+        """Start `producer` now (prefetch.py says why) and keep what it makes for the loopback
+        request that names the returned token (a spec with transport PRODUCER and this token
+        as `forward`)."""
+        token = secrets.token_hex(8)
+        self._producers[token] = Prefetched(producer, unclaimed=HEAD_TIMEOUT)
+        while len(self._producers) > _MAX_FORWARDS:
+            self._producers.popitem(last=False)[1].cancel()
+        return token
+
+    def release_producer(self, token: str) -> None:
+        """A held producer whose flow ended before it reached us: cancelled (a no-op once the
+        loopback request claimed it; that one ends with its connection)."""
+        held = self._producers.pop(token, None)
+        if held is not None:
+            held.cancel()
 
     def header_value(self, spec: StreamSpec) -> str:
         return spec.encode(self.secret)
@@ -248,6 +272,9 @@ class Streamer:
         if spec.error is not None:
             await self._answer_error(conn, writer, spec)
             return
+        if spec.transport == PRODUCER:
+            await self._produce(conn, spec, reader, writer)
+            return
         try:
             subscribed = self.registry.subscribe(
                 spec.request_id,
@@ -315,6 +342,50 @@ class Streamer:
             if sub is not None:
                 self.registry.unsubscribe(sub)
             log.debug("request %s: stream wrote %d chunks", spec.request_id, chunks)
+
+    async def _produce(
+        self,
+        conn: h11.Connection,
+        spec: StreamSpec,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """Write what a held producer makes, chunk by chunk as it comes; when mitmproxy drops
+        the hop (the client went away) the producer is cancelled where it waits."""
+        held = self._producers.pop(spec.forward, None)
+        if held is None:
+            await self._refuse(conn, writer, spec, "not_found", "this stream is no longer held")
+            return
+        headers = [("content-type", spec.content_type), ("cache-control", "no-cache")]
+        if spec.encoding:
+            headers.append(("connect-content-encoding", spec.encoding))
+        writer.write(conn.send(h11.Response(status_code=200, headers=headers)))
+        gone = asyncio.ensure_future(reader.read(1))
+        chunks = held.claim()
+        try:
+            await writer.drain()
+            while True:
+                step = asyncio.ensure_future(anext(chunks))
+                await asyncio.wait({step, gone}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    step.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await step
+                    log.debug("a produced stream's client went away: producer cancelled")
+                    return
+                try:
+                    chunk = step.result()
+                except StopAsyncIteration:
+                    break
+                _write_chunk(writer, conn, chunk)
+                await writer.drain()
+            writer.write(conn.send(h11.EndOfMessage()))
+            await writer.drain()
+        finally:
+            gone.cancel()
+            held.cancel()  # a no-op once it ended; else (the client went) it stops where it waits
+            with contextlib.suppress(Exception):
+                await chunks.aclose()
 
     # --- pass-through of a stream whose route was decided after it opened -------------------
 
