@@ -177,6 +177,44 @@ async def cancel_delay(client: CursorLikeClient, fp: FakeProvider) -> float:
     return time.perf_counter() - closed
 
 
+async def proxy_floor(client: CursorLikeClient) -> float:
+    """A Cmd-K that needs no model (`request_is_for_caching`: the end-stream at once), through
+    the same mitmdump and loopback hop: what any answer from this proxy costs at this load."""
+    message = request()
+    message.cmd_k_options.request_is_for_caching = True
+    headers = {
+        "content-type": "application/connect+proto",
+        "connect-protocol-version": "1",
+        "authorization": FAKE_TOKEN,
+    }
+    started = time.perf_counter()
+    response = await client.http.post(
+        client.base_url + CMDK,
+        content=connect.encode_frame(message.SerializeToString()),
+        headers=headers,
+    )
+    assert connect.decode_envelopes(response.content)[-1].is_end_stream
+    return time.perf_counter() - started
+
+
+async def hook_floor(client: CursorLikeClient) -> float:
+    """`RerankCmdKContext`, answered in the request hook itself (no loopback hop): the floor of
+    mitmproxy alone (TLS, parsing, every addon's hooks) at this load."""
+    headers = {
+        "content-type": "application/proto",
+        "connect-protocol-version": "1",
+        "authorization": FAKE_TOKEN,
+    }
+    started = time.perf_counter()
+    response = await client.http.post(
+        client.base_url + "/aiserver.v1.CmdKService/RerankCmdKContext",
+        content=fpb.RerankCmdKContextRequest().SerializeToString(),
+        headers=headers,
+    )
+    assert response.status_code == 200
+    return time.perf_counter() - started
+
+
 async def cmd_k_first_delta(client: CursorLikeClient) -> float:
     body = connect.encode_frame(request().SerializeToString())
     headers = {
@@ -217,7 +255,7 @@ async def main(rounds: int) -> None:
                 backend, tmp_path / "proxy", config, "--set", "cursor_byok_status=false"
             )
             client = CursorLikeClient.to_backend(backend.port, proxy, workspace)
-            direct, proxied, trips, apart = [], [], [], []
+            direct, proxied, trips, apart, floor, hooks = [], [], [], [], [], []
             load = os.getloadavg()[0]
             try:
                 fp.script.text(ANSWER)
@@ -232,12 +270,15 @@ async def main(rounds: int) -> None:
                     apart.append(await child.first_token())
                     fp.script.text(ANSWER)
                     proxied.append(await cmd_k_first_delta(client))
+                    floor.append(await proxy_floor(client))
+                    hooks.append(await hook_floor(client))
                 cancels = [await cancel_delay(client, fp) for _ in range(5)]
                 await child.stop()
             finally:
                 await client.aclose()
                 proxy.stop()
     direct, proxied, trips, apart = direct[1:], proxied[1:], trips[1:], apart[1:]
+    floor, hooks = floor[1:], hooks[1:]
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
     added_apart = [p - d for p, d in zip(proxied, apart, strict=True)]
     loads = f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
@@ -248,6 +289,8 @@ async def main(rounds: int) -> None:
         ("provider's own first token", direct),
         ("  from another process", apart),
         ("Cmd-K first edit delta", proxied),
+        ("answer with no model call", floor),
+        ("  answered in the hook", hooks),
         ("added by cursor-byok", added),
         ("  over the other process's", added_apart),
     ):

@@ -151,8 +151,6 @@ class EditorFeatures:
             flow.metadata[FEATURE_KEY] = feature  # "cursor": as it came (counted as it leaves)
             return
         flow.metadata[CENSUS_KEY] = SERVED
-        if self.census is not None:
-            self.census.feature(feature, answered=1)
         try:
             job = Job(flow, config, feature_model(config, name), _is_json(flow))
             await self._answer(job, path)
@@ -164,6 +162,9 @@ class EditorFeatures:
                 if isinstance(exc, unary.BadRequest):
                     error = connect.EndStreamError(str(exc.code), str(exc))
                 self._error(flow, path, error)
+        finally:  # counted once the provider request is out (the count wakes the record's writer)
+            if self.census is not None:
+                self.census.feature(feature, answered=1)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._left(flow)
