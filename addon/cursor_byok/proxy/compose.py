@@ -17,6 +17,7 @@ from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
+from cursor_byok.proxy.console import OptionCheck
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
@@ -82,5 +83,6 @@ def compose(agent: Agent | None = None) -> Composition:
         Privacy(routing, turns, activity.census),
         LiveStatus(registry, routing.routes, turns, activity.census),
         PassThrough(),  # last: after every addon that answers a request itself
+        OptionCheck(),  # loaded last: every option above is declared (it has no other hook)
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)
