@@ -281,6 +281,21 @@ def check_local_capture(
     )
 
 
+def check_data_dir(data_dir: Path, min_free_mb: int = 64) -> Check:
+    """The store's size (the proxy keeps blobs and media under their caps), and its disk."""
+    from cursor_byok.store.files import low_space
+    from cursor_byok.store.sizes import sizes_line
+
+    title = f"data dir {data_dir}"
+    if not data_dir.is_dir():
+        return Check(OK, title, "not created yet (the proxy makes it at start)")
+    detail = sizes_line(data_dir)
+    full = low_space(data_dir, min_free_mb)
+    if full is not None:
+        return Check(WARN, title, f"{detail}; {full}", fix=f"free some space on {data_dir}'s disk")
+    return Check(OK, title, detail)
+
+
 def check_port(host: str, port: int, data_dir: Path | None = None) -> Check:
     """Whether the port is free, or taken by the cursor-byok proxy of this data dir (its
     activity record names its pid and port), or by something else."""
@@ -531,6 +546,7 @@ def run_doctor(
     never_ran = read_activity(data_dir)[0] is None
     report(*check_ca(confdir, first_run or never_ran))
     report(check_local_capture())
+    report(check_data_dir(data_dir))
     report(check_port(host, port, data_dir))
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")

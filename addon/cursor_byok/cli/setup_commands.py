@@ -216,6 +216,7 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     from cursor_byok.config import load_config
     from cursor_byok.store import usage
     from cursor_byok.store.files import default_data_dir
+    from cursor_byok.store.sizes import sizes_line
 
     try:
         since = usage.parse_since(args.since)
@@ -248,10 +249,13 @@ def _cmd_usage(args: argparse.Namespace) -> int:
             print(json.dumps(record))
         return EXIT_OK
     title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
+    stored = f"data dir {data_dir}: {sizes_line(data_dir)}"
     if not rows:
         console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
+        console.print(stored, markup=False)
         return EXIT_OK
     console.print(usage.usage_table(groups, total, args.by, title))
+    console.print(stored, markup=False)
     if total.unpriced:
         console.print(
             f"{total.unpriced} of {total.turns} turns have no prices: add "

@@ -40,11 +40,13 @@ from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
+from cursor_byok.proxy.housekeeping import Housekeeping
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
+from cursor_byok.store.files import MiB
 from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
@@ -117,6 +119,7 @@ class Turns:
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
         # conversation id → user messages queued while no turn of it ran (given to the next)
         self.queued: OrderedDict[str, list[pb.UserMessage]] = OrderedDict()
+        self.housekeeping = Housekeeping()  # the blob store's size cap
 
     def load(self, loader) -> None:
         options.declare(
@@ -127,11 +130,18 @@ class Turns:
             "cursor_byok_ack_timeout_ms",
             "cursor_byok_min_free_mb",
             "cursor_byok_detached_call_ms",
+            "cursor_byok_blobs_max_mb",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_ack_timeout_ms", "cursor_byok_detached_call_ms")
+        options.positive(
+            opts,
+            "cursor_byok_ack_timeout_ms",
+            "cursor_byok_detached_call_ms",
+            "cursor_byok_blobs_max_mb",
+        )
+        self.housekeeping.limit = opts.cursor_byok_blobs_max_mb * MiB
         if opts.cursor_byok_min_free_mb < 0:
             raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
@@ -151,6 +161,13 @@ class Turns:
             except OSError as exc:
                 raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
             usage.writer_for(options.data_dir(opts))  # its thread imports rows left spooled
+
+    def running(self) -> None:
+        self.tidy()  # the store's size, once at start
+
+    def tidy(self) -> None:
+        """Keep the blob store under its cap (after turns and uploads write to it)."""
+        self.housekeeping.tidy(self.blobs)
 
     def done(self) -> None:
         self._spawn(self.providers.aclose())
@@ -218,6 +235,7 @@ class Turns:
                     error=CUSTOM_MESSAGE,
                 )
             )
+        self.housekeeping.started(live.request_id, run_request)
         try:
             await run_turn(
                 live,
@@ -232,6 +250,8 @@ class Turns:
                 parent_tool_call_id=live.parent[1] if live.parent else "",
             )
         finally:
+            self.housekeeping.ended(live.request_id)
+            self.tidy()
             turn = live.turn
             if turn is not None and run_request.conversation_id:
                 self.meters[run_request.conversation_id] = meter_of(turn)

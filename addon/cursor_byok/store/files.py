@@ -50,7 +50,7 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
-def low_space(directory: Path, minimum_mib: float) -> str | None:
+def low_space(directory: Path, minimum_mib: float, what: str = "a turn") -> str | None:
     """Why a turn should not start with `directory` this full (less than `minimum_mib` MiB
     free), or None. A directory whose free space cannot be read passes: its writes will say."""
     try:
@@ -60,7 +60,7 @@ def low_space(directory: Path, minimum_mib: float) -> str | None:
     if free >= minimum_mib * MiB:
         return None
     return (
-        f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; a turn "
-        f"needs {minimum_mib:g} MiB there to keep the conversation. Free some space there, or "
+        f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; {what} "
+        f"needs {minimum_mib:.0f} MiB there to keep the conversation. Free some space there, or "
         "lower cursor_byok_min_free_mb"
     )
