@@ -18,6 +18,7 @@ from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.console import OptionCheck
+from cursor_byok.proxy.limits import PortLimits
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
@@ -78,6 +79,7 @@ def compose(agent: Agent | None = None) -> Composition:
         activity,
         Console(loopback.log_filter),
         MemoryGuards(),
+        PortLimits(),
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
