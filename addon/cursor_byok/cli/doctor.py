@@ -21,6 +21,7 @@ from pathlib import Path
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
+from cursor_byok.config import ModelConfig
 from cursor_byok.config import load_config
 from cursor_byok.store.activity import ACTIVITY_FILE
 from cursor_byok.store.activity import read_activity
@@ -61,7 +62,13 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
     try:
         config = load_config(path)
     except ConfigError as exc:
-        return Check(FAIL, "config", str(exc), fix=f"fix {path} (see config.example.toml)"), None
+        fix = (
+            f"cursor-byok init --provider NAME (anthropic, openai, openrouter, ...) writes {path}; "
+            "or give yours with --config PATH"
+            if not path.exists()
+            else f"fix {path} (see config.example.toml)"
+        )
+        return Check(FAIL, "config", str(exc), fix=fix), None
     names = ", ".join(config.model_names())
     other = (
         "Cursor's backend"
@@ -95,7 +102,17 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
 
     findings = warnings(config)
     if not findings:
-        return [Check(OK, "provider keys: set, in private files, encrypted in transit")]
+        plain = [
+            name
+            for name in config.used_providers()
+            if config.providers[name].base_url.lower().startswith("http://")
+        ]
+        transit = (
+            "encrypted in transit"
+            if not plain
+            else f"sent in plain http to this machine only ({', '.join(plain)})"
+        )
+        return [Check(OK, f"provider keys: set, in private files, {transit}")]
     checks = []
     for finding in findings:
         if finding.kind == "env" and pinged:
@@ -105,13 +122,13 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
     return checks
 
 
-async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
+async def _ping_model(config: Config, model: ModelConfig, timeout: float) -> Check:
     from cursor_byok.providers import make_provider
     from cursor_byok.providers.base import ModelRequest
     from cursor_byok.providers.errors import ProviderError
 
-    model = next(m for m in config.models if m.provider == provider_name)
-    title = f"provider {provider_name} ({model.model})"
+    provider_name = model.provider
+    title = f"provider {provider_name} ({model.model}) for the model {model.name}"
     profile = config.providers[provider_name]
     # The same client the proxy uses (make_provider): the same proxy, CA file and timeouts.
     route = (
@@ -153,11 +170,12 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
 
 
 def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
-    """Ping each provider that a configured model uses, all at once."""
-    used = config.used_providers()
+    """Ask every configured model for one word, all at once (a wrong model id on a provider
+    whose other model answers is found here, not at a turn)."""
 
     async def all_checks() -> list[Check]:
-        return list(await asyncio.gather(*(_ping_provider(config, p, timeout) for p in used)))
+        pings = (_ping_model(config, model, timeout) for model in config.models)
+        return list(await asyncio.gather(*pings))
 
     return asyncio.run(all_checks())
 
@@ -316,10 +334,11 @@ def check_port(host: str, port: int, data_dir: Path | None = None) -> Check:
     return Check(OK, f"port {host}:{port} is free")
 
 
-def _proxy_on(port: int, data_dir: Path) -> str | None:
-    """`pid N` when the activity record says a live cursor-byok proxy listens on `port`."""
+def _proxy_on(port: int | None, data_dir: Path) -> str | None:
+    """`pid N` when the activity record says a live cursor-byok proxy listens on `port` (any
+    port: None)."""
     activity, _stamp = read_activity(data_dir)
-    if not activity or activity.get("listen_port") != port:
+    if not activity or (port is not None and activity.get("listen_port") != port):
         return None
     pid = activity.get("pid")
     if not isinstance(pid, int) or pid <= 0:
@@ -409,6 +428,16 @@ def _watch_activity(
 ) -> Check:
     started = clock()
     before, _ = read_activity(data_dir)
+    legacy = before is not None and not isinstance(before.get("pid"), int)  # no pid: wait
+    if not legacy and _proxy_on(None, data_dir) is None:  # nothing to wait for: say so now
+        return Check(
+            FAIL,
+            "no cursor-byok proxy runs with this data dir",
+            f"{data_dir}: "
+            + ("no activity record" if before is None else "the proxy that wrote it has exited"),
+            fix="start the proxy (cursor-byok run) with this data dir, then run the doctor "
+            "with --watch again and send a message in Cursor's Agent while it waits",
+        )
     deadline = started + watch
     activity = before
     while True:
@@ -533,10 +562,11 @@ def run_doctor(
     config_check, config = check_config(config_path)
     report(config_check)
     if config is not None and providers and config.used_providers():
-        asking = ", ".join(config.used_providers())
+        count = len(config.models)
         emit(
-            f"… asking the provider{'s' if ',' in asking else ''} ({asking}) for a one-word "
-            "answer (up to 30s)"
+            f"… asking the provider{'s' if len(config.used_providers()) > 1 else ''} "
+            f"({', '.join(config.used_providers())}) for a one-word answer from each of the "
+            f"{count} model{'s' if count != 1 else ''} (up to 30s)"
         )
         report(*check_providers(config))
     if config is not None:

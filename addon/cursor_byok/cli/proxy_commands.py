@@ -120,7 +120,13 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         "default: Cursor's API hosts)",
     )
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
-    parser.add_argument("--agent", choices=["provider", "scripted"], default="provider")
+    parser.add_argument(
+        "--agent",
+        choices=["provider", "scripted"],
+        default="provider",
+        help="provider: turns on your config's models (default); scripted: a built-in agent "
+        "that needs no provider (tries the setup, offline)",
+    )
     parser.add_argument("--data-dir", help="where conversation blobs are kept")
     parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
     parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")

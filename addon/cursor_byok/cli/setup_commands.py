@@ -61,8 +61,12 @@ def add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
     parser.add_argument("--data-dir", help="cursor-byok's data dir (activity of the proxy)")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("-p", "--port", type=int, default=8080)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="where the proxy listens (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "-p", "--port", type=int, default=8080, help="the proxy's port (default 8080)"
+    )
     parser.add_argument(
         "--no-provider", action="store_true", help="skip the one-word request to each provider"
     )
@@ -114,7 +118,13 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
     keys.add_argument("--key-env", metavar="VAR", help="environment variable holding the key")
     keys.add_argument("--key-file", metavar="PATH", help="file holding the key")
     parser.add_argument("--base-url", help="override the preset's base URL (proxies, gateways)")
-    parser.add_argument("--context-window", type=int, metavar="TOKENS")
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
+        help="the model's context window in tokens (default: the preset's); the context ring "
+        "and compaction go by it",
+    )
     parser.add_argument("--config", help="where to write (default: the user config dir)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing config")
     parser.add_argument("--no-doctor", action="store_true", help="do not run the doctor after")

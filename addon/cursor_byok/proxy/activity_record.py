@@ -80,7 +80,7 @@ class ActivityRecord:
 
     def unresolved(self, kind: str, ident: str) -> None:
         """A request id or blob id nothing could resolve (the census counts them)."""
-        self.census.unresolved(kind)
+        self.census.unresolved(kind, ident)
         log.debug("unresolved %s %s", kind, ident)
 
     def other_call(self, flow: http.HTTPFlow) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from mitmproxy import ctx
@@ -52,6 +53,7 @@ from cursor_byok.store.files import low_space
 log = logging.getLogger(__name__)
 MAX_METERS = 1024
 MAX_QUEUED = 16  # messages queued for one conversation's next turn
+CONFIG_POLL = 1.0  # seconds between looks at the config file (a reload is said at once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,26 @@ class Turns:
 
     def running(self) -> None:
         self.tidy()  # the store's size, once at start
+        self._spawn(self._watch_config())
+
+    async def _watch_config(self) -> None:
+        """Say a config edit at once, in one line: reloaded (its models), or what is wrong with
+        it; not at the next turn. One `stat` a second."""
+        seen = _stamp(options.config_path(ctx.options))
+        while True:
+            await asyncio.sleep(CONFIG_POLL)
+            path = options.config_path(ctx.options)
+            stamp = _stamp(path)
+            if stamp == seen or not self.serves_config():
+                seen = stamp
+                continue
+            seen = stamp
+            try:
+                config = self.config()
+            except ConfigError as exc:
+                log.warning("config not reloaded: %s (Agent turns show this until fixed)", exc)
+                continue
+            log.info("config %s reloaded: models %s", path, ", ".join(config.model_names()))
 
     def tidy(self) -> None:
         """Keep the blob store under its cap (after turns and uploads write to it)."""
@@ -331,6 +353,14 @@ class Turns:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return str(path), status.st_mtime_ns, status.st_mode
 
 
 def route_of(live: LiveRun) -> str:
