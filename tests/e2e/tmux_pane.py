@@ -52,6 +52,10 @@ class Pane:
         )
         return result.stdout
 
+    def send(self, *keys: str) -> None:
+        """Type into the pane (tmux key names: "Enter", "C-c"; anything else is text)."""
+        subprocess.run([*self.base, "send-keys", "-t", "t", *keys], check=True)
+
     def stop(self) -> None:
         subprocess.run([*self.base, "send-keys", "-t", "t", "C-c"], capture_output=True)
         subprocess.run([*self.base, "kill-server"], capture_output=True)

@@ -110,7 +110,10 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
         "doctor (including a one-word request to the provider).",
     )
     parser.add_argument(
-        "--provider", required=True, choices=list(PRESETS), help="which service (a preset)"
+        "--provider",
+        choices=list(PRESETS),
+        help="which service (a preset); in a terminal without it, init asks for the provider "
+        "and the key (hidden) and offers to keep the key in a 0600 file",
     )
     parser.add_argument("--model", help="the provider's model id (default: the preset's)")
     parser.add_argument("--name", help="the name Cursor's model picker shows")
@@ -148,6 +151,20 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.store.files import default_data_dir
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
+    if args.provider is None:
+        if not sys.stdin.isatty():
+            return error_exit("give --provider NAME (or run init in a terminal to be asked)")
+        from cursor_byok.cli.init_prompt import ask
+
+        if path.exists() and not args.force:  # before asking for a key that goes nowhere
+            return error_exit(f"{path} already exists (use --force to overwrite it)")
+        try:
+            answers = ask(path)
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return error_exit("init stopped: nothing written")
+        args.provider = answers.provider
+        args.key_file = args.key_file or answers.key_file
     try:
         text = render_config(
             args.provider,
