@@ -11,10 +11,8 @@ import logging
 from mitmproxy import ctx
 from mitmproxy import exceptions
 
-from cursor_byok.proxy import options
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.mitmproxy_compat import CONNECTION_LOGGER
-from cursor_byok.store.files import lock_data_dir
 
 log = logging.getLogger(__name__)
 
@@ -60,30 +58,14 @@ class OptionCheck:
     one of them that cannot be read (given twice, not a number) is found here, said in one
     line, and the proxy stops. Without it mitmproxy raises inside its own script loader, drops
     the whole addon, and serves on as a plain proxy: no "ready" line, Agent calls to Cursor.
-    A second proxy on a data dir another one uses stops here too (`lock_data_dir`)."""
+    """
 
     def load(self, loader) -> None:
-        opts = loader.master.options
         try:
-            opts.process_deferred()  # what mitmproxy does next, unguarded
+            loader.master.options.process_deferred()  # what mitmproxy does next, unguarded
         except exceptions.OptionsError as exc:
             log.error("cursor-byok cannot start: %s", exc)
             raise SystemExit(2) from None  # not Exception: mitmproxy's safecall lets it out
-        if "cursor_byok_data_dir" in opts:
-            data_dir = options.data_dir(opts)
-            try:
-                holder = lock_data_dir(data_dir)
-            except OSError as exc:
-                holder = None  # the data dir's own checks say what is wrong with it
-                log.debug("no lock on %s: %s", data_dir, exc)
-            if holder is not None:
-                log.error(
-                    "cursor-byok cannot start: another cursor-byok proxy (%s) uses the data "
-                    "dir %s; stop it, or give this one its own --data-dir",
-                    holder,
-                    data_dir,
-                )
-                raise SystemExit(2)
 
 
 def warn_if_exposed() -> None:
