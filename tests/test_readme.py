@@ -24,9 +24,10 @@ def test_quick_start_counts_its_commands() -> None:
     tool, checkout = _blocks(section)[:2]
     said = re.search(r"(\w+) commands, with your provider's key", section)
     assert said and NUMBERS[said[1].lower()] == len(tool), tool
-    assert tool[1].startswith("uv tool install --python 3.12 ")
-    said = re.search(r"\((\w+) commands too\)", section)  # one line typed, one command
-    assert said and NUMBERS[said[1].lower()] == len(checkout) == len(tool), checkout
+    assert tool[0].startswith("uv tool install --python 3.12 git+")
+    assert tool[1:] == ["cursor-byok init", "cursor-byok run"]  # init asks for the rest
+    said = re.search(r"\((\w+) commands\)", section)  # one line typed, one command
+    assert said and NUMBERS[said[1].lower()] == len(checkout), checkout
 
 
 def test_outgrown_advice_is_gone() -> None:

@@ -74,8 +74,7 @@ def start_mitmdump(
     wrap: list[str] | None = None,
 ) -> Mitm:
     """Start mitmdump (under `wrap`, a command prefix, if given). Pass each option once: a
-    repeated `--set` of an addon option makes mitmproxy 12 skip loading the script without a
-    word."""
+    repeated `--set` of an addon option stops the proxy at start (`OptionCheck`)."""
     confdir = tmp / "mitmconf"
     data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)

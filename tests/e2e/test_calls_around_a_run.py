@@ -137,7 +137,8 @@ async def test_uploaded_file_and_image_reach_the_provider_without_kv(tmp_path, w
 async def test_upload_bad_input_and_cursor_conversations(tmp_path, workspace) -> None:
     """A blob whose id is not its SHA-256: invalid_argument naming it (the good ones kept); more
     blobs than one call may carry: resource_exhausted. A Cursor-model conversation's upload goes
-    to Cursor as it came (and is kept here as well)."""
+    to Cursor as it came, and is not kept here (issue 33 item 4: the data dir holds only what
+    conversations served here need)."""
     async with FakeProvider() as fp, FakeCursor(tmp_path / "backend") as backend:
         fp.script.text("first")
         setup = Setup(tmp_path, workspace, fp, backend)
@@ -173,7 +174,7 @@ async def test_upload_bad_input_and_cursor_conversations(tmp_path, workspace) ->
     forwarded = [r for r in backend.requests if r.path == AGENT + "UploadConversationBlobs"]
     assert len(forwarded) == 1  # as it came (JSON: the value in base64)
     assert base64.b64encode(b"for cursor") in forwarded[0].body
-    assert hashlib.sha256(b"for cursor").hexdigest() in stored
+    assert hashlib.sha256(b"for cursor").hexdigest() not in stored
 
 
 async def test_context_ring_warm_up_and_fork_of_a_byok_conversation(tmp_path, workspace) -> None:

@@ -97,11 +97,30 @@ def test_doctor_on_a_broken_setup(tmp_path, monkeypatch) -> None:
 
 
 def test_activity_check_waits_for_calls(tmp_path) -> None:
+    import os
+
     calls = []
+    running = {"agent_calls": 0, "pid": os.getpid()}  # a proxy runs (this process stands in)
+    (tmp_path / "activity.json").write_text(json.dumps(running))
 
     def fake_sleep(seconds: float) -> None:
         calls.append(seconds)
-        (tmp_path / "activity.json").write_text(json.dumps({"agent_calls": 2}))
+        (tmp_path / "activity.json").write_text(json.dumps({**running, "agent_calls": 2}))
 
     check = check_activity(tmp_path, watch=5, sleep=fake_sleep)
     assert check.status == "ok" and calls
+
+
+def test_watch_does_not_wait_out_its_time_without_a_proxy(tmp_path) -> None:
+    """Issue 33 item 12: no proxy (no record, or its pid gone): said at once, no waiting."""
+    import subprocess
+    import sys
+
+    calls: list[float] = []
+    check = check_activity(tmp_path, watch=60, sleep=calls.append)
+    assert check.status == "fail" and "no cursor-byok proxy runs" in check.title and not calls
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    (tmp_path / "activity.json").write_text(json.dumps({"agent_calls": 3, "pid": int(gone)}))
+    check = check_activity(tmp_path, watch=60, sleep=calls.append)
+    assert check.status == "fail" and "has exited" in check.detail and not calls

@@ -14,10 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shlex
-import shutil
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -30,11 +26,13 @@ from fakes.fake_provider import FakeProvider
 from mitm import TEST_HOST
 from provider_config import MODEL
 from provider_config import write_config
+from tmux_pane import TMUX
+from tmux_pane import Pane
+from tmux_pane import free_port
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.protocol import connect
 
-TMUX = shutil.which("tmux")
 CMD_K = "/aiserver.v1.CmdKService/StreamCmdK"
 CMD_K_HEADERS = {
     "content-type": "application/connect+proto",
@@ -48,50 +46,6 @@ pytestmark = [
 MODEL_NAME = "Fake Model With A Rather Long Name (BYOK)"
 
 
-class Pane:
-    """One tmux server of our own (its own socket), one window of a fixed size."""
-
-    def __init__(self, socket_dir: Path, width: int, height: int = 40) -> None:
-        assert TMUX is not None
-        self.base = [TMUX, "-S", str(socket_dir / "tmux.sock")]
-        self.width = width
-        self.height = height
-
-    def start(self, command: list[str], env: dict[str, str]) -> None:
-        line = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *command])
-        # remain-on-exit: a proxy that dies leaves its last words on the screen for the report
-        subprocess.run(
-            [*self.base, "new-session", "-d", "-s", "t", "-x", str(self.width),
-             "-y", str(self.height), line],
-            check=True,
-        )  # fmt: skip
-        subprocess.run([*self.base, "set-option", "-t", "t", "remain-on-exit", "on"], check=True)
-
-    def screen(self) -> str:
-        result = subprocess.run(
-            # -J: a log line the terminal wrapped comes back as one line
-            [*self.base, "capture-pane", "-p", "-J", "-t", "t"],
-            capture_output=True,
-            text=True,
-        )
-        return result.stdout
-
-    def stop(self) -> None:
-        subprocess.run([*self.base, "send-keys", "-t", "t", "C-c"], capture_output=True)
-        subprocess.run([*self.base, "kill-server"], capture_output=True)
-
-    async def wait_for(self, condition, what: str, timeout: float = 30.0) -> str:
-        """The first screen `condition` holds for, polled until a deadline."""
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if condition(screen):
-                return screen
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"never saw {what}; the screen:\n{screen}")
-
-
 def cmd_k_body() -> bytes:
     """A Cmd-K edit of line 1 of a one-line file, as one Connect envelope."""
     C = fpb.ContextItem
@@ -101,12 +55,6 @@ def cmd_k_body() -> bytes:
         context_item=C(cmd_k_selection=C.CmdKSelection(lines=["y = 1"], start_line_number=1))
     )
     return connect.encode_frame(request.SerializeToString())
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _table(screen: str) -> tuple[int, int, list[str]]:
@@ -164,7 +112,7 @@ CAPTION_LINES = (
 
 @pytest.mark.parametrize("width", [80, 120])
 async def test_live_status_in_a_real_terminal(tmp_path, workspace, width) -> None:
-    port = _free_port()
+    port = free_port()
     confdir = tmp_path / "mitmconf"
     notes = str(workspace / "notes.txt")
     async with FakeProvider() as fp:

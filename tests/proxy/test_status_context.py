@@ -46,3 +46,20 @@ def test_status_names_the_model_a_fallback_served_for() -> None:
     console = Console(width=220, record=True)
     console.print(status_table([live]))
     assert "Claude Backup ← OpenAI Primary" in console.export_text()
+
+
+def test_the_rate_is_live_while_a_call_streams() -> None:
+    """Issue 33 item 12: most providers report output tokens at the end of a call; until then
+    the rate counts what streamed (~4 characters a token), then the reported tokens."""
+    from types import SimpleNamespace
+
+    from cursor_byok.agent.turn import Usage
+    from cursor_byok.proxy.status import _rate
+
+    usage = Usage()
+    turn = SimpleNamespace(usage=usage, started=0.0, ended=None)
+    assert _rate(turn, 10.0) == "0.0"
+    usage.streaming_chars += 400  # 100 tokens streamed, none reported yet
+    assert _rate(turn, 10.0) == "10.0"
+    usage.add(output_tokens=90)  # the call's report replaces the estimate
+    assert usage.streaming_chars == 0 and _rate(turn, 10.0) == "9.0"

@@ -107,6 +107,7 @@ def test_watch_returns_when_a_new_call_arrives_and_names_its_route(tmp_path) -> 
 def test_watch_diagnoses_http2_when_only_other_calls_arrive(tmp_path) -> None:
     clock = Clock()
     proxy = Activity(tmp_path, clock=clock, monotonic=clock, background=False)
+    proxy.started(listen_port=1)  # what a running proxy writes at start
 
     def sleep(seconds: float) -> None:
         clock.now += seconds
@@ -125,6 +126,8 @@ def test_watch_without_a_proxy_says_to_start_one(tmp_path) -> None:
 def test_watch_reads_a_real_writer_in_another_thread(tmp_path) -> None:
     """Real clock, real file, another thread: the record a proxy writes is seen at once."""
     proxy = Activity(tmp_path)
+    proxy.started(listen_port=1)  # what a running proxy writes at start
+    proxy.flush(5)
     started = threading.Event()
 
     def doctor_sleep(seconds: float) -> None:

@@ -67,15 +67,16 @@ def test_put_all_stores_under_the_given_ids_and_skips_known_ones(tmp_path, monke
     blobs = {blob_id(d): d for d in (b"one", b"two")}
     store.put_all(blobs)
     assert all(BlobStore(tmp_path).get(i) == d for i, d in blobs.items())
+    import os
+
     stats: list[Path] = []
-    real_exists = Path.exists
+    real_utime = os.utime
 
-    def exists(self) -> bool:
-        if len(self.name) == 64:  # a blob file (not a directory made for the first blob)
-            stats.append(self)
-        return real_exists(self)
+    def utime(path, *args, **kwargs) -> None:  # the one disk call for a blob maybe stored
+        stats.append(Path(path))
+        return real_utime(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "exists", exists)
+    monkeypatch.setattr(os, "utime", utime)
     store.put_all({**blobs, blob_id(b"three"): b"three"})
     store.put(b"one")
     assert [p.name for p in stats] == [blob_id(b"three").hex()]  # only the new one is looked up
@@ -107,3 +108,26 @@ def test_known_ids_are_bounded(tmp_path) -> None:
         store.put(b"blob %d" % n)
     assert len(store._known) <= 3
     assert all(store.get(hashlib.sha256(b"blob %d" % n).digest()) for n in range(10))
+
+
+def test_prune_keeps_the_cap_the_recent_and_what_a_live_checkpoint_names(tmp_path) -> None:
+    """Issue 33 item 4: least recently stored or used first; never a protected blob, nor one
+    stored after the oldest running turn began; a pruned blob stored again is written again."""
+    import os
+
+    from cursor_byok.store.blobs import BlobStore
+
+    store = BlobStore(tmp_path / "blobs")
+    ids = [store.put(bytes([n]) * 1000) for n in range(6)]
+    for n, ident in enumerate(ids):  # stored at t = 100, 200, ... 600
+        os.utime(store._path(ident), (100.0 * (n + 1), 100.0 * (n + 1)))
+    assert store.written == 6000
+    deleted, freed, left = store.prune(3000, protected={ids[0]}, newer_than=550.0)
+    assert (deleted, freed, left) == (3, 3000, 3000) and store.written == 0
+    kept = [ident in store for ident in ids]
+    assert kept == [True, False, False, False, True, True]  # 0 named, 4 and 5 the newest
+    store.put(bytes([1]) * 1000)  # remembered before the prune: written again
+    assert ids[1] in store
+    store.put(bytes([4]) * 1000)  # stored already: in use again, the last to go
+    assert store._path(ids[4]).stat().st_mtime > 600
+    assert store.prune(10_000) == (0, 0, 4000)  # under the cap: nothing goes

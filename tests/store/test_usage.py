@@ -302,3 +302,51 @@ def test_editor_feature_calls_are_kinds_of_their_own(tmp_path) -> None:
     ]
     assert groups[1].cost == pytest.approx(2 * (40 * 3 + 5 * 15) / 1e6)
     assert "cmd_k" in [g.key for g in by_outcome]
+
+
+PROXY_LIKE = """
+import sys, time
+from cursor_byok.store import usage
+data_dir = sys.argv[1]
+writer = usage.writer_for(data_dir)
+for line in sys.stdin:  # one row per line, then the live status's read, as the proxy does
+    writer.add(usage.TurnUsage(time.time(), 1.0, "conv", line.strip(), "Free"))
+    assert writer.flush(10)
+    usage.store_for(data_dir).rows()
+    print("written", flush=True)
+"""
+
+
+def test_rows_survive_another_process_reading_and_a_kill(tmp_path) -> None:
+    """Issue 33 item 1: the live status opening the database in the writer's process dropped
+    the writer's locks (a raw open/close of the file); one `cursor-byok usage` then deleted
+    the WAL, every later row went to a deleted file, and a kill -9 lost them."""
+    import signal
+    import subprocess
+    import sys
+
+    proxy = subprocess.Popen(
+        [sys.executable, "-c", PROXY_LIKE, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proxy.stdin is not None and proxy.stdout is not None
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).with_name("cursor-byok"))
+    usage_command = [cli, "usage", "--json", "--since", "all"]
+    usage_command += ["--data-dir", str(tmp_path), "--config", str(tmp_path / "none.toml")]
+    try:
+        for i in range(4):
+            proxy.stdin.write(f"request-{i}\n")
+            proxy.stdin.flush()
+            assert proxy.stdout.readline().strip() == "written"
+            report = subprocess.run(usage_command, capture_output=True, text=True, check=True)
+            assert f'"turns": {i + 1},' in report.stdout.splitlines()[-1], report.stdout
+    finally:
+        proxy.send_signal(signal.SIGKILL)
+        proxy.wait(10)
+    store = UsageStore(tmp_path)
+    assert [r["request"] for r in store.rows()] == [f"request-{i}" for i in range(4)]
+    store.close()

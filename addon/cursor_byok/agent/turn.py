@@ -59,12 +59,22 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     reported: set[str] = field(default_factory=set)
+    # Characters of text and thinking shown since the provider last reported output tokens
+    # (most report them at the end of a call): the live status's rate while a call streams.
+    streaming_chars: int = 0
 
     def add(self, **counts: int | None) -> None:
         for name, value in counts.items():
             if value is not None:
                 setattr(self, name, getattr(self, name) + value)
                 self.reported.add(name)
+        if counts.get("output_tokens") is not None:
+            self.streaming_chars = 0
+
+    def live_output_tokens(self) -> int:
+        """Output tokens so far: those reported, and ~4 characters a token of what streamed
+        since."""
+        return self.output_tokens + self.streaming_chars // 4
 
     def turn_ended(self) -> pb.TurnEndedUpdate:
         update = pb.TurnEndedUpdate()
@@ -209,6 +219,9 @@ class Turn:
 
     def update(self, **variant) -> None:
         """Emit one `interaction_update` variant: `update(text_delta=pb.TextDeltaUpdate(...))`."""
+        delta = variant.get("text_delta") or variant.get("thinking_delta")
+        if delta is not None:
+            self.usage.streaming_chars += len(delta.text)
         self._track_tools(variant)
         self._record_step(variant)
         self._send_update(variant)
@@ -309,10 +322,12 @@ class Turn:
         # the caller's string, not a copy read back from the message (the history has it too)
         self._flush_thinking()
         self._text.append(text)
+        self.usage.streaming_chars += len(text)
         self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
 
     def thinking(self, text: str) -> None:
         self._thinking.append(text)
+        self.usage.streaming_chars += len(text)
         delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
         self._send_update({"thinking_delta": delta})
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
+from cursor_byok.config import ModelConfig
 from cursor_byok.config import load_config
 from cursor_byok.config.features import describe as describe_features
 from cursor_byok.store.activity import ACTIVITY_FILE
@@ -63,7 +64,13 @@ def check_config(path: Path) -> tuple[Check, Config | None]:
     try:
         config = load_config(path)
     except ConfigError as exc:
-        return Check(FAIL, "config", str(exc), fix=f"fix {path} (see config.example.toml)"), None
+        fix = (
+            f"cursor-byok init --provider NAME (anthropic, openai, openrouter, ...) writes {path}; "
+            "or give yours with --config PATH"
+            if not path.exists()
+            else f"fix {path} (see config.example.toml)"
+        )
+        return Check(FAIL, "config", str(exc), fix=fix), None
     names = ", ".join(config.model_names())
     other = (
         "Cursor's backend"
@@ -144,7 +151,17 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
 
     findings = warnings(config)
     if not findings:
-        return [Check(OK, "provider keys: set, in private files, encrypted in transit")]
+        plain = [
+            name
+            for name in config.used_providers()
+            if config.providers[name].base_url.lower().startswith("http://")
+        ]
+        transit = (
+            "encrypted in transit"
+            if not plain
+            else f"sent in plain http to this machine only ({', '.join(plain)})"
+        )
+        return [Check(OK, f"provider keys: set, in private files, {transit}")]
     checks = []
     for finding in findings:
         if finding.kind == "env" and pinged:
@@ -154,13 +171,13 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
     return checks
 
 
-async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
+async def _ping_model(config: Config, model: ModelConfig, timeout: float) -> Check:
     from cursor_byok.providers import make_provider
     from cursor_byok.providers.base import ModelRequest
     from cursor_byok.providers.errors import ProviderError
 
-    model = next(m for m in config.models if m.provider == provider_name)
-    title = f"provider {provider_name} ({model.model})"
+    provider_name = model.provider
+    title = f"provider {provider_name} ({model.model}) for the model {model.name}"
     profile = config.providers[provider_name]
     # The same client the proxy uses (make_provider): the same proxy, CA file and timeouts.
     route = (
@@ -202,11 +219,12 @@ async def _ping_provider(config: Config, provider_name: str, timeout: float) -> 
 
 
 def check_providers(config: Config, timeout: float = 30.0) -> list[Check]:
-    """Ping each provider that a configured model uses, all at once."""
-    used = config.used_providers()
+    """Ask every configured model for one word, all at once (a wrong model id on a provider
+    whose other model answers is found here, not at a turn)."""
 
     async def all_checks() -> list[Check]:
-        return list(await asyncio.gather(*(_ping_provider(config, p, timeout) for p in used)))
+        pings = (_ping_model(config, model, timeout) for model in config.models)
+        return list(await asyncio.gather(*pings))
 
     return asyncio.run(all_checks())
 
@@ -330,6 +348,21 @@ def check_local_capture(
     )
 
 
+def check_data_dir(data_dir: Path, min_free_mb: int = 64) -> Check:
+    """The store's size (the proxy keeps blobs and media under their caps), and its disk."""
+    from cursor_byok.store.files import low_space
+    from cursor_byok.store.sizes import sizes_line
+
+    title = f"data dir {data_dir}"
+    if not data_dir.is_dir():
+        return Check(OK, title, "not created yet (the proxy makes it at start)")
+    detail = sizes_line(data_dir)
+    full = low_space(data_dir, min_free_mb)
+    if full is not None:
+        return Check(WARN, title, f"{detail}; {full}", fix=f"free some space on {data_dir}'s disk")
+    return Check(OK, title, detail)
+
+
 def check_port(host: str, port: int, data_dir: Path | None = None) -> Check:
     """Whether the port is free, or taken by the cursor-byok proxy of this data dir (its
     activity record names its pid and port), or by something else."""
@@ -350,10 +383,11 @@ def check_port(host: str, port: int, data_dir: Path | None = None) -> Check:
     return Check(OK, f"port {host}:{port} is free")
 
 
-def _proxy_on(port: int, data_dir: Path) -> str | None:
-    """`pid N` when the activity record says a live cursor-byok proxy listens on `port`."""
+def _proxy_on(port: int | None, data_dir: Path) -> str | None:
+    """`pid N` when the activity record says a live cursor-byok proxy listens on `port` (any
+    port: None)."""
     activity, _stamp = read_activity(data_dir)
-    if not activity or activity.get("listen_port") != port:
+    if not activity or (port is not None and activity.get("listen_port") != port):
         return None
     pid = activity.get("pid")
     if not isinstance(pid, int) or pid <= 0:
@@ -443,6 +477,16 @@ def _watch_activity(
 ) -> Check:
     started = clock()
     before, _ = read_activity(data_dir)
+    legacy = before is not None and not isinstance(before.get("pid"), int)  # no pid: wait
+    if not legacy and _proxy_on(None, data_dir) is None:  # nothing to wait for: say so now
+        return Check(
+            FAIL,
+            "no cursor-byok proxy runs with this data dir",
+            f"{data_dir}: "
+            + ("no activity record" if before is None else "the proxy that wrote it has exited"),
+            fix="start the proxy (cursor-byok run) with this data dir, then run the doctor "
+            "with --watch again and send a message in Cursor's Agent while it waits",
+        )
     deadline = started + watch
     activity = before
     while True:
@@ -567,10 +611,11 @@ def run_doctor(
     config_check, config = check_config(config_path)
     report(config_check)
     if config is not None and providers and config.used_providers():
-        asking = ", ".join(config.used_providers())
+        count = len(config.models)
         emit(
-            f"… asking the provider{'s' if ',' in asking else ''} ({asking}) for a one-word "
-            "answer (up to 30s)"
+            f"… asking the provider{'s' if len(config.used_providers()) > 1 else ''} "
+            f"({', '.join(config.used_providers())}) for a one-word answer from each of the "
+            f"{count} model{'s' if count != 1 else ''} (up to 30s)"
         )
         report(*check_providers(config))
     if config is not None:
@@ -582,6 +627,7 @@ def run_doctor(
     never_ran = read_activity(data_dir)[0] is None
     report(*check_ca(confdir, first_run or never_ran))
     report(check_local_capture())
+    report(check_data_dir(data_dir))
     report(check_port(host, port, data_dir))
     if watch > 0:
         emit(f"… waiting up to {watch:g}s for a new Agent call: send a message in Cursor's Agent")

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cursor_byok.cli.transparent import DEFAULT_REDIRECT_HOSTS
 from cursor_byok.config import default_config_path
@@ -75,7 +76,7 @@ def mitmdump_args(opts: RunOptions, ipv6: bool = False) -> list[str]:
     transparent mode also listens on ::1)."""
     program = mitmdump_executable("mitmweb" if opts.web else "mitmdump")
     args = [program, "--listen-host", opts.host, "-p", str(opts.port)]
-    args += ["--set", "connection_strategy=lazy"]
+    args += _unless_set(opts.extra, "connection_strategy=lazy")
     if opts.mode == "reverse":
         args += ["--mode", f"reverse:{opts.upstream}"]
     elif opts.mode == "local":
@@ -93,19 +94,85 @@ def mitmdump_args(opts: RunOptions, ipv6: bool = False) -> list[str]:
     if opts.confdir:
         args += ["--set", f"confdir={opts.confdir}"]
     if opts.quiet:
-        args += ["--set", "cursor_byok_status=false"]
-    args += ["--set", "flow_detail=0", "-s", str(SCRIPT)]
+        args += _unless_set(opts.extra, "cursor_byok_status=false")
+    args += [*_unless_set(opts.extra, "flow_detail=0"), "-s", str(SCRIPT)]
     if opts.web:
         # Keep our synthesised RunSSE streams for the flow view, and decode Connect bodies.
-        args += ["--set", "store_streamed_bodies=true", "-s", str(WEB_SCRIPT)]
+        args += [*_unless_set(opts.extra, "store_streamed_bodies=true"), "-s", str(WEB_SCRIPT)]
         if opts.web_port is not None and not _sets(opts.extra, "web_port"):
-            args += ["--set", f"web_port={opts.web_port}", "--set", "web_host=127.0.0.1"]
+            args += ["--set", f"web_port={opts.web_port}"]
+            args += _unless_set(opts.extra, "web_host=127.0.0.1")
     return [*args, *opts.extra]
 
 
 def _sets(extra: tuple[str, ...], option: str) -> bool:
     """Whether the extra mitmdump arguments set `option` themselves (theirs wins)."""
-    return any(arg.startswith(f"{option}=") for arg in extra)
+    return any(name == option for name, _value in _settings(extra))
+
+
+def _unless_set(extra: tuple[str, ...], setting: str) -> list[str]:
+    """`--set setting`, unless the extra arguments set that option (mitmproxy refuses an
+    option given twice: theirs wins)."""
+    return [] if _sets(extra, setting.split("=", 1)[0]) else ["--set", setting]
+
+
+def _normal(extra: Sequence[str]) -> list[str]:
+    """mitmdump arguments with each `--set=NAME=VALUE` split into `--set`, `NAME=VALUE`."""
+    out: list[str] = []
+    for arg in extra:
+        out += ["--set", arg.removeprefix("--set=")] if arg.startswith("--set=") else [arg]
+    return out
+
+
+def _settings(extra: Sequence[str]) -> list[tuple[str, str]]:
+    """The `--set NAME=VALUE` pairs among mitmdump arguments."""
+    args = _normal(extra)
+    pairs = [args[i + 1].partition("=") for i, a in enumerate(args[:-1]) if a == "--set"]
+    return [(name, value) for name, _eq, value in pairs]
+
+
+# Options `run` sets from flags of its own. The same option set again after `--` would reach
+# mitmproxy twice, which it refuses (and before OptionCheck, silently served nothing): the
+# `--set` is taken as the flag instead, or refused in one line naming the flag.
+OWN_FLAGS = {
+    "cursor_byok_config": ("--config", "config"),
+    "cursor_byok_data_dir": ("--data-dir", "data_dir"),
+    "confdir": ("--confdir", "confdir"),
+    "cursor_byok_agent": ("--agent", "agent"),
+}
+AGENTS = ("provider", "scripted")
+
+
+def take_own_settings(opts: RunOptions) -> tuple[RunOptions, str | None]:
+    """`opts` with every `--set` of an option in OWN_FLAGS moved from `extra` to its field;
+    the one-line problem when it contradicts the flag (or names no agent)."""
+    import dataclasses
+
+    args, extra = _normal(opts.extra), []
+    changes: dict[str, Any] = {}
+    given = {field: getattr(opts, field) for _flag, field in OWN_FLAGS.values()}
+    given["agent"] = None if opts.agent == RunOptions.agent else opts.agent
+    i = 0
+    while i < len(args):
+        setting = args[i + 1] if args[i] == "--set" and i + 1 < len(args) else ""
+        name, _eq, value = setting.partition("=")
+        if name not in OWN_FLAGS:
+            extra.append(args[i])
+            i += 1
+            continue
+        i += 2
+        flag, field = OWN_FLAGS[name]
+        if field == "agent" and value not in AGENTS:
+            return opts, f"--set {name}={value}: use {flag} {' or '.join(AGENTS)}"
+        wanted = value if field == "agent" else Path(value).expanduser()
+        before = changes.get(field, given[field])
+        if before is not None and before != wanted:
+            return opts, (
+                f"--set {name}={value} after `--` and {flag} {before} name two different "
+                f"things: give it once, with {flag}"
+            )
+        changes[field] = wanted
+    return dataclasses.replace(opts, extra=tuple(extra), **changes), None
 
 
 def setup_text(opts: RunOptions) -> str:
@@ -168,6 +235,9 @@ def preflight(opts: RunOptions) -> tuple[RunOptions, str | None]:
     from cursor_byok.cli import preflight as checks
     from cursor_byok.store.files import default_data_dir
 
+    opts, problem = take_own_settings(opts)
+    if problem is not None:
+        return opts, problem
     if opts.mode == "local" and (problem := checks.local_problem()) is not None:
         return opts, problem
     problem = checks.port_problem(opts.host, opts.port)

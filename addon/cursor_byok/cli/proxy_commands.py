@@ -120,7 +120,13 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         "default: Cursor's API hosts)",
     )
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
-    parser.add_argument("--agent", choices=["provider", "scripted"], default="provider")
+    parser.add_argument(
+        "--agent",
+        choices=["provider", "scripted"],
+        default="provider",
+        help="provider: turns on your config's models (default); scripted: a built-in agent "
+        "that needs no provider (tries the setup, offline)",
+    )
     parser.add_argument("--data-dir", help="where conversation blobs are kept")
     parser.add_argument("--confdir", help="mitmproxy's confdir (CA certificates)")
     parser.add_argument("-q", "--quiet", action="store_true", help="logs only, no live status")
@@ -141,7 +147,19 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --web: the port of mitmweb's UI (default 8081, or a free one when 8081 is "
         "taken or is the proxy's --port)",
     )
+    # mitmdump's own --set before `--` is not ours: caught to say where it goes.
+    parser.add_argument("--set", action="append", metavar="NAME=VALUE", help=argparse.SUPPRESS)
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="-- then extra mitmdump args")
+
+
+def _misplaced_set(args: argparse.Namespace) -> int | None:
+    """The error for `run --set X` (mitmdump's option, given before `--`), else None."""
+    if not args.set:
+        return None
+    return error_exit(
+        f"--set is mitmdump's option: put it after `--` (cursor-byok {args.command} [OPTIONS] "
+        f"-- --set {args.set[0]}); the config goes with --config"
+    )
 
 
 def run_options(args: argparse.Namespace):
@@ -183,6 +201,8 @@ def run_options(args: argparse.Namespace):
 def _cmd_run(args: argparse.Namespace) -> int:
     from cursor_byok.cli.launch import run
 
+    if (refused := _misplaced_set(args)) is not None:
+        return refused
     return run(run_options(args))
 
 
@@ -215,6 +235,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
     from cursor_byok.cli.launch import run
 
+    if (refused := _misplaced_set(args)) is not None:
+        return refused
     opts = run_options(args)
     if any(RECORD_OPTION in arg for arg in opts.extra):
         # A second --set of the same option makes mitmproxy skip our script without a word.

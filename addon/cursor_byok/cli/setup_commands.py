@@ -61,8 +61,12 @@ def add_doctor(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument("--confdir", help="mitmproxy's confdir (default ~/.mitmproxy)")
     parser.add_argument("--data-dir", help="cursor-byok's data dir (activity of the proxy)")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("-p", "--port", type=int, default=8080)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="where the proxy listens (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "-p", "--port", type=int, default=8080, help="the proxy's port (default 8080)"
+    )
     parser.add_argument(
         "--no-provider", action="store_true", help="skip the one-word request to each provider"
     )
@@ -107,7 +111,10 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
         "doctor (including a one-word request to the provider).",
     )
     parser.add_argument(
-        "--provider", required=True, choices=list(PRESETS), help="which service (a preset)"
+        "--provider",
+        choices=list(PRESETS),
+        help="which service (a preset); in a terminal without it, init asks for the provider "
+        "and the key (hidden) and offers to keep the key in a 0600 file",
     )
     parser.add_argument("--model", help="the provider's model id (default: the preset's)")
     parser.add_argument("--name", help="the name Cursor's model picker shows")
@@ -115,7 +122,13 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
     keys.add_argument("--key-env", metavar="VAR", help="environment variable holding the key")
     keys.add_argument("--key-file", metavar="PATH", help="file holding the key")
     parser.add_argument("--base-url", help="override the preset's base URL (proxies, gateways)")
-    parser.add_argument("--context-window", type=int, metavar="TOKENS")
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
+        help="the model's context window in tokens (default: the preset's); the context ring "
+        "and compaction go by it",
+    )
     parser.add_argument(
         "--tab",
         choices=list(TAB_PRESETS),
@@ -145,6 +158,20 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from cursor_byok.store.files import default_data_dir
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
+    if args.provider is None:
+        if not sys.stdin.isatty():
+            return error_exit("give --provider NAME (or run init in a terminal to be asked)")
+        from cursor_byok.cli.init_prompt import ask
+
+        if path.exists() and not args.force:  # before asking for a key that goes nowhere
+            return error_exit(f"{path} already exists (use --force to overwrite it)")
+        try:
+            answers = ask(path)
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return error_exit("init stopped: nothing written")
+        args.provider = answers.provider
+        args.key_file = args.key_file or answers.key_file
     try:
         text = render_config(
             args.provider,
@@ -226,6 +253,7 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     from cursor_byok.config import load_config
     from cursor_byok.store import usage
     from cursor_byok.store.files import default_data_dir
+    from cursor_byok.store.sizes import sizes_line
 
     try:
         since = usage.parse_since(args.since)
@@ -263,8 +291,10 @@ def _cmd_usage(args: argparse.Namespace) -> int:
             print(json.dumps({**line, "resets": resets}))
         return EXIT_OK
     title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
+    stored = f"data dir {data_dir}: {sizes_line(data_dir)}"
     if not rows:
         console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
+        console.print(stored, markup=False)
         return EXIT_OK
     console.print(usage.usage_table(groups, total, args.by, title))
     for cap in caps:
@@ -273,6 +303,7 @@ def _cmd_usage(args: argparse.Namespace) -> int:
             f"cap {cap.name}: ${cap.spent:,.2f} of ${cap.amount:,.2f} ({cap.share:.0%}){resets}",
             markup=False,
         )
+    console.print(stored, markup=False)
     if total.unpriced:
         console.print(
             f"{total.unpriced} of {total.turns} turns have no prices: add "

@@ -24,6 +24,7 @@ from cursor_byok.store.activity import route_label
 from cursor_byok.store.census import PASSED
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
+from cursor_byok.store.files import lock_data_dir
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,31 @@ class ActivityRecord:
             self.activity = Activity(options.data_dir(ctx.options), census=self.census)
 
     def running(self) -> None:
+        self._take_data_dir()
         if self.activity is not None and "listen_port" in ctx.options:
             self.activity.started(
                 listen_host=ctx.options.listen_host, listen_port=ctx.options.listen_port
             )
+
+    def _take_data_dir(self) -> None:
+        """One proxy per data dir: a second one would overwrite this record with its own (the
+        doctor would then blame Cursor's settings) and share the blob store. It stops here,
+        before its record is written, with one line."""
+        data_dir = options.data_dir(ctx.options)
+        try:
+            holder = lock_data_dir(data_dir)
+        except OSError as exc:  # the data dir's own checks say what is wrong with it
+            log.debug("no lock on %s: %s", data_dir, exc)
+            return
+        if holder is not None:
+            log.error(
+                "cursor-byok cannot start: another cursor-byok proxy (%s) uses the data dir "
+                "%s; stop it, or give this one its own --data-dir",
+                holder,
+                data_dir,
+            )
+            self.activity = None  # the other proxy's record stays as it is
+            raise SystemExit(2)  # not Exception: mitmproxy's safecall lets it out
 
     def done(self) -> None:
         if self.activity is not None:  # the calls of the last write interval (a write: ~1 ms)
@@ -80,7 +102,7 @@ class ActivityRecord:
 
     def unresolved(self, kind: str, ident: str) -> None:
         """A request id or blob id nothing could resolve (the census counts them)."""
-        self.census.unresolved(kind)
+        self.census.unresolved(kind, ident)
         log.debug("unresolved %s %s", kind, ident)
 
     def other_call(self, flow: http.HTTPFlow) -> None:

@@ -3,10 +3,13 @@
 - `AgentService/UploadConversationBlobs`: @-mentioned files, images, documents and PR diffs
   Cursor uploads before a run request that then names them by id. Every blob is verified (id =
   SHA-256 of its value) and kept in our blob store, so a BYOK turn resolves them without a KV GET;
-  for a BYOK conversation the call is answered here, for any other it goes on to Cursor as well.
+  for a BYOK conversation the call is answered here; a Cursor-model conversation's upload goes
+  to Cursor only (nothing of it is stored here), and an upload the disk has no room for (less
+  than `cursor_byok_min_free_mb` left after it) is refused before anything is written.
   An upload that comes before its conversation's first run waits for it (bounded, as run appends
   do); still unknown after the wait it is private: answered here (issue 26, `privacy.py`). With
-  `privacy = "cursor"` every upload goes on to Cursor (and is kept here too).
+  `privacy = "cursor"` every upload goes on to Cursor (and one of a conversation not known to be
+  Cursor's is kept here too).
 - `AgentService/GetPromptContextUsage` (the context ring): for a BYOK conversation answered from
   our own token accounting, so the ring shows what the provider sees.
 - `NetworkService/IsConnected`: probed by Cursor during slow requests; an error makes it abort
@@ -45,6 +48,8 @@ from cursor_byok.proxy.turns import ContextMeter
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.proxy.turns import meter_of
 from cursor_byok.store.census import Census
+from cursor_byok.store.files import MiB
+from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +82,7 @@ class AgentCalls:
         self._held = 0  # bytes of uploads waiting for their conversation's route
 
     def load(self, loader) -> None:
-        options.declare(loader, "cursor_byok_hosts")
+        options.declare(loader, "cursor_byok_hosts", "cursor_byok_min_free_mb")
 
     def _method(self, flow: http.HTTPFlow) -> str | None:
         request = flow.request
@@ -188,25 +193,17 @@ class AgentCalls:
                     f"{MAX_UPLOAD_BLOBS} per call",
                 )
             return
-        try:  # hashing and writing up to 64 MiB: never on the event loop
-            kept, bad = await asyncio.to_thread(self._keep, request)
-        except OSError as exc:
-            message = f"cursor-byok could not keep the upload in its data dir: {exc}"
-            log.warning("UploadConversationBlobs: %s", message)
-            if ours:
-                unary.error(flow, "resource_exhausted", message)
+        # Kept only for a conversation served here: a Cursor-model one's uploads are Cursor's.
+        if not ours and self.routing.conversation_route(conversation) == CURSOR:
             return
-        log.info(
-            "UploadConversationBlobs: conversation %s, chunk %d/%d: %d blob(s) kept%s%s",
-            conversation,
-            request.chunk_index + 1,
-            max(request.total_chunks, 1),
-            kept,
-            f", {len(bad)} refused (id is not the SHA-256 of the value)" if bad else "",
-            "" if ours else "; for Cursor too",
-        )
+        problem, bad = await self._store_upload(request, len(flow.request.raw_content or b""))
+        if problem is not None:
+            log.warning("UploadConversationBlobs: %s", problem)
+            if ours:
+                unary.error(flow, "resource_exhausted", problem)
+            return
         if not ours and not await self._offline(flow, "AgentService/UploadConversationBlobs"):
-            return  # Cursor's conversation (or not known yet): Cursor gets it as well
+            return  # privacy = "cursor" (or not known yet): Cursor gets it as well
         if ours and self.census is not None:
             self.census.private(conversation, answered=1)
         if bad:
@@ -218,6 +215,34 @@ class AgentCalls:
             )
             return
         unary.answer(flow, pb.UploadConversationBlobsResponse())
+
+    async def _store_upload(
+        self, request: pb.UploadConversationBlobsRequest, size: int
+    ) -> tuple[str | None, list[int]]:
+        """Keep an upload's blobs (hashing and writing up to 64 MiB: never on the event loop),
+        after checking the data dir has room for it; (the problem that stopped it, or None;
+        the indexes of blobs whose id is not their hash)."""
+        store = self.turns.blobs
+        if store is None:
+            return None, []
+        minimum = ctx.options.cursor_byok_min_free_mb + size / MiB
+        full = await asyncio.to_thread(low_space, store.root.parent, minimum, "this upload")
+        if full is not None:
+            return full, []
+        try:
+            kept, bad = await asyncio.to_thread(self._keep, request)
+        except OSError as exc:
+            return f"cursor-byok could not keep the upload in its data dir: {exc}", []
+        log.info(
+            "UploadConversationBlobs: conversation %s, chunk %d/%d: %d blob(s) kept%s",
+            request.conversation_id,
+            request.chunk_index + 1,
+            max(request.total_chunks, 1),
+            kept,
+            f", {len(bad)} refused (id is not the SHA-256 of the value)" if bad else "",
+        )
+        self.turns.tidy()
+        return None, bad
 
     async def _private_upload(self, flow: http.HTTPFlow, conversation: str) -> bool:
         """Whether an upload stays here: its conversation is BYOK, or not known even after

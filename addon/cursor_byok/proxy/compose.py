@@ -17,7 +17,9 @@ from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
+from cursor_byok.proxy.console import OptionCheck
 from cursor_byok.proxy.editor_features import EditorFeatures
+from cursor_byok.proxy.limits import PortLimits
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
 from cursor_byok.proxy.model_picker import ModelPicker
@@ -82,6 +84,7 @@ def compose(agent: Agent | None = None) -> Composition:
         activity,
         Console(loopback.log_filter),
         MemoryGuards(),
+        PortLimits(),
         ModelPicker(reach=reach),
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
@@ -96,5 +99,6 @@ def compose(agent: Agent | None = None) -> Composition:
             tab_line=tab.stats.line,
         ),
         PassThrough(),  # last: after every addon that answers a request itself
+        OptionCheck(),  # loaded last: every option above is declared (it has no other hook)
     ]
     return Composition(registry, turns, routing, recording, loopback, activity, rpc, addons)

@@ -9,6 +9,7 @@ import ipaddress
 import logging
 
 from mitmproxy import ctx
+from mitmproxy import exceptions
 
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.mitmproxy_compat import CONNECTION_LOGGER
@@ -50,6 +51,21 @@ class Console:
 
     def running(self) -> None:
         warn_if_exposed()
+
+
+class OptionCheck:
+    """The last addon: every option of ours is declared when its `load` runs, so a `--set` of
+    one of them that cannot be read (given twice, not a number) is found here, said in one
+    line, and the proxy stops. Without it mitmproxy raises inside its own script loader, drops
+    the whole addon, and serves on as a plain proxy: no "ready" line, Agent calls to Cursor.
+    """
+
+    def load(self, loader) -> None:
+        try:
+            loader.master.options.process_deferred()  # what mitmproxy does next, unguarded
+        except exceptions.OptionsError as exc:
+            log.error("cursor-byok cannot start: %s", exc)
+            raise SystemExit(2) from None  # not Exception: mitmproxy's safecall lets it out
 
 
 def warn_if_exposed() -> None:

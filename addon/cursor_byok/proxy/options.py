@@ -111,6 +111,19 @@ OPTIONS: dict[str, Option] = {
         "Refuse to start a turn (resource_exhausted, naming the data dir) while the data "
         "dir has less than this many MiB free: its blobs and usage would not fit.",
     ),
+    "cursor_byok_blobs_max_mb": Option(
+        int,
+        4096,
+        "MiB of conversation blobs kept in the data dir; beyond it the least recently used "
+        "are deleted (never one a running turn's checkpoint or message names; the client "
+        "gives back the ones it holds when a turn asks).",
+    ),
+    "cursor_byok_media_max_mb": Option(
+        int,
+        1024,
+        "MiB of attached media (of BYOK conversations) kept in the data dir in all; the "
+        "oldest uploads are dropped to make room. One upload is at most 64 MiB.",
+    ),
     "cursor_byok_ack_timeout_ms": Option(
         int,
         300_000,

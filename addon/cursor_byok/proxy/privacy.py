@@ -55,6 +55,7 @@ from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import RELAYED
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
+from cursor_byok.store.files import MiB
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +80,20 @@ class Privacy:
 
     def load(self, loader) -> None:
         options.declare(
-            loader, "cursor_byok_hosts", "cursor_byok_data_dir", "cursor_byok_title_timeout_ms"
+            loader,
+            "cursor_byok_hosts",
+            "cursor_byok_data_dir",
+            "cursor_byok_title_timeout_ms",
+            "cursor_byok_media_max_mb",
+            "cursor_byok_min_free_mb",
         )
 
     def configure(self, updated: set[str]) -> None:
-        options.positive(ctx.options, "cursor_byok_title_timeout_ms")
-        self.answers.title_timeout = ctx.options.cursor_byok_title_timeout_ms / 1000
+        opts = ctx.options
+        options.positive(opts, "cursor_byok_title_timeout_ms", "cursor_byok_media_max_mb")
+        self.answers.title_timeout = opts.cursor_byok_title_timeout_ms / 1000
+        self.answers.media_total = opts.cursor_byok_media_max_mb * MiB
+        self.answers.min_free = max(opts.cursor_byok_min_free_mb, 0) * MiB
 
     def _provider(self, config: Config, model: ModelConfig) -> Provider:
         return self.turns.providers.get(config.providers[model.provider].settings())
@@ -101,7 +110,7 @@ class Privacy:
             return
         path = flow.request.path.split("?", 1)[0]
         if path.startswith(MEDIA_PREFIX):
-            self.answers.serve_media(flow, path)
+            await self.answers.serve_media(flow, path)
             return
         call = CALLS.get(path)
         batch = ANALYTICS.get(path) if flow.request.method == "POST" else None

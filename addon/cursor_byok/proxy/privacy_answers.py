@@ -9,6 +9,7 @@ media store (`store/media.py`) and served back from it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -21,6 +22,7 @@ from urllib.parse import unquote
 
 from google.protobuf import empty_pb2
 from mitmproxy import http
+from mitmproxy.net.http import multipart
 
 from cursor_byok.agent import titles
 from cursor_byok.config import Config
@@ -28,6 +30,7 @@ from cursor_byok.config import ModelConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
+from cursor_byok.protocol import inflate
 from cursor_byok.protocol.content_calls import ContentCall
 from cursor_byok.providers.base import Provider
 from cursor_byok.proxy import unary
@@ -35,7 +38,10 @@ from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import CENSUS_PATH
 from cursor_byok.store.census import MEDIA_PATHS
 from cursor_byok.store.census import SERVED
+from cursor_byok.store.files import MiB
 from cursor_byok.store.media import MAX_MEDIA
+from cursor_byok.store.media import MAX_TOTAL
+from cursor_byok.store.media import MediaRefused
 from cursor_byok.store.media import MediaStore
 from cursor_byok.store.usage import TITLE
 from cursor_byok.store.usage import TurnUsage
@@ -65,6 +71,9 @@ class Answers:
         self.data_dir = data_dir
         self.title_timeout = 8.0  # seconds (cursor_byok_title_timeout_ms)
         self.titles: dict[str, str] = {}
+        self._media: dict[Path, MediaStore] = {}
+        self.media_total = MAX_TOTAL  # cursor_byok_media_max_mb
+        self.min_free = 0  # cursor_byok_min_free_mb
 
     async def answer(
         self,
@@ -159,7 +168,9 @@ class Answers:
             )
             return
         key = f"{conversation or 'media'}/{message.key or uuid.uuid4().hex}"
-        url = f"{_origin(flow)}{MEDIA_PREFIX}{quote(key, safe='/')}"
+        store = self.media()
+        address = store.address(store.owner(_credential(flow)), key)
+        url = f"{_origin(flow)}{MEDIA_PREFIX}{quote(address, safe='/')}"
         now = int(time.time() * 1000)
         answer = pb.GetSignedUrlForAttachedMediaResponse(
             key=key,
@@ -171,15 +182,26 @@ class Answers:
         )
         unary.answer(flow, answer)
 
-    def serve_media(self, flow: http.HTTPFlow, path: str) -> None:
-        """An upload to, or a read of, a media URL we handed out."""
-        store = MediaStore(self.data_dir() / "media")
-        key = unquote(path[len(MEDIA_PREFIX) :])
+    def media(self) -> MediaStore:
+        """The media store of the data dir in force (one per dir: it serialises uploads)."""
+        root = self.data_dir() / "media"
+        store = self._media.get(root)
+        if store is None:
+            store = self._media[root] = MediaStore(root)
+            while len(self._media) > 4:  # tests and replays change the data dir
+                self._media.pop(next(iter(self._media)))
+        store.total, store.min_free = self.media_total, self.min_free
+        return store
+
+    async def serve_media(self, flow: http.HTTPFlow, path: str) -> None:
+        """An upload to, or a read of, a media URL we handed out (its owner's only)."""
+        store = self.media()
+        address = unquote(path[len(MEDIA_PREFIX) :])
         request = flow.request
         flow.metadata[CENSUS_KEY] = SERVED
         flow.metadata[CENSUS_PATH] = f"{request.method} {MEDIA_PATHS}"  # one census key
         if request.method in ("GET", "HEAD"):
-            found = store.get(key)
+            found = await asyncio.to_thread(store.get, address)
             if found is None:
                 flow.response = http.Response.make(404, b"no such media\n")
                 return
@@ -190,33 +212,72 @@ class Answers:
         if request.method not in ("PUT", "POST"):
             flow.response = http.Response.make(405, b"", {"allow": "GET, HEAD, PUT, POST"})
             return
-        data = request.raw_content or b""
-        if len(data) > MAX_MEDIA:
-            flow.response = http.Response.make(413, b"attached media over the bound\n")
-            return
         try:
-            data = request.get_content(strict=True) or b""
-        except ValueError:
-            flow.response = http.Response.make(400, b"undecodable content-encoding\n")
+            data, ctype, dropped = await asyncio.to_thread(_keep_upload, store, address, request)
+        except KeyError:
+            flow.response = http.Response.make(404, b"no such media URL\n")
             return
-        ctype = request.headers.get("content-type", "")
-        if request.method == "POST" and ctype.startswith("multipart/form-data"):
-            form = request.multipart_form
-            ctype = (form.get(b"Content-Type") or form.get(b"content-type") or b"").decode()
-            data = form.get(b"file") or (form.fields[-1][1] if form.fields else b"")
-        try:
-            store.put(key, data, ctype)
-        except (OSError, ValueError) as exc:
-            flow.response = http.Response.make(507, f"cannot keep it: {exc}\n".encode())
+        except _Refused as exc:
+            flow.response = http.Response.make(exc.status, f"{exc}\n".encode())
             return
         etag = f'"{hashlib.sha256(data).hexdigest()[:32]}"'
         status = 204 if request.method == "POST" else 200
         flow.response = http.Response.make(status, b"", {"etag": etag})
         log.info(
-            "attached media of conversation %s (%d bytes) kept here, not in Cursor's storage",
-            key.split("/", 1)[0],
+            "attached media of conversation %s (%d bytes) kept here, not in Cursor's storage%s",
+            address.split("/")[2] if address.count("/") >= 2 else "?",
             len(data),
+            f" ({dropped} older upload(s) dropped to stay under cursor_byok_media_max_mb)"
+            if dropped
+            else "",
         )
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _keep_upload(store: MediaStore, address: str, request: http.Request) -> tuple[bytes, str, int]:
+    """Decode an upload with our bounded inflater (never mitmproxy's, which inflates a 2 MiB
+    gzip body to gigabytes) and keep it: (data, content type, uploads dropped). Off the event
+    loop: it may be 64 MiB."""
+    raw = request.raw_content or b""
+    if len(raw) > store.per_file:
+        raise _Refused(413, "attached media over the bound")
+    try:
+        data = inflate.decompress_capped(
+            raw, request.headers.get("content-encoding"), store.per_file
+        )
+    except inflate.TooLarge:
+        raise _Refused(413, f"attached media over the {store.per_file // MiB} MiB bound") from None
+    except inflate.InflateError as exc:
+        raise _Refused(400, f"undecodable content-encoding: {exc}") from None
+    ctype = request.headers.get("content-type", "")
+    if request.method == "POST" and ctype.startswith("multipart/form-data"):
+        try:
+            form = dict(multipart.decode_multipart(ctype, data))
+        except ValueError:
+            raise _Refused(400, "unreadable multipart form") from None
+        ctype = (form.get(b"Content-Type") or form.get(b"content-type") or b"").decode()
+        data = form.get(b"file") or (list(form.values())[-1] if form else b"")
+    try:
+        dropped = store.put(address, data, ctype)
+    except MediaRefused as exc:
+        raise _Refused(507, f"cannot keep it: {exc}") from None
+    except OSError as exc:
+        raise _Refused(507, f"cannot keep it: {exc.strerror or exc}") from None
+    return data, ctype, dropped
+
+
+def _credential(flow: http.HTTPFlow) -> str:
+    """Who asks, for the media's owner: the client's Authorization, else its address."""
+    authorization = flow.request.headers.get("authorization")
+    if authorization:
+        return authorization
+    peer = flow.client_conn.peername
+    return f"peer:{peer[0] if peer else ''}"
 
 
 def _origin(flow: http.HTTPFlow) -> str:

@@ -37,6 +37,7 @@ from cursor_byok.protocol.runs import StartTurn
 from cursor_byok.protocol.runs import StreamEvent
 from cursor_byok.protocol.runs import Unresolved
 from cursor_byok.protocol.states import RunState
+from cursor_byok.proxy import memory
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -527,6 +528,8 @@ class SessionRegistry:
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:
                         del self.runs[run.run_id]
+                        del live
+                        memory.run_dropped(run.outbox.size)
                 case Note(level, template, args):
                     log.log(_LEVELS[level], template, *args)
 

@@ -242,7 +242,10 @@ def _rate(turn, now: float) -> str:
     final rate instead of sinking while the clock runs on)."""
     ended = getattr(turn, "ended", None)
     elapsed = max((ended if ended is not None else now) - turn.started, 1e-3)
-    return f"{turn.usage.output_tokens / elapsed:.1f}"
+    usage = turn.usage
+    live = getattr(usage, "live_output_tokens", None)  # while a call streams: estimated
+    tokens = live() if live is not None else usage.output_tokens
+    return f"{tokens / elapsed:.1f}"
 
 
 def prices_lookup(config: Config | None) -> Callable[[str], Prices | None]:
@@ -260,6 +263,10 @@ def session_cost_text(data_dir: Path, since: float, config: Config | None) -> st
     cost = format_cost(total)
     turns = f"{total.turns} turn{'s' if total.turns != 1 else ''}"
     return f"this session: {turns}" + (f", {cost}" if cost != "—" else "")
+
+
+def _ended(live: LiveRun) -> bool:
+    return live.turn is not None and live.turn.outcome is not None
 
 
 def _context(turn) -> str:
@@ -312,6 +319,7 @@ class LiveStatus:
         console = Console(stderr=True)
         started = time.time()
         session_cost, refreshes = "", 0
+        finished, reread = 0, 0  # turns ended so far; refreshes that read the database anew
         undo: Callable[[], None] | None = None
         live = Live(console=console, refresh_per_second=2, transient=True)
         try:
@@ -323,7 +331,13 @@ class LiveStatus:
                         config = self.turns.config()
                     except ConfigError:
                         config = None
-                    if refreshes % SESSION_COST_EVERY == 0:
+                    # A turn just ended: its row is on its way (the writer's thread); read
+                    # now and at the next refresh, so the header does not lag by seconds.
+                    ended = sum(1 for r in self.registry.sessions.values() if _ended(r))
+                    if ended != finished:
+                        finished, reread = ended, 2
+                    if reread or refreshes % SESSION_COST_EVERY == 0:
+                        reread = max(reread - 1, 0)
                         data_dir = options.data_dir(ctx.options)
                         try:
                             session_cost = session_cost_text(data_dir, started, config)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from mitmproxy import ctx
@@ -41,16 +42,19 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
+from cursor_byok.proxy.housekeeping import Housekeeping
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.shell import LiveRun
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
+from cursor_byok.store.files import MiB
 from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
 MAX_METERS = 1024
 MAX_QUEUED = 16  # messages queued for one conversation's next turn
+CONFIG_POLL = 1.0  # seconds between looks at the config file (a reload is said at once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,7 @@ class Turns:
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
         # conversation id → user messages queued while no turn of it ran (given to the next)
         self.queued: OrderedDict[str, list[pb.UserMessage]] = OrderedDict()
+        self.housekeeping = Housekeeping()  # the blob store's size cap
 
     def load(self, loader) -> None:
         options.declare(
@@ -129,11 +134,18 @@ class Turns:
             "cursor_byok_ack_timeout_ms",
             "cursor_byok_min_free_mb",
             "cursor_byok_detached_call_ms",
+            "cursor_byok_blobs_max_mb",
         )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_ack_timeout_ms", "cursor_byok_detached_call_ms")
+        options.positive(
+            opts,
+            "cursor_byok_ack_timeout_ms",
+            "cursor_byok_detached_call_ms",
+            "cursor_byok_blobs_max_mb",
+        )
+        self.housekeeping.limit = opts.cursor_byok_blobs_max_mb * MiB
         if opts.cursor_byok_min_free_mb < 0:
             raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
         options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
@@ -153,6 +165,33 @@ class Turns:
             except OSError as exc:
                 raise exceptions.OptionsError(f"cursor_byok_data_dir: {exc}") from None
             usage.writer_for(options.data_dir(opts))  # its thread imports rows left spooled
+
+    def running(self) -> None:
+        self.tidy()  # the store's size, once at start
+        self._spawn(self._watch_config())
+
+    async def _watch_config(self) -> None:
+        """Say a config edit at once, in one line: reloaded (its models), or what is wrong with
+        it; not at the next turn. One `stat` a second."""
+        seen = _stamp(options.config_path(ctx.options))
+        while True:
+            await asyncio.sleep(CONFIG_POLL)
+            path = options.config_path(ctx.options)
+            stamp = _stamp(path)
+            if stamp == seen or not self.serves_config():
+                seen = stamp
+                continue
+            seen = stamp
+            try:
+                config = self.config()
+            except ConfigError as exc:
+                log.warning("config not reloaded: %s (Agent turns show this until fixed)", exc)
+                continue
+            log.info("config %s reloaded: models %s", path, ", ".join(config.model_names()))
+
+    def tidy(self) -> None:
+        """Keep the blob store under its cap (after turns and uploads write to it)."""
+        self.housekeeping.tidy(self.blobs)
 
     def done(self) -> None:
         self._spawn(self.providers.aclose())
@@ -222,6 +261,7 @@ class Turns:
                     error=CUSTOM_MESSAGE,
                 )
             )
+        self.housekeeping.started(live.request_id, run_request)
         try:
             await run_turn(
                 live,
@@ -236,6 +276,8 @@ class Turns:
                 parent_tool_call_id=live.parent[1] if live.parent else "",
             )
         finally:
+            self.housekeeping.ended(live.request_id)
+            self.tidy()
             turn = live.turn
             if turn is not None and run_request.conversation_id:
                 self.meters[run_request.conversation_id] = meter_of(turn)
@@ -315,6 +357,14 @@ class Turns:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return str(path), status.st_mtime_ns, status.st_mode
 
 
 def route_of(live: LiveRun) -> str:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
+import time
+from collections.abc import Collection
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,6 +41,8 @@ class BlobStore:
         private_dir(self.root.parent)
         private_dir(self.root)
         self._known: set[bytes] = set()
+        self.written = 0  # bytes written since the last `prune` (when to look again)
+        self._prune_lock = threading.Lock()
 
     def _path(self, ident: bytes) -> Path:
         name = ident.hex()
@@ -58,7 +63,10 @@ class BlobStore:
         if ident in self._known:
             return
         path = self._path(ident)
-        if not path.exists():
+        try:  # stored already: it is in use again, the last to be pruned
+            os.utime(path)
+        except FileNotFoundError:
+            self.written += len(data)
             try:
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             except FileNotFoundError:  # the first blob of this fan-out directory
@@ -94,3 +102,60 @@ class BlobStore:
 
     def __contains__(self, ident: bytes) -> bool:
         return len(ident) == BLOB_ID_SIZE and self._path(ident).exists()
+
+    # --- the size cap -----------------------------------------------------------------------
+
+    def files(self) -> list[tuple[Path, os.stat_result]]:
+        """Every blob file with its stat (temp files of writes in progress left out)."""
+        out: list[tuple[Path, os.stat_result]] = []
+        try:
+            fans = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return out
+        for fan in fans:
+            if not fan.is_dir(follow_symlinks=False):
+                continue
+            try:
+                entries = list(os.scandir(fan.path))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    out.append((Path(entry.path), entry.stat(follow_symlinks=False)))
+                except FileNotFoundError:
+                    continue
+        return out
+
+    def prune(
+        self, limit: int, protected: Collection[bytes] = (), newer_than: float = float("inf")
+    ) -> tuple[int, int, int]:
+        """Delete the least recently stored or used blobs until the store holds at most `limit`
+        bytes, never one in `protected` (what a live checkpoint names) nor one stored after
+        `newer_than` (unix time: the oldest running turn's start); (blobs deleted, bytes
+        deleted, bytes left). A deleted blob the client holds comes back by KV GET."""
+        newer_than = min(newer_than, time.time())  # stored or used while this runs: kept
+        with self._prune_lock:
+            self.written = 0
+            files = self.files()
+            used = sum(stat.st_size for _path, stat in files)
+            deleted = freed = 0
+            if used <= limit:
+                return 0, 0, used
+            keep = {ident.hex() for ident in protected}
+            for path, stat in sorted(files, key=lambda item: item[1].st_mtime):
+                if used - freed <= limit:
+                    break
+                if path.name in keep or stat.st_mtime >= newer_than:
+                    continue
+                try:  # used again since the listing?
+                    if path.stat().st_mtime >= newer_than:
+                        continue
+                except FileNotFoundError:
+                    continue
+                path.unlink(missing_ok=True)
+                deleted += 1
+                freed += stat.st_size
+            self._known.clear()  # a deleted blob stored again must be written again
+            return deleted, freed, used - freed

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_KEYS = 256
+UNRESOLVED_IDS = 3  # ids of each kind the census line names (the latest)
 OTHER = "(other)"
 SERVED, PASSED, RELAYED = "served", "passed", "relayed"
 OUTCOMES = (SERVED, PASSED, RELAYED)
@@ -70,6 +71,7 @@ class Census:
         self._unmodelled: dict[str, int] = {}
         self._notes: dict[str, str] = {}  # unmodelled key → its description, kept once
         self._unresolved: dict[str, int] = {}
+        self._unresolved_ids: dict[str, list[str]] = {}  # kind → the latest ids, for the line
         self._private: dict[str, dict[str, int]] = {}  # conversation → PRIVATE_COUNTS
         self._features: dict[str, dict[str, int]] = {}  # cmd_k, terminal, … → FEATURE_COUNTS
         self.privacy_mode = ""  # the config's `privacy`, as last seen (shown with the counts)
@@ -103,11 +105,17 @@ class Census:
         self._changed()
         return first
 
-    def unresolved(self, kind: str) -> None:
+    def unresolved(self, kind: str, ident: str = "") -> None:
         """An id that could not be resolved: "request id" (no run request ever came for it) or
-        "blob id" (neither our store, the upload, the run request nor the client had it)."""
+        "blob id" (neither our store, the upload, the run request nor the client had it). The
+        latest `UNRESOLVED_IDS` ids of each kind are kept, so the census line names them."""
         with self._lock:
             _bump(self._unresolved, kind)
+            if ident and (kind in self._unresolved_ids or len(self._unresolved_ids) < MAX_KEYS):
+                ids = self._unresolved_ids.setdefault(kind, [])
+                if ident[:64] not in ids:
+                    ids.append(ident[:64])
+                    del ids[:-UNRESOLVED_IDS]
         self._changed()
 
     def private(
@@ -169,6 +177,7 @@ class Census:
                 },
                 "unresolved": dict(self._unresolved),
                 "features": {k: dict(v) for k, v in self._features.items()},
+                "unresolved_ids": {k: list(v) for k, v in self._unresolved_ids.items()},
             }
 
     def _changed(self) -> None:
@@ -228,6 +237,7 @@ def since(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
         "transports": minus(now.get("transports", {}), before.get("transports", {})),
         "unmodelled": unmodelled,
         "unresolved": minus(now.get("unresolved", {}), before.get("unresolved", {})),
+        "unresolved_ids": now.get("unresolved_ids", {}),
     }
 
 
@@ -346,7 +356,14 @@ def census_lines(snapshot: dict[str, Any], *, limit: int = 12) -> list[str]:
             lines.append(f"  {key} ×{entry.get('count', 0)}: {entry.get('what', '')}".rstrip(": "))
     unresolved = snapshot.get("unresolved", {})
     if unresolved:
+        ids = snapshot.get("unresolved_ids", {})
+
+        def named(kind: str, count: int) -> str:
+            latest = [i if len(i) <= 16 else i[:12] + "…" for i in ids.get(kind, [])]
+            latest = latest[-min(count, UNRESOLVED_IDS) :]
+            return f"{count} {kind}(s)" + (f" ({', '.join(latest)})" if latest else "")
+
         lines.append(
-            "Unresolved: " + ", ".join(f"{n} {kind}(s)" for kind, n in sorted(unresolved.items()))
+            "Unresolved: " + ", ".join(named(kind, n) for kind, n in sorted(unresolved.items()))
         )
     return lines

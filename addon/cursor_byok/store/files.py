@@ -50,7 +50,7 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
-def low_space(directory: Path, minimum_mib: float) -> str | None:
+def low_space(directory: Path, minimum_mib: float, what: str = "a turn") -> str | None:
     """Why a turn should not start with `directory` this full (less than `minimum_mib` MiB
     free), or None. A directory whose free space cannot be read passes: its writes will say."""
     try:
@@ -60,7 +60,38 @@ def low_space(directory: Path, minimum_mib: float) -> str | None:
     if free >= minimum_mib * MiB:
         return None
     return (
-        f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; a turn "
-        f"needs {minimum_mib:g} MiB there to keep the conversation. Free some space there, or "
+        f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; {what} "
+        f"needs {minimum_mib:.0f} MiB there to keep the conversation. Free some space there, or "
         "lower cursor_byok_min_free_mb"
     )
+
+
+LOCK_FILE = "proxy.lock"
+_held: dict[Path, int] = {}  # data dir -> the descriptor holding its lock (for the process's life)
+
+
+def lock_data_dir(directory: Path) -> str | None:
+    """Take the data dir for this process (one proxy per data dir: two would share its blob
+    store, usage database and activity record, and the doctor would read one as the other's).
+    None when taken (or already ours), else who holds it. The lock (flock) goes with the
+    process, however it ends."""
+    import fcntl
+
+    directory = Path(directory).expanduser().absolute()
+    if directory in _held:
+        return None
+    private_dir(directory)
+    path = directory / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        finally:
+            os.close(fd)
+        return f"pid {holder}" if holder else "another process"
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    _held[directory] = fd
+    return None

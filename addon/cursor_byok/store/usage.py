@@ -155,12 +155,16 @@ class UsageStore:
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = data_dir / USAGE_FILE
         self.spool = data_dir / SPOOL_FILE
-        # Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
-        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout)
+        # 0600 before the first write: SQLite gives its -wal and -shm files the database's mode.
+        # By name, never through a file descriptor of ours: POSIX locks belong to the process,
+        # and closing *any* descriptor of the file drops every lock SQLite holds on it (the
+        # writer's too); another process's `cursor-byok usage` then finds the database unused,
+        # checkpoints and deletes the WAL the writer still appends to, and its rows are lost.
         self._db.row_factory = sqlite3.Row
         try:
+            os.chmod(self.path, 0o600)
             self._prepare()
         except BaseException:
             self._db.close()
