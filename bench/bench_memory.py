@@ -49,6 +49,8 @@ import h2.settings  # noqa: E402
 from mitm import Mitm  # noqa: E402
 from mitm import start_mitmdump  # noqa: E402
 from provider_config import KEY_ENV  # noqa: E402
+from results import DEFAULT  # noqa: E402
+from results import record  # noqa: E402
 from streamlib import _CHAT_HEAD  # noqa: E402
 from streamlib import _CHAT_TAIL  # noqa: E402
 from streamlib import RUN  # noqa: E402
@@ -339,6 +341,21 @@ async def run(args: argparse.Namespace) -> None:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
             results.append(await measure(case, tmp, workspace, args.tree))
     report(results, args.tree)
+    if args.json is not None:
+        record(
+            args.json,
+            "memory",
+            {
+                r["case"].name: {
+                    "ok": r["turn"].end == "ok",
+                    "text_mib": round(r["text_mib"], 2),
+                    "growth_mib": round(r["growth"], 1),
+                    "mb_per_mb": round(r["per_mib"], 2),
+                    "after_minus_before_mib": round(r["after"] - r["before"], 1),
+                }
+                for r in results
+            },
+        )
 
 
 def main() -> None:
@@ -349,6 +366,12 @@ def main() -> None:
     parser.add_argument("--endless-seconds", type=float, default=40.0)
     parser.add_argument("--only", default="tiny,kb,endless")
     parser.add_argument("--tree", type=Path, default=None, help="another checkout to measure")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=DEFAULT,
+        help=f"merge the figures into this JSON file (default {DEFAULT})",
+    )
     asyncio.run(run(parser.parse_args()))
 
 
