@@ -85,6 +85,10 @@ LATE_NS = 50_000_000
 # as every day). Without this, PYTHONDONTWRITEBYTECODE=1 in the environment would make every start
 # cold. Set by run() to a directory under its temporary directory.
 PROXY_ENV: dict[str, str] = {}
+# mitmdump's line per flow: 0 as `cursor-byok run` starts it (cli/launch.py), for the addon and
+# plain mitmdump alike; --flow-detail 1 is mitmdump's default (what the figures before issue 38
+# were measured with: one line per BidiAppend and per poll).
+FLOW_DETAIL = [0]
 
 
 def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
@@ -93,6 +97,8 @@ def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
         tmp,
         "--set",
         f"cursor_byok_coalesce_ms={coalesce_ms}",
+        "--set",
+        f"flow_detail={FLOW_DETAIL[0]}",
         agent="provider",
         config=write_config(tmp, feeder, "openai-chat"),
         env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},
@@ -111,6 +117,8 @@ def start_plain(tmp: Path, upstream_port: int) -> Mitm:
         f"confdir={confdir}",
         "--set",
         "connection_strategy=lazy",
+        "--set",
+        f"flow_detail={FLOW_DETAIL[0]}",
         "-s",
         str(HERE / "passthrough.py"),
     ]
@@ -396,7 +404,7 @@ async def run(args: argparse.Namespace) -> None:
     print()
     print(
         f"streaming bench: {args.deltas} deltas {args.interval * 1000:g} ms apart per turn, "
-        f"{args.repeats} interleaved rounds, client heartbeats "
+        f"{args.repeats} interleaved rounds, flow_detail={args.flow_detail}, client heartbeats "
         f"{f'every {args.heartbeat:g} s' if args.heartbeat else 'off'}; "
         f"{os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
         "(other processes share the machine)"
@@ -408,7 +416,13 @@ async def run(args: argparse.Namespace) -> None:
         record(
             args.json,
             "streaming",
-            {"deltas": args.deltas, "interval": args.interval, "repeats": args.repeats, **figures},
+            {
+                "deltas": args.deltas,
+                "interval": args.interval,
+                "repeats": args.repeats,
+                "flow_detail": args.flow_detail,
+                **figures,
+            },
         )
 
 
@@ -426,6 +440,12 @@ def main() -> None:
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
     parser.add_argument(
+        "--flow-detail",
+        type=int,
+        default=0,
+        help="mitmdump's flow_detail for every proxy (0: as `cursor-byok run`; 1: mitmdump's)",
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         default=DEFAULT,
@@ -434,6 +454,7 @@ def main() -> None:
     args = parser.parse_args()
     args.levels = [int(x) for x in args.levels.split(",")]
     args.configs = [x for x in args.configs.split(",") if x]
+    FLOW_DETAIL[0] = args.flow_detail
     unknown = set(args.configs) - set(ALL_CONFIGS)
     if unknown:
         parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")
