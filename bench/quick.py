@@ -65,6 +65,9 @@ def step(argv: list[str], json_path: Path, budget: float) -> None:
         process.communicate()
         print(f"note: {argv[0]} did not finish within {budget:.0f} s; its figures are missing")
         return
+    finally:  # stopped from outside (CI's timeout, ^C): the bench's proxies go too
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
     print(f"{argv[0]}: {time.monotonic() - started:.0f} s")
     for line in out.strip().splitlines()[-12:]:
         print(f"  {line}")
@@ -72,7 +75,12 @@ def step(argv: list[str], json_path: Path, budget: float) -> None:
         print(f"note: {argv[0]} exited {process.returncode}: {err.strip()[-400:]}")
 
 
+def _stopped(signum: int, _frame) -> None:
+    raise SystemExit(f"note: bench-quick stopped by signal {signum}")
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _stopped)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=DEFAULT)
     parser.add_argument("--budget", type=float, default=150.0, help="seconds for both benches")
