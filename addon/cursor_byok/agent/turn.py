@@ -153,6 +153,9 @@ class Turn:
         self.blobs = blobs
         self.transcript = transcript
         self.client_blobs = client_blobs  # ids the client is known to hold
+        # ids of this turn's blobs on disk and acknowledged by the client: checkpoints name
+        # them without making their bytes again (`Transcript.checkpoint(have=...)`)
+        self.settled_blobs: set[bytes] = set()
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
         self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
@@ -302,7 +305,9 @@ class Turn:
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The checkpoint as of now, with the steps shown so far (made in `into` if given)."""
         self.flush_steps()
-        return self.transcript.checkpoint(pending=pending, mode=self.mode, into=into)
+        return self.transcript.checkpoint(
+            pending=pending, mode=self.mode, into=into, have=self.settled_blobs
+        )
 
     def text(self, text: str) -> None:
         # the caller's string, not a copy read back from the message (the history has it too)
@@ -368,20 +373,24 @@ class Turn:
         self.client_blobs.add(ident)
         return data
 
-    async def _write_blobs(self, write: Callable[[Any], object], blobs: Any) -> None:
+    async def _write_blobs(self, write: Callable[[Any], object], blobs: Any) -> bool:
         """Write blobs to the data dir in a worker thread; a failure (a full disk) is kept for
         the end of the turn: the blobs still go to Cursor, which keeps its copy of them."""
         try:
             await asyncio.to_thread(write, blobs)
+            return True
         except OSError as exc:
             if self.disk_error is None:
                 self.disk_error = disk_full_error(self.blobs.root.parent, exc)
+            return False
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
         # on disk before the checkpoint that refers to them goes out; off the event loop
-        await self._write_blobs(self.blobs.put_all, blobs)
+        on_disk = await self._write_blobs(self.blobs.put_all, blobs)
+        if on_disk:
+            self.settled_blobs.update(i for i in blobs if i not in missing)
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
             return
@@ -392,6 +401,8 @@ class Turn:
                 message = reply.set_blob_result.error.message
                 raise TurnError("internal", f"the client could not store a blob: {message}")
             self.client_blobs.add(ident)
+            if on_disk:
+                self.settled_blobs.add(ident)
             waiting.discard(key)
 
         waiting = set()
@@ -451,6 +462,7 @@ class Turn:
         light.category_bytes = self.transcript.category_bytes  # the context meter (turns.py)
         self.transcript = light
         self._step_shapes.clear()
+        self.settled_blobs.clear()
 
     @property
     def mode(self) -> int:

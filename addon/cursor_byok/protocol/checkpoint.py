@@ -10,7 +10,9 @@ need; sending and acknowledging is the turn runner's job.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Container
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -99,6 +101,24 @@ def _json(message: HistoryMessage) -> str:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_SLICE = 1 << 16
+
+
+def message_id(message: HistoryMessage) -> bytes:
+    """`blob_id(encode_message(message))` without making those bytes: the JSON is hashed
+    piece by piece (a long answer is one piece, hashed in 64 KiB slices), so knowing the id
+    of a message the client already holds costs no copy of its text."""
+    digest = hashlib.sha256()
+    for piece in _ENCODER.iterencode(message):
+        if len(piece) <= _SLICE:
+            digest.update(piece.encode())
+            continue
+        for start in range(0, len(piece), _SLICE):
+            digest.update(piece[start : start + _SLICE].encode())
+    return digest.digest()
+
+
 def decode_message(data: bytes) -> HistoryMessage:
     """One history blob. Only the role is checked: readers check the rest (`history_format`)."""
     message = json.loads(data.decode("utf-8"))
@@ -138,6 +158,9 @@ class Transcript:
     rewritten: bool = False
     summary: str | None = None
     summarized: list[HistoryMessage] = field(default_factory=list)  # folded into the summary
+    # id(step) -> its blob id: steps never change once added, so each is serialised once more
+    # only while the client may still lack it (`checkpoint(have=...)`)
+    _step_ids: dict[int, bytes] = field(default_factory=dict, repr=False)
 
     def messages(self) -> list[HistoryMessage]:
         """The whole model-facing history: inherited then new."""
@@ -173,8 +196,12 @@ class Transcript:
         pending: AssistantHistoryMessage | None = None,
         mode: int | None = None,
         into: pb.ConversationStateStructure | None = None,
+        have: Container[bytes] = frozenset(),
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
-        """The state to publish and every blob it references that this turn created.
+        """The state to publish and every blob it references that this turn created, except
+        those in `have` (the client and the data dir hold them already): their ids are found
+        without making their bytes again, so the turn's last checkpoints hold no extra copy of
+        the answer.
 
         With `pending` (an assistant message whose tool batch has not settled) the checkpoint is
         *staged*: that message stays out of the roots and travels inline in `pending_tool_calls`.
@@ -183,7 +210,22 @@ class Transcript:
 
         def store(data: bytes) -> bytes:
             ident = blob_id(data)
-            blobs[ident] = data
+            if ident not in have:
+                blobs[ident] = data
+            return ident
+
+        def store_message(message: HistoryMessage) -> bytes:
+            if not have:
+                return store(encode_message(message))
+            ident = message_id(message)
+            if ident not in have:
+                blobs[ident] = encode_message(message)
+            return ident
+
+        def store_step(step: pb.ConversationStep) -> bytes:
+            ident = self._step_ids.get(id(step))
+            if ident is None or ident not in have:
+                ident = self._step_ids[id(step)] = store(step.SerializeToString())
             return ident
 
         state = pb.ConversationStateStructure() if into is None else into
@@ -191,16 +233,16 @@ class Transcript:
         del state.pending_tool_calls[:]
         if self.rewritten:
             del state.root_prompt_messages_json[:]
-            state.root_prompt_messages_json.extend(store(encode_message(m)) for m in self.history)
+            state.root_prompt_messages_json.extend(store_message(m) for m in self.history)
             self._store_summary(state, store)
         settled = [m for m in self.new_messages if m is not pending]
-        state.root_prompt_messages_json.extend(store(encode_message(m)) for m in settled)
+        state.root_prompt_messages_json.extend(store_message(m) for m in settled)
         if pending is not None:
             state.pending_tool_calls.append(_json(pending))
         if self.user_message is not None:
             turn = pb.AgentConversationTurnStructure(
                 user_message=store(self.user_message.SerializeToString()),
-                steps=[store(s.SerializeToString()) for s in self.steps],
+                steps=[store_step(s) for s in self.steps],
                 request_id=self.request_id,
             )
             wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)
