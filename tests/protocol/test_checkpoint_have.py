@@ -13,7 +13,9 @@ def test_message_id_is_the_blob_id_of_the_encoded_message() -> None:
     long = 'é"\\\n\u2028x' * 40_000  # escapes and multi-byte text in one piece past a slice
     messages = [
         {"role": "assistant", "content": [{"type": "text", "text": long}], "n": 1.5},
-        {"role": "user", "content": "ünïcødé 🙂", "empty": [], "none": None},
+        {"role": "user", "content": "ünïcødé 🙂", "empty": [], "none": None, "map": {}},
+        {"role": "tool", "content": [{"ok": True, "n": -3, "f": 1e300, "t": ("a", 2)}]},
+        {"role": "tool", "content": {1: "int key", "x": ["\x00\x1f" * 70_000, False]}},
     ]
     for message in messages:
         assert message_id(message) == blob_id(encode_message(message))  # type: ignore[arg-type]
@@ -42,3 +44,4 @@ def test_held_blobs_are_named_but_not_returned() -> None:
     assert third == first
     assert set(missing) == set(blobs) - held
     assert all(blob_id(data) == ident for ident, data in missing.items())
+

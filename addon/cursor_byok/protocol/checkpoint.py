@@ -13,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Container
+from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from json.encoder import encode_basestring
 from typing import Any
 from typing import cast
 
@@ -107,16 +109,40 @@ _SLICE = 1 << 16
 
 def message_id(message: HistoryMessage) -> bytes:
     """`blob_id(encode_message(message))` without making those bytes: the JSON is hashed
-    piece by piece (a long answer is one piece, hashed in 64 KiB slices), so knowing the id
-    of a message the client already holds costs no copy of its text."""
+    piece by piece, a long string escaped 64 KiB at a time, so knowing the id of a message the
+    client already holds costs no copy of its text."""
     digest = hashlib.sha256()
-    for piece in _ENCODER.iterencode(message):
-        if len(piece) <= _SLICE:
-            digest.update(piece.encode())
-            continue
-        for start in range(0, len(piece), _SLICE):
-            digest.update(piece[start : start + _SLICE].encode())
+    for piece in _json_pieces(message):
+        digest.update(piece.encode())
     return digest.digest()
+
+
+def _json_pieces(value: object) -> Iterator[str]:
+    """`encode_message`'s JSON text in pieces of at most a slice of any one string (escaping
+    is per character, so escaped slices join into the escaped whole)."""
+    if isinstance(value, str):
+        if len(value) <= _SLICE:
+            yield encode_basestring(value)
+            return
+        yield '"'
+        for start in range(0, len(value), _SLICE):
+            yield encode_basestring(value[start : start + _SLICE])[1:-1]
+        yield '"'
+    elif isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield f",{encode_basestring(key)}:" if index else f"{encode_basestring(key)}:"
+            yield from _json_pieces(item)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from _json_pieces(item)
+        yield "]"
+    else:  # numbers, booleans, null (and anything json itself would reject)
+        yield _ENCODER.encode(value)
 
 
 def decode_message(data: bytes) -> HistoryMessage:
