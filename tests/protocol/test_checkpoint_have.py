@@ -45,3 +45,20 @@ def test_held_blobs_are_named_but_not_returned() -> None:
     assert set(missing) == set(blobs) - held
     assert all(blob_id(data) == ident for ident, data in missing.items())
 
+
+def test_settled_steps_keep_only_their_ids() -> None:
+    transcript = _transcript()
+    first, blobs = transcript.checkpoint()
+    expected = first.SerializeToString()
+    assert transcript.settle_steps(set()) == {}  # nothing held: the step stays
+    settled = transcript.settle_steps(set(blobs))
+    assert list(settled.values()) == [transcript.steps[0]]
+    assert isinstance(transcript.steps[0], bytes)  # the text is let go
+    again, rest = transcript.checkpoint(have=set(blobs))
+    assert again.SerializeToString() == expected and rest == {}
+    # a new step (maybe at the freed step's address) is serialised afresh, never a stale id
+    step = pb.ConversationStep()
+    step.assistant_message.text = "b"
+    transcript.add_step(step)
+    _, new = transcript.checkpoint(have=set(blobs))
+    assert step.SerializeToString() in new.values()

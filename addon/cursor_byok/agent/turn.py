@@ -181,7 +181,7 @@ class Turn:
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text = TextParts()
         self._thinking = TextParts()
-        self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # digest: see _add_step
+        self._step_shapes: dict[bytes, pb.ConversationStep | bytes] = {}  # digest: see _add_step
         # A blob write to the data dir failed (a full disk): the turn keeps going to the next
         # checkpoint Cursor gets (it stores the blobs too), then ends with this error.
         self.disk_error: TurnError | None = None
@@ -294,8 +294,7 @@ class Turn:
         blob SETs, hence every later KV id) on the clock: replay could not reproduce them.
         """
         shape = hashlib.sha256(timeless(step)).digest()  # not the bytes: a copy of the text
-        step = self._step_shapes.setdefault(shape, step)
-        self.transcript.add_step(step)
+        self.transcript.add_step(self._step_shapes.setdefault(shape, step))
 
     def checkpoint(
         self,
@@ -393,6 +392,7 @@ class Turn:
             self.settled_blobs.update(i for i in blobs if i not in missing)
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
+            self._settle_steps()
             return
 
         async def set_one(key, answer, ident: bytes) -> None:
@@ -414,6 +414,17 @@ class Turn:
             waiting.add(key)
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
         await self._ack_barrier(tasks, waiting)
+        self._settle_steps()
+
+    def _settle_steps(self) -> None:
+        """Let go of the steps the client and the data dir now hold: their SET frames are the
+        turn's one copy of their text (for replays), the step messages a second one."""
+        settled = self.transcript.settle_steps(self.settled_blobs)
+        if settled:
+            shapes = self._step_shapes
+            for shape, step in shapes.items():
+                if not isinstance(step, bytes) and id(step) in settled:
+                    shapes[shape] = settled[id(step)]
 
     async def _ack_barrier(self, tasks: Sequence[asyncio.Future], waiting: set) -> None:
         """Wait for every acknowledgement while the client shows it is alive (any message,

@@ -167,7 +167,8 @@ class Transcript:
     request_id: str
     user_message: pb.UserMessage | None = None
     new_messages: list[HistoryMessage] = field(default_factory=list)
-    steps: list[pb.ConversationStep] = field(default_factory=list)
+    # a step, or the blob id of one the client and the data dir hold (`settle_steps`)
+    steps: list[pb.ConversationStep | bytes] = field(default_factory=list)
     read_paths: list[str] = field(default_factory=list)
     todos: list[dict[str, Any]] = field(default_factory=list)  # TodoWrite state, one blob each
     context_window: int = DEFAULT_CONTEXT_WINDOW
@@ -195,8 +196,23 @@ class Transcript:
     def append(self, message: HistoryMessage) -> None:
         self.new_messages.append(message)
 
-    def add_step(self, step: pb.ConversationStep) -> None:
+    def add_step(self, step: pb.ConversationStep | bytes) -> None:
         self.steps.append(step)
+
+    def settle_steps(self, have: Container[bytes]) -> dict[int, bytes]:
+        """Keep only the blob id of each step in `have` (the client and the data dir hold it):
+        a step's text is needed again only to SET it, so the turn lets it go once stored.
+        Returns id(step) -> blob id for the steps let go (the turn forgets them too)."""
+        settled: dict[int, bytes] = {}
+        for index, step in enumerate(self.steps):
+            if isinstance(step, bytes):
+                continue
+            ident = self._step_ids.get(id(step))
+            if ident is not None and ident in have:
+                self.steps[index] = settled[id(step)] = ident
+        for key in settled:  # the step may die now, and its id() be reused by another
+            del self._step_ids[key]
+        return settled
 
     def compact(
         self,
@@ -248,7 +264,9 @@ class Transcript:
                 blobs[ident] = encode_message(message)
             return ident
 
-        def store_step(step: pb.ConversationStep) -> bytes:
+        def store_step(step: pb.ConversationStep | bytes) -> bytes:
+            if isinstance(step, bytes):
+                return step
             ident = self._step_ids.get(id(step))
             if ident is None or ident not in have:
                 ident = self._step_ids[id(step)] = store(step.SerializeToString())
