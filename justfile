@@ -24,7 +24,11 @@ lint:
 # through a real mitmdump, streaming cost against plain mitmproxy (issue 15), memory bounds and
 # 100 concurrent turns (issue 13), RSS per MB of streamed text (issue 27). Each script takes
 # --help for bigger or smaller runs.
+# Each script that measures against plain mitmproxy or per MB also writes its figures to
+# bench/results/latest.json (--json PATH for another file); bench/compare.py prints them beside
+# the last recorded ones in bench/README.md.
 bench:
+    rm -f bench/results/latest.json
     uv run python bench/bench_codec.py
     uv run python bench/bench_provider_stream.py --repeats 3 --deltas 1000
     uv run python bench/bench_provider_bomb.py
@@ -34,6 +38,12 @@ bench:
     uv run python bench/bench_memory.py
     uv run python bench/bench_run_transport.py 30
     uv run python bench/bench_prompt_cache.py
+    uv run python bench/compare.py
+
+# The streaming ratios (RunSSE + BidiAppend, RunPoll, Run ÷ plain mitmproxy at 20 streams) and
+# memory per MB streamed, in under 2 minutes, beside the last recorded ones (CI runs it; never fails)
+bench-quick *ARGS:
+    uv run python bench/quick.py {{ARGS}}
 
 # The same proxy under mitmweb, Cursor's Connect bodies decoded in the browser
 web *ARGS:

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import random
 import re
+import signal
 import string
 import sys
 import tempfile
@@ -49,6 +50,8 @@ import h2.settings  # noqa: E402
 from mitm import Mitm  # noqa: E402
 from mitm import start_mitmdump  # noqa: E402
 from provider_config import KEY_ENV  # noqa: E402
+from results import DEFAULT  # noqa: E402
+from results import record  # noqa: E402
 from streamlib import _CHAT_HEAD  # noqa: E402
 from streamlib import _CHAT_TAIL  # noqa: E402
 from streamlib import RUN  # noqa: E402
@@ -151,9 +154,10 @@ context_window = 1000000
     return path
 
 
-def start_proxy(tmp: Path, base_url: str, tree: Path | None) -> Mitm:
+def start_proxy(tmp: Path, base_url: str, tree: Path | None, trace: Path | None = None) -> Mitm:
     tmp.mkdir(parents=True, exist_ok=True)
     command = None
+    extra = ["-s", str(HERE / "memory_script.py")] if trace is not None else []
     if tree is not None:  # another checkout: its own mitmdump, its own addon
         command = [
             str(tree / ".venv" / "bin" / "mitmdump"),
@@ -165,12 +169,14 @@ def start_proxy(tmp: Path, base_url: str, tree: Path | None) -> Mitm:
             "--set", "cursor_byok_agent=provider",
             "--set", f"cursor_byok_config={write_config(tmp, base_url)}",
             "-s", str(tree / "addon" / "main.py"),
+            *extra,
         ]  # fmt: skip
     return start_mitmdump(
         tmp,
+        *extra,
         agent="provider",
         config=write_config(tmp, base_url),
-        env={KEY_ENV: "sk-bench-not-a-key"},
+        env={KEY_ENV: "sk-bench-not-a-key", "BENCH_TRACE_OUT": str(trace or "")},
         command=command,
     )
 
@@ -264,10 +270,12 @@ class Case:
     endless: bool = False
 
 
-async def measure(case: Case, tmp: Path, workspace: Path, tree: Path | None) -> dict:
+async def measure(
+    case: Case, tmp: Path, workspace: Path, tree: Path | None, trace: Path | None = None
+) -> dict:
     provider = Provider()
     base_url = await provider.start()
-    proxy = start_proxy(tmp / case.name, base_url, tree)
+    proxy = start_proxy(tmp / case.name, base_url, tree, trace)
     pid = proxy.process.pid
     try:
         warm = await one_turn(
@@ -275,6 +283,8 @@ async def measure(case: Case, tmp: Path, workspace: Path, tree: Path | None) -> 
         )
         assert warm.end == "ok", warm.end
         total = int(case.mib * MiB)
+        if trace is not None:
+            proxy.process.send_signal(signal.SIGUSR1)
         reset_peak(pid)
         before = status_kib(pid, "VmRSS")
         rate = total / case.seconds if case.seconds else 0
@@ -287,6 +297,12 @@ async def measure(case: Case, tmp: Path, workspace: Path, tree: Path | None) -> 
         )
         peak = status_kib(pid, "VmHWM")
         after = status_kib(pid, "VmRSS")
+        if trace is not None:
+            proxy.process.send_signal(signal.SIGUSR2)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not (trace.exists() and trace.stat().st_size):
+                await asyncio.sleep(0.2)
+            print(trace.read_text() if trace.exists() else "no trace written")
     finally:
         proxy.stop()
         assert provider.server is not None
@@ -337,8 +353,24 @@ async def run(args: argparse.Namespace) -> None:
         (workspace / "README.md").write_text("# bench\n")
         for case in chosen:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
-            results.append(await measure(case, tmp, workspace, args.tree))
+            trace = args.tracemalloc and tmp / f"trace-{case.name}.txt"
+            results.append(await measure(case, tmp, workspace, args.tree, trace or None))
     report(results, args.tree)
+    if args.json is not None:
+        record(
+            args.json,
+            "memory",
+            {
+                r["case"].name: {
+                    "ok": r["turn"].end == "ok",
+                    "text_mib": round(r["text_mib"], 2),
+                    "growth_mib": round(r["growth"], 1),
+                    "mb_per_mb": round(r["per_mib"], 2),
+                    "after_minus_before_mib": round(r["after"] - r["before"], 1),
+                }
+                for r in results
+            },
+        )
 
 
 def main() -> None:
@@ -349,6 +381,18 @@ def main() -> None:
     parser.add_argument("--endless-seconds", type=float, default=40.0)
     parser.add_argument("--only", default="tiny,kb,endless")
     parser.add_argument("--tree", type=Path, default=None, help="another checkout to measure")
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="print who holds the bytes at the turn's peak (bench/memory_script.py; slow, and "
+        "the RSS figures then include tracemalloc's own)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=DEFAULT,
+        help=f"merge the figures into this JSON file (default {DEFAULT})",
+    )
     asyncio.run(run(parser.parse_args()))
 
 

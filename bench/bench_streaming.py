@@ -11,6 +11,9 @@ A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a fu
 R15       the same addon set-up (its own mitmdump, coalescing 15 ms) serving the same turn over
           Cursor's default transport: one HTTP/2 `Run` stream per turn (run request and KV acks
           up as Connect envelopes on the open upload, frames down), one connection per turn;
+P15       (opt-in: --configs) the same turn over Cursor's HTTP/1.0 mode: the run request and
+          KV acks over BidiAppend, the frames by one RunPoll after another (a buffered answer
+          each), its own mitmdump, coalescing 15 ms;
 R0        as R15 with coalescing off (every provider delta its own frame, sent at once);
 R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
           CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
@@ -54,6 +57,8 @@ from mitm import mitmdump_path
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import write_config
+from results import DEFAULT
+from results import record
 from streamlib import TEST_HOST
 from streamlib import FeederProcess
 from streamlib import Http2
@@ -65,20 +70,25 @@ from streamlib import cpu_seconds
 from streamlib import mib
 from streamlib import open_h2
 from streamlib import plain_turn
+from streamlib import poll_turn
 from streamlib import reset_peak
 from streamlib import run_turn
 from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
-ALL_CONFIGS = ["A15", "R15", "R15c", "A0", "R0", "B", "C"]
-ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "A0": 0, "R0": 0}  # coalescing window, ms
+ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "B", "C"]
+ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "P15": 15, "A0": 0, "R0": 0}  # coalescing, ms
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
 # as every day). Without this, PYTHONDONTWRITEBYTECODE=1 in the environment would make every start
 # cold. Set by run() to a directory under its temporary directory.
 PROXY_ENV: dict[str, str] = {}
+# mitmdump's line per flow: 0 as `cursor-byok run` starts it (cli/launch.py), for the addon and
+# plain mitmdump alike; --flow-detail 1 is mitmdump's default (what the figures before issue 38
+# were measured with: one line per BidiAppend and per poll).
+FLOW_DETAIL = [0]
 
 
 def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
@@ -87,6 +97,8 @@ def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
         tmp,
         "--set",
         f"cursor_byok_coalesce_ms={coalesce_ms}",
+        "--set",
+        f"flow_detail={FLOW_DETAIL[0]}",
         agent="provider",
         config=write_config(tmp, feeder, "openai-chat"),
         env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},
@@ -105,6 +117,8 @@ def start_plain(tmp: Path, upstream_port: int) -> Mitm:
         f"confdir={confdir}",
         "--set",
         "connection_strategy=lazy",
+        "--set",
+        f"flow_detail={FLOW_DETAIL[0]}",
         "-s",
         str(HERE / "passthrough.py"),
     ]
@@ -180,7 +194,11 @@ class Bench:
             )
             return
         tls = client_tls(proxy.ca_file)
-        if config == "B":
+        if config == "P15":
+            await poll_turn(
+                proxy.port, tls=tls, deltas=deltas, stats=stats, workspace=self.workspace
+            )
+        elif config == "B":
             await plain_turn(proxy.port, tls=tls, deltas=deltas, stats=stats)
         else:
             await addon_turn(
@@ -206,7 +224,7 @@ class Bench:
             self.startup.append(
                 f"{name} ({'cold' if name == addons[0] else 'warm'} bytecode cache): start → "
                 f"'cursor-byok ready' {ready:.2f} s, → first answered turn "
-                f"({'Run' if name.startswith('R') else 'RunSSE'}, 1 delta) {first:.2f} s"
+                f"({ {'R': 'Run', 'P': 'RunPoll'}.get(name[0], 'RunSSE') }, 1 delta) {first:.2f} s"
                 f"{'' if stats.ok else ' FAILED: ' + stats.error}"
             )
         for config in self.args.configs:  # warm-up: TLS certs, imports, connections
@@ -281,8 +299,12 @@ def spread(values: list[float], fmt: str) -> str:
     return f"{format(med, fmt)} [{format(min(values), fmt)}–{format(max(values), fmt)}]"
 
 
-def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace) -> None:
+def report(
+    results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
+) -> dict[str, dict[str, float]]:
+    """Print the table; return its figures by "cfg xN" for the JSON file (bench/results.py)."""
     configs = args.configs
+    figures: dict[str, dict[str, float]] = {}
     print()
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
@@ -311,6 +333,17 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
             ratio = (
                 f"{statistics.median(cpu) / statistics.median(b_cpu):.1f}" if cpu and b_cpu else ""
             )
+            figures[f"{config} x{level}"] = {
+                "ok": ok / n,
+                "p50_ms": round(statistics.median(b.pct(0.5) for b in batches), 2),
+                "p99_ms": round(statistics.median(b.pct(0.99) for b in batches), 2),
+                **({"cpu_us": round(statistics.median(cpu), 1)} if cpu else {}),
+                **(
+                    {"cpu_ratio": round(statistics.median(cpu) / statistics.median(b_cpu), 2)}
+                    if cpu and b_cpu
+                    else {}
+                ),
+            }
             late = statistics.median(b.late_share for b in batches) * 100
             frames = statistics.median(statistics.mean(s.frames for s in b.stats) for b in batches)
             dframes = statistics.median(
@@ -342,6 +375,7 @@ def report(results: dict[tuple[str, int], list[Batch]], args: argparse.Namespace
         "between the first and the last turn of a batch to get its first delta (median over "
         "rounds): turns that could not start together show here."
     )
+    return figures
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -370,14 +404,26 @@ async def run(args: argparse.Namespace) -> None:
     print()
     print(
         f"streaming bench: {args.deltas} deltas {args.interval * 1000:g} ms apart per turn, "
-        f"{args.repeats} interleaved rounds, client heartbeats "
+        f"{args.repeats} interleaved rounds, flow_detail={args.flow_detail}, client heartbeats "
         f"{f'every {args.heartbeat:g} s' if args.heartbeat else 'off'}; "
         f"{os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
         "(other processes share the machine)"
     )
     for line in bench.startup:
         print("start-up " + line)
-    report(results, args)
+    figures = report(results, args)
+    if args.json is not None:
+        record(
+            args.json,
+            "streaming",
+            {
+                "deltas": args.deltas,
+                "interval": args.interval,
+                "repeats": args.repeats,
+                "flow_detail": args.flow_detail,
+                **figures,
+            },
+        )
 
 
 def main() -> None:
@@ -393,9 +439,22 @@ def main() -> None:
         help=f"comma-separated, of {','.join(ALL_CONFIGS)} (R15c: R15 on one connection a batch)",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
+    parser.add_argument(
+        "--flow-detail",
+        type=int,
+        default=0,
+        help="mitmdump's flow_detail for every proxy (0: as `cursor-byok run`; 1: mitmdump's)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=DEFAULT,
+        help=f"merge the figures (×B ratios included) into this JSON file (default {DEFAULT})",
+    )
     args = parser.parse_args()
     args.levels = [int(x) for x in args.levels.split(",")]
     args.configs = [x for x in args.configs.split(",") if x]
+    FLOW_DETAIL[0] = args.flow_detail
     unknown = set(args.configs) - set(ALL_CONFIGS)
     if unknown:
         parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")

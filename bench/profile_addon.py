@@ -1,7 +1,7 @@
 """Where the addon's mitmdump spends its time while streaming: cProfile inside mitmdump.
 
     uv run python bench/profile_addon.py [--turns 20] [--deltas 200] [--coalesce-ms 15]
-                                         [--transport bidi|run] [--out /tmp/addon.prof]
+                                         [--transport bidi|run|poll] [--out /tmp/addon.prof]
                                          [--top 25]
 
 Starts the feeder (bench/streamlib.py) and a mitmdump with the addon plus
@@ -10,7 +10,8 @@ mitmdump's main thread (SIGUSR1 … SIGUSR2) while --turns concurrent Agent turn
 it (`--transport bidi`: RunSSE + BidiAppend over HTTP/1.1, the fallback; `run`: one HTTP/2
 `Run` stream per turn, Cursor's default), and prints the own time per area (asyncio, mitmproxy,
 cursor_byok, h11, h2, ssl, C builtins, …) and the top functions. cProfile slows Python code
-down, so read shares, not absolute times. Not part of `just bench`.
+down, so read shares, not absolute times; `--timer cpu` (the default) charges the main thread's
+CPU time, so a loaded machine does not move the figures much. Not part of `just bench`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from streamlib import TurnStats
 from streamlib import addon_turn
 from streamlib import client_tls
 from streamlib import client_tls_h2
+from streamlib import poll_turn
 from streamlib import run_turn
 
 AREAS = [
@@ -98,10 +100,16 @@ async def run(args: argparse.Namespace) -> None:
             str(Path(__file__).resolve().parent / "profiler_script.py"),
             agent="provider",
             config=write_config(tmp, feeder, "openai-chat"),
-            env={KEY_ENV: "sk-bench-not-a-key", "BENCH_PROFILE_OUT": str(args.out)},
+            env={
+                KEY_ENV: "sk-bench-not-a-key",
+                "BENCH_PROFILE_OUT": str(args.out),
+                "BENCH_PROFILE_TIMER": args.timer,
+            },
         )
         if args.transport == "run":
             tls, turn = client_tls_h2(proxy.ca_file), run_turn
+        elif args.transport == "poll":
+            tls, turn = client_tls(proxy.ca_file), poll_turn
         else:
             tls, turn = client_tls(proxy.ca_file), addon_turn
         try:
@@ -146,9 +154,16 @@ def main() -> None:
     parser.add_argument("--coalesce-ms", type=int, default=15)
     parser.add_argument(
         "--transport",
-        choices=("bidi", "run"),
+        choices=("bidi", "run", "poll"),
         default="bidi",
-        help="bidi: RunSSE + BidiAppend (HTTP/1.1); run: one HTTP/2 Run stream per turn",
+        help="bidi: RunSSE + BidiAppend (HTTP/1.1); run: one HTTP/2 Run stream per turn; "
+        "poll: RunPoll + BidiAppend (Cursor's HTTP/1.0 mode)",
+    )
+    parser.add_argument(
+        "--timer",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu: the main thread's CPU time (robust to a loaded machine); wall: the clock",
     )
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "addon.prof")
     parser.add_argument("--top", type=int, default=25)

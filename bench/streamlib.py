@@ -48,13 +48,16 @@ import h2.exceptions  # noqa: E402
 from fakes.fake_provider import read_body  # noqa: E402
 
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
+from cursor_byok.pb import aiserver_v1_pb2 as aipb  # noqa: E402
 from cursor_byok.protocol import connect  # noqa: E402
 from cursor_byok.protocol.bidi import encode_bidi_append  # noqa: E402
+from cursor_byok.protocol.bidi import encode_run_poll_request  # noqa: E402
 from cursor_byok.protocol.bidi import encode_run_sse_request  # noqa: E402
 
 TEST_HOST = "api2.cursor.test"  # tests/e2e/mitm.py: the host the addon serves in the tests
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 RUN = "/agent.v1.AgentService/Run"
+RUN_POLL = "/agent.v1.AgentService/RunPoll"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
 MODEL = "Fake Model"  # tests/e2e/provider_config.py
 DELTAS_RE = re.compile(rb"bench-deltas=(\d+)")
@@ -858,6 +861,84 @@ async def addon_turn(
         for task in list(tasks):
             task.cancel()
         sse.close()
+        uploads.close()
+
+
+async def poll_turn(
+    port: int,
+    *,
+    tls: ssl.SSLContext,
+    deltas: int,
+    stats: TurnStats,
+    workspace: Path,
+    heartbeat: float = 0.0,
+) -> None:
+    """P: a full Agent turn over Cursor's HTTP/1.0 mode: the run request and KV acks over
+    BidiAppend (as A), the server's frames by one RunPoll after another on a keep-alive
+    connection of their own (each answer: BidiPollResponses with the frame hex-encoded, then the
+    end-stream; the last one has `eof`). Heartbeats are not sent (`heartbeat` is ignored)."""
+    del heartbeat
+    loop = asyncio.get_running_loop()
+    rid = str(uuid.uuid4())
+    tunnel = f"{TEST_HOST}:443"
+    polls = await open_http(port, tunnel=tunnel, tls=tls)
+    uploads = await open_http(port, tunnel=tunnel, tls=tls)
+    lock = asyncio.Lock()
+    seqno = 0
+    tasks: set[asyncio.Task] = set()
+
+    async def append(message: pb.AgentClientMessage) -> None:
+        nonlocal seqno
+        async with lock:
+            body = encode_bidi_append(rid, seqno, message.SerializeToString(), binary=True)
+            seqno += 1
+            _, result = await uploads.request(
+                "POST", BIDI_APPEND, _headers(rid, "application/proto"), body
+            )
+            if (await result).status != 200:
+                stats.appends_refused += 1
+
+    def spawn(coro) -> None:
+        task = loop.create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    answer = answerer(stats, lambda message: spawn(append(message)))
+    ended = False
+
+    def frame(flags: int, payload: bytes, now: int) -> None:
+        nonlocal ended
+        if flags & connect.FLAG_END_STREAM:  # after `eof`: the run's end, else the poll's
+            if ended:
+                _on_frame(stats, flags, payload, now, None)
+            return
+        poll = aipb.BidiPollResponse.FromString(payload)
+        if poll.data:
+            _on_frame(stats, 0, bytes.fromhex(poll.data), now, answer)
+        ended = ended or poll.eof
+
+    try:
+        await append(run_request(f"stream please bench-deltas={deltas}", workspace))
+        start = True
+        while not ended:
+            envelopes = _Envelopes(frame)
+            body = connect.encode_frame(encode_run_poll_request(rid, start=start))
+            start = False
+            _, result = await polls.request(
+                "POST", RUN_POLL, _headers(rid, "application/connect+proto"), body, envelopes.feed
+            )
+            response = await result
+            if response.status != 200:
+                stats.error = f"RunPoll {response.status}"
+                return
+        await asyncio.gather(*list(tasks))
+    except Exception as exc:
+        stats.ok = False
+        stats.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        for task in list(tasks):
+            task.cancel()
+        polls.close()
         uploads.close()
 
 

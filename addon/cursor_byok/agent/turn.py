@@ -163,6 +163,9 @@ class Turn:
         self.blobs = blobs
         self.transcript = transcript
         self.client_blobs = client_blobs  # ids the client is known to hold
+        # ids of this turn's blobs on disk and acknowledged by the client: checkpoints name
+        # them without making their bytes again (`Transcript.checkpoint(have=...)`)
+        self.settled_blobs: set[bytes] = set()
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
         self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
@@ -189,7 +192,7 @@ class Turn:
         # What the UI was shown, folded into ConversationSteps for the checkpoint's turn blob.
         self._text = TextParts()
         self._thinking = TextParts()
-        self._step_shapes: dict[bytes, pb.ConversationStep] = {}  # digest: see _add_step
+        self._step_shapes: dict[bytes, pb.ConversationStep | bytes] = {}  # digest: see _add_step
         # A blob write to the data dir failed (a full disk): the turn keeps going to the next
         # checkpoint Cursor gets (it stores the blobs too), then ends with this error.
         self.disk_error: TurnError | None = None
@@ -305,8 +308,7 @@ class Turn:
         blob SETs, hence every later KV id) on the clock: replay could not reproduce them.
         """
         shape = hashlib.sha256(timeless(step)).digest()  # not the bytes: a copy of the text
-        step = self._step_shapes.setdefault(shape, step)
-        self.transcript.add_step(step)
+        self.transcript.add_step(self._step_shapes.setdefault(shape, step))
 
     def checkpoint(
         self,
@@ -316,7 +318,9 @@ class Turn:
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The checkpoint as of now, with the steps shown so far (made in `into` if given)."""
         self.flush_steps()
-        return self.transcript.checkpoint(pending=pending, mode=self.mode, into=into)
+        return self.transcript.checkpoint(
+            pending=pending, mode=self.mode, into=into, have=self.settled_blobs
+        )
 
     def text(self, text: str) -> None:
         # the caller's string, not a copy read back from the message (the history has it too)
@@ -384,22 +388,27 @@ class Turn:
         self.client_blobs.add(ident)
         return data
 
-    async def _write_blobs(self, write: Callable[[Any], object], blobs: Any) -> None:
+    async def _write_blobs(self, write: Callable[[Any], object], blobs: Any) -> bool:
         """Write blobs to the data dir in a worker thread; a failure (a full disk) is kept for
         the end of the turn: the blobs still go to Cursor, which keeps its copy of them."""
         try:
             await asyncio.to_thread(write, blobs)
+            return True
         except OSError as exc:
             if self.disk_error is None:
                 self.disk_error = disk_full_error(self.blobs.root.parent, exc)
+            return False
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
         """SET every blob the client lacks and wait for all acknowledgements (the ack barrier)."""
         missing = {i: d for i, d in blobs.items() if i not in self.client_blobs}
         # on disk before the checkpoint that refers to them goes out; off the event loop
-        await self._write_blobs(self.blobs.put_all, blobs)
+        on_disk = await self._write_blobs(self.blobs.put_all, blobs)
+        if on_disk:
+            self.settled_blobs.update(i for i in blobs if i not in missing)
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
+            self._settle_steps()
             return
 
         async def set_one(key, answer, ident: bytes) -> None:
@@ -408,6 +417,8 @@ class Turn:
                 message = reply.set_blob_result.error.message
                 raise TurnError("internal", f"the client could not store a blob: {message}")
             self.client_blobs.add(ident)
+            if on_disk:
+                self.settled_blobs.add(ident)
             waiting.discard(key)
 
         waiting = set()
@@ -419,6 +430,17 @@ class Turn:
             waiting.add(key)
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
         await self._ack_barrier(tasks, waiting)
+        self._settle_steps()
+
+    def _settle_steps(self) -> None:
+        """Let go of the steps the client and the data dir now hold: their SET frames are the
+        turn's one copy of their text (for replays), the step messages a second one."""
+        settled = self.transcript.settle_steps(self.settled_blobs)
+        if settled:
+            shapes = self._step_shapes
+            for shape, step in shapes.items():
+                if not isinstance(step, bytes) and id(step) in settled:
+                    shapes[shape] = settled[id(step)]
 
     async def _ack_barrier(self, tasks: Sequence[asyncio.Future], waiting: set) -> None:
         """Wait for every acknowledgement while the client shows it is alive (any message,
@@ -467,6 +489,7 @@ class Turn:
         light.category_bytes = self.transcript.category_bytes  # the context meter (turns.py)
         self.transcript = light
         self._step_shapes.clear()
+        self.settled_blobs.clear()
 
     @property
     def mode(self) -> int:

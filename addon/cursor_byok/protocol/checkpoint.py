@@ -10,10 +10,14 @@ need; sending and acknowledging is the turn runner's job.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Container
+from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from json.encoder import encode_basestring
 from typing import Any
 from typing import cast
 
@@ -99,6 +103,48 @@ def _json(message: HistoryMessage) -> str:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_SLICE = 1 << 16
+
+
+def message_id(message: HistoryMessage) -> bytes:
+    """`blob_id(encode_message(message))` without making those bytes: the JSON is hashed
+    piece by piece, a long string escaped 64 KiB at a time, so knowing the id of a message the
+    client already holds costs no copy of its text."""
+    digest = hashlib.sha256()
+    for piece in _json_pieces(message):
+        digest.update(piece.encode())
+    return digest.digest()
+
+
+def _json_pieces(value: object) -> Iterator[str]:
+    """`encode_message`'s JSON text in pieces of at most a slice of any one string (escaping
+    is per character, so escaped slices join into the escaped whole)."""
+    if isinstance(value, str):
+        if len(value) <= _SLICE:
+            yield encode_basestring(value)
+            return
+        yield '"'
+        for start in range(0, len(value), _SLICE):
+            yield encode_basestring(value[start : start + _SLICE])[1:-1]
+        yield '"'
+    elif isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield f",{encode_basestring(key)}:" if index else f"{encode_basestring(key)}:"
+            yield from _json_pieces(item)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from _json_pieces(item)
+        yield "]"
+    else:  # numbers, booleans, null (and anything json itself would reject)
+        yield _ENCODER.encode(value)
+
+
 def decode_message(data: bytes) -> HistoryMessage:
     """One history blob. Only the role is checked: readers check the rest (`history_format`)."""
     message = json.loads(data.decode("utf-8"))
@@ -121,7 +167,8 @@ class Transcript:
     request_id: str
     user_message: pb.UserMessage | None = None
     new_messages: list[HistoryMessage] = field(default_factory=list)
-    steps: list[pb.ConversationStep] = field(default_factory=list)
+    # a step, or the blob id of one the client and the data dir hold (`settle_steps`)
+    steps: list[pb.ConversationStep | bytes] = field(default_factory=list)
     read_paths: list[str] = field(default_factory=list)
     todos: list[dict[str, Any]] = field(default_factory=list)  # TodoWrite state, one blob each
     context_window: int = DEFAULT_CONTEXT_WINDOW
@@ -138,6 +185,9 @@ class Transcript:
     rewritten: bool = False
     summary: str | None = None
     summarized: list[HistoryMessage] = field(default_factory=list)  # folded into the summary
+    # id(step) -> its blob id: steps never change once added, so each is serialised once more
+    # only while the client may still lack it (`checkpoint(have=...)`)
+    _step_ids: dict[int, bytes] = field(default_factory=dict, repr=False)
 
     def messages(self) -> list[HistoryMessage]:
         """The whole model-facing history: inherited then new."""
@@ -146,8 +196,23 @@ class Transcript:
     def append(self, message: HistoryMessage) -> None:
         self.new_messages.append(message)
 
-    def add_step(self, step: pb.ConversationStep) -> None:
+    def add_step(self, step: pb.ConversationStep | bytes) -> None:
         self.steps.append(step)
+
+    def settle_steps(self, have: Container[bytes]) -> dict[int, bytes]:
+        """Keep only the blob id of each step in `have` (the client and the data dir hold it):
+        a step's text is needed again only to SET it, so the turn lets it go once stored.
+        Returns id(step) -> blob id for the steps let go (the turn forgets them too)."""
+        settled: dict[int, bytes] = {}
+        for index, step in enumerate(self.steps):
+            if isinstance(step, bytes):
+                continue
+            ident = self._step_ids.get(id(step))
+            if ident is not None and ident in have:
+                self.steps[index] = settled[id(step)] = ident
+        for key in settled:  # the step may die now, and its id() be reused by another
+            del self._step_ids[key]
+        return settled
 
     def compact(
         self,
@@ -173,8 +238,12 @@ class Transcript:
         pending: AssistantHistoryMessage | None = None,
         mode: int | None = None,
         into: pb.ConversationStateStructure | None = None,
+        have: Container[bytes] = frozenset(),
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
-        """The state to publish and every blob it references that this turn created.
+        """The state to publish and every blob it references that this turn created, except
+        those in `have` (the client and the data dir hold them already): their ids are found
+        without making their bytes again, so the turn's last checkpoints hold no extra copy of
+        the answer.
 
         With `pending` (an assistant message whose tool batch has not settled) the checkpoint is
         *staged*: that message stays out of the roots and travels inline in `pending_tool_calls`.
@@ -183,7 +252,24 @@ class Transcript:
 
         def store(data: bytes) -> bytes:
             ident = blob_id(data)
-            blobs[ident] = data
+            if ident not in have:
+                blobs[ident] = data
+            return ident
+
+        def store_message(message: HistoryMessage) -> bytes:
+            if not have:
+                return store(encode_message(message))
+            ident = message_id(message)
+            if ident not in have:
+                blobs[ident] = encode_message(message)
+            return ident
+
+        def store_step(step: pb.ConversationStep | bytes) -> bytes:
+            if isinstance(step, bytes):
+                return step
+            ident = self._step_ids.get(id(step))
+            if ident is None or ident not in have:
+                ident = self._step_ids[id(step)] = store(step.SerializeToString())
             return ident
 
         state = pb.ConversationStateStructure() if into is None else into
@@ -191,16 +277,16 @@ class Transcript:
         del state.pending_tool_calls[:]
         if self.rewritten:
             del state.root_prompt_messages_json[:]
-            state.root_prompt_messages_json.extend(store(encode_message(m)) for m in self.history)
+            state.root_prompt_messages_json.extend(store_message(m) for m in self.history)
             self._store_summary(state, store)
         settled = [m for m in self.new_messages if m is not pending]
-        state.root_prompt_messages_json.extend(store(encode_message(m)) for m in settled)
+        state.root_prompt_messages_json.extend(store_message(m) for m in settled)
         if pending is not None:
             state.pending_tool_calls.append(_json(pending))
         if self.user_message is not None:
             turn = pb.AgentConversationTurnStructure(
                 user_message=store(self.user_message.SerializeToString()),
-                steps=[store(s.SerializeToString()) for s in self.steps],
+                steps=[store_step(s) for s in self.steps],
                 request_id=self.request_id,
             )
             wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)

@@ -337,7 +337,7 @@ class AgentRpc:
         if append.message is not None:
             self.activity.observe(append.request_id, append.message)
         # before the turn it may start emits anything
-        self.recording.client(append.request_id, append.seqno, append.raw, dict(request.headers))
+        self.recording.client(append.request_id, append.seqno, append.raw, request.headers)
         self.registry.receive(
             append.request_id,
             append.seqno,

@@ -65,7 +65,7 @@ def compose(agent: Agent | None = None) -> Composition:
     registry = SessionRegistry(
         turns.run_turn, supersedes=actions.supersedes, live_action=turns.live_action
     )
-    registry.observers.append(recording.frame)
+    recording.attach(registry.observers)  # the frame observer, while recording
     routing = Routing(turns, registry)
     activity = ActivityRecord()
     loopback = Loopback(registry, routing.routes, activity.census)

@@ -21,11 +21,16 @@ from cursor_byok.proxy.mitmproxy_compat import freeze_startup_heap
 
 LARGE_RUN = 16 * 1024 * 1024  # bytes of a run's frames: its drop is worth a full collection
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-_MMAP_THRESHOLD = 128 * 1024
+# 1 MiB, not glibc's initial 128 KiB: every socket read in asyncio asks for a 256 KiB buffer
+# (then shrunk to what came), so at 128 KiB each read was an mmap, a page fault and an munmap,
+# ~10 µs of proxy CPU per streamed delta on RunSSE + BidiAppend (issue 38: 205-209 against
+# 196 µs, system time 12-19 against 7.5 µs, 20 streams, /proc per-thread CPU). The blocks that
+# matter for memory (a long answer's checkpoint and blob frames) are megabytes.
+_MMAP_THRESHOLD = 1024 * 1024
 
 
 def return_large_blocks() -> bool:
-    """glibc only: every allocation of 128 KiB or more gets pages of its own, given back when
+    """glibc only: every allocation of 1 MiB or more gets pages of its own, given back when
     it is freed. glibc's default raises that threshold to the largest block freed so far, so
     after a long answer (its checkpoint and blob frames are megabytes each) later large blocks
     come from the heap, whose top a small live block pins: a turn of 8 MiB of text left the
