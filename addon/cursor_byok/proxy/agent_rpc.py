@@ -286,7 +286,7 @@ class AgentRpc:
         raw = request.raw_content or b""
         encoding = request.headers.get("content-encoding")
         try:
-            return connect.decompress(raw, encoding, limit=MAX_BODY)
+            return connect.decompress_body(raw, encoding, limit=MAX_BODY)
         except connect.ConnectError as exc:
             raise BadFraming(f"request body: {exc}") from None
 
