@@ -70,6 +70,13 @@ OPTIONS: dict[str, Option] = {
         "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
         "title_model; then the chat is named from its message's first words.",
     ),
+    "cursor_byok_max_requests": Option(
+        int,
+        1024,
+        "Live Agent request ids kept at once, all clients together. When every one is being "
+        "read, the client holding the most (by credential or by connection) gives one up to a "
+        "smaller client, and is itself refused.",
+    ),
     "cursor_byok_linger_ms": Option(
         int,
         600_000,
