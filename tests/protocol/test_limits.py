@@ -106,7 +106,7 @@ def test_a_full_bound_of_streams_gives_way_to_a_smaller_client_and_refuses_the_b
     assert EndStreams("a0") in commands
     with pytest.raises(Refused) as refused:  # the attacker's connection holds the most
         core.open_attempt("a-more", owner=b"fake-new", now=51, client="conn-1")
-    assert refused.value.code == "resource_exhausted" and "holds the most" in str(refused.value)
+    assert refused.value.code == "resource_exhausted" and "of them, the most" in str(refused.value)
     # many connections with one credential: counted by credential
     core = Registry(SessionConfig(max_attempts=20, max_owner_attempts=20))
     for i in range(20):
@@ -142,3 +142,24 @@ def test_the_bystander_is_served_again_and_again_while_the_storm_goes_on() -> No
         assert len(core.attempts) <= 33
         core.close_attempt(f"b{round_}", None, now=n)
         core.unsubscribe(mine, now=n)
+
+
+# Issue 33 item 6: a client's running turns are bounded.
+
+
+def test_a_clients_running_turns_are_bounded_and_nobody_elses() -> None:
+    core = Registry(SessionConfig(max_owner_turns=3))
+    for i in range(3):
+        [start] = core.receive(f"a{i}", 0, run_request(f"a{i}"), owner=ATTACKER, now=i)
+        assert isinstance(start, StartTurn)
+    commands = core.receive("a3", 0, run_request("a3"), owner=ATTACKER, now=4)
+    assert not any(isinstance(c, StartTurn) for c in commands)
+    end = core.attempts["a3"].end
+    assert end is not None and end.code == "resource_exhausted"
+    assert "3 turns running" in end.message and "max_turns_per_client" in end.message
+    [start] = core.receive("b", 0, run_request("b"), owner=BYSTANDER, now=5)
+    assert isinstance(start, StartTurn)  # another client: its own bound
+    follow_up = run_request("a0-next")
+    follow_up.run_request.conversation_id = "a0"  # a new message in a running conversation
+    commands = core.receive("a0-next", 0, follow_up, owner=ATTACKER, now=6)
+    assert any(isinstance(c, StartTurn) for c in commands)  # it supersedes: not refused

@@ -55,6 +55,7 @@ from cursor_byok.protocol.states import RunState
 # what binds a run (proxy/agent_rpc.py), said to a client it refuses
 NOT_YOURS = "belongs to another client (bound to its Authorization)"
 
+
 _HEARTBEAT = pb.AgentServerMessage(
     interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
 ).SerializeToString()
@@ -198,9 +199,8 @@ class Registry:
         return commands
 
     def _displace(self, attempt: Attempt, now: float) -> list[Command]:
-        """End a read attempt of the biggest holder for a smaller client: its streams end with
-        `resource_exhausted` (and its run fails); it is forgotten once they have gone, so the
-        bound is exceeded by at most the attempts still writing that end."""
+        """End a read attempt of the biggest holder for a smaller client (its run fails); it is
+        forgotten once its streams wrote that end (the bound is exceeded by those only)."""
         held = max(
             self.owners[attempt.owner], self.clients[attempt.client] if attempt.client else 0
         )
@@ -377,6 +377,11 @@ class Registry:
             )
             # A retry of the run carries the messages its first attempt queued: given once.
         else:
+            busy = limits.running_turns(
+                self.runs.values(), attempt.owner, run_request.conversation_id
+            )
+            if busy >= self.config.max_owner_turns and not run_request.subagent_type_name:
+                return self._fail_attempt(attempt, "resource_exhausted", limits.busy(busy))
             run = Run(
                 run_id,
                 run_request,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 from typing import Protocol
 
 UNREAD_GRACE = 10.0  # seconds a run may wait for its first stream before it counts as left
@@ -39,6 +40,26 @@ class _Run(Protocol):
     was_read: bool
     detached_since: float
     created_at: float
+
+
+class _OwnedRun(Protocol):
+    @property
+    def owner(self) -> bytes: ...
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def streams(self) -> int: ...
+
+    @property
+    def run_request(self) -> Any: ...
+
+    @property
+    def was_read(self) -> bool: ...
 
 
 class _Attempt(Protocol):
@@ -139,10 +160,42 @@ def displace[A: _Attempt](
     return min(candidates, key=lambda a: a.last_active, default=None)
 
 
+def running_turns(runs: Iterable[_OwnedRun], owner: bytes, conversation: str) -> int:
+    """Turns `owner` has running, besides one of `conversation` (a new message there supersedes
+    it). One credential running 16 streaming turns slowed another client's one-line turn from
+    0.07 s to 22-26 s (issue 33 item 6): a client's running turns are bounded."""
+    return sum(
+        1
+        for run in runs
+        if run.owner == owner
+        and run.running
+        and not run.run_request.subagent_type_name  # a subagent is its parent turn's work
+        and (run.streams or not run.was_read)  # one its client reset is not counted: it
+        and not (conversation and run.conversation_id == conversation)  # goes (`victim`)
+    )
+
+
+def busy(turns: int) -> str:
+    """What a client past its running turns is told."""
+    return (
+        f"this client has {turns} turns running at once, its most "
+        "(cursor_byok_max_turns_per_client); wait for one to end, or stop one"
+    )
+
+
 def _detached_since(attempt: _Attempt) -> float:
     run = attempt.run
     assert run is not None
     return run.detached_since
 
 
-__all__ = ["UNREAD_GRACE", "detached", "displace", "spent", "victim", "waiting"]
+__all__ = [
+    "UNREAD_GRACE",
+    "busy",
+    "detached",
+    "displace",
+    "running_turns",
+    "spent",
+    "victim",
+    "waiting",
+]

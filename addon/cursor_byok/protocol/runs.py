@@ -47,6 +47,7 @@ class SessionConfig:
     coalesce_window: float = 0.015
     max_attempts: int = 1024  # live request ids, all runs together (limits.py: who makes room)
     max_owner_attempts: int = 256  # live request ids of one owner (a credential)
+    max_owner_turns: int = 8  # turns of one owner running at once (limits.running_turns)
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
     max_attempt_buffered_bytes: int = 32 * MiB
     # A run keeps every frame of its turn for reconnects and retries; a turn whose frames pass

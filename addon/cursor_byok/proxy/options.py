@@ -70,6 +70,12 @@ OPTIONS: dict[str, Option] = {
         "How long a BYOK chat's title (NameAgent, answered here) waits for the config's "
         "title_model; then the chat is named from its message's first words.",
     ),
+    "cursor_byok_max_turns_per_client": Option(
+        int,
+        8,
+        "Turns one client (one Authorization) may run at once; a run request past it ends "
+        "with resource_exhausted, so one client cannot starve the others.",
+    ),
     "cursor_byok_max_requests": Option(
         int,
         1024,
