@@ -735,13 +735,16 @@ async def plain_turn(
         conn.close()
 
 
+AUTHORIZATION = "Bearer eyJfake.cursor.token"  # the client's credential (bench_fairness: two)
+
+
 def _headers(rid: str, content_type: str) -> dict[str, str]:
     return {
         "content-type": content_type,
         "connect-protocol-version": "1",
         "user-agent": "connect-es/1.6.1",
         "x-request-id": rid,
-        "authorization": "Bearer eyJfake.cursor.token",
+        "authorization": AUTHORIZATION,
     }
 
 

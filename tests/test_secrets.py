@@ -82,7 +82,28 @@ def _spellings(secret: str) -> dict[str, str]:
         "basic": base64.b64encode(b"user:" + raw).decode(),
         "json": json.dumps(secret)[1:-1],
         "json-slash": json.dumps(secret)[1:-1].replace("/", "\\/"),
+        # issue 33 item 9
+        "double-percent": quote(quote(secret, safe=""), safe=""),
+        "unicode-escapes": "".join(f"\\u{ord(c):04x}" for c in secret),
+        "unicode-escapes-upper": "".join(f"\\u{ord(c):04X}" for c in secret),
+        "hex": raw.hex(),
+        "hex-upper": raw.hex().upper(),
+        "x-escapes": "".join(f"\\x{b:02x}" for b in raw),
+        "entities": "".join(f"&#{ord(c)};" for c in secret),
+        "hex-entities": "".join(f"&#x{ord(c):x};" for c in secret),
+        "some-escaped": "".join(
+            f"%{ord(c):02X}" if i % 3 == 0 else f"&#{ord(c)};" if i % 3 == 1 else c
+            for i, c in enumerate(secret)
+        ),
     }
+
+
+def test_a_secret_with_html_special_characters_is_scrubbed_as_named_entities() -> None:
+    import html
+
+    key = "k3y<&>\"'-abc"
+    for form in (html.escape(key), html.escape(key).replace("&#x27;", "&apos;")):
+        assert scrub(f"echo {form}.", [key]) == f"echo {REDACTED}."
 
 
 @pytest.mark.parametrize("spelling", list(_spellings(ODD_KEY)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import json
 import re
 from collections.abc import Iterable
@@ -80,6 +81,7 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
             for form in spellings(secret):
                 if form in text:
                     text = text.replace(form, REDACTED)
+            text = _escaped(secret).sub(REDACTED, text)
     text = _SCHEME.sub(_keep_scheme, text)
     return _TOKENS.sub(REDACTED, text)
 
@@ -103,6 +105,7 @@ def spellings(secret: str) -> tuple[str, ...]:
         forms.add(escaped)
         forms.add(escaped.replace("/", "\\/"))
     raw = secret.encode("utf-8", "surrogatepass")
+    forms.update((raw.hex(), raw.hex().upper()))
     for offset, skip in enumerate(_BASE64_SKIP):
         padded = bytes(offset) + raw
         whole = padded[: len(padded) // 3 * 3]  # the groups the secret's bytes fill alone
@@ -111,6 +114,38 @@ def spellings(secret: str) -> tuple[str, ...]:
             if len(run) >= _MIN_BASE64:
                 forms.add(run)
     return tuple(sorted(forms, key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _escaped(secret: str) -> re.Pattern[str]:
+    """The secret with any of its characters escaped, each in its own way: percent-encoded once
+    or twice (`%41`, `%2541`), `\\uXXXX`, `\\xXX`, an HTML entity (`&#65;`, `&#x41;`, `&amp;`)
+    or JSON's `\\/`, hex digits in either case. A server (or a page quoting a request) may
+    escape every character, or only some: no list of whole spellings covers that."""
+    return re.compile("".join(_char_forms(ch) for ch in secret))
+
+
+def _char_forms(ch: str) -> str:
+    code = ord(ch)
+    utf8 = ch.encode("utf-8", "surrogatepass")
+    utf16 = ch.encode("utf-16-be", "surrogatepass")  # one code unit, or a surrogate pair
+    units = [int.from_bytes(utf16[i : i + 2], "big") for i in range(0, len(utf16), 2)]
+    escapes = [
+        "".join(f"%(?:25)?{b:02x}" for b in utf8),
+        "".join(f"\\\\u{u:04x}" for u in units),
+        f"&#0*{code};",
+        f"&#x0*{code:x};",
+        "".join(f"\\\\x{b:02x}" for b in utf8),
+    ]
+    forms = [re.escape(ch), f"(?i:{'|'.join(escapes)})"]
+    named = html.escape(ch)
+    if named != ch:
+        forms.append(re.escape(named))
+    if ch == "/":
+        forms.append(re.escape("\\/"))
+    if ch == "'":
+        forms.append("&apos;")
+    return f"(?:{'|'.join(forms)})"
 
 
 def _keep_scheme(match: re.Match[str]) -> str:

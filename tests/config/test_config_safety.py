@@ -103,3 +103,74 @@ def test_doctor_without_the_provider_check_still_warns_of_an_unset_key(tmp_path,
     warned = "[yellow]![/yellow] provider 'p': environment variable SAFETY_TEST_KEY is not set"
     assert warned in text
     assert "unencrypted to llm.lan" in text
+
+
+# Issue 33 item 9: a config another user owns (or a symlink to one) is refused like a
+# world-writable one; a host that only starts like a loopback address is not loopback.
+
+OTHER_UID = 65534  # nobody
+
+
+def _owned_by_another_user(path: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("chown to another user needs root")
+    os.chown(path, OTHER_UID, -1)
+
+
+def test_a_config_another_user_owns_is_refused(tmp_path) -> None:
+    path = write(tmp_path)
+    _owned_by_another_user(path)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert "owned by another user" in message and f"uid {OTHER_UID}" in message
+    assert "\n" not in message
+
+
+def test_a_symlink_to_a_config_another_user_owns_is_refused(tmp_path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    target = write(theirs)
+    _owned_by_another_user(target)
+    link = tmp_path / "mine.toml"
+    link.symlink_to(target)
+    with pytest.raises(ConfigError, match="owned by another user"):
+        load_config(link)
+    source = ConfigSource(link)
+    with pytest.raises(ConfigError, match="owned by another user"):
+        source.get()
+
+
+def test_the_owner_rule_without_root(tmp_path) -> None:
+    """The same rule, for any user the tests run as: the file's owner is not `uid`."""
+    from cursor_byok.config.safety import refuse_shared
+
+    path = write(tmp_path)
+    status = path.stat()
+    refuse_shared(path, status, uid=status.st_uid)  # mine: fine
+    stranger = status.st_uid + 1
+    if status.st_uid == 0:
+        refuse_shared(path, status, uid=stranger)  # root's file: trusted, as ssh does
+    else:
+        with pytest.raises(ConfigError, match="owned by another user"):
+            refuse_shared(path, status, uid=stranger)
+
+
+@pytest.mark.parametrize(
+    ("host", "warned"),
+    [
+        ("127.0.0.1.evil.example", True),
+        ("127.evil.example", True),
+        ("localhost.evil.example", True),
+        ("127.0.0.1", False),
+        ("127.8.9.10", False),
+        ("[::1]", False),
+        ("localhost", False),
+        ("localhost.", False),
+    ],
+)
+def test_only_a_real_loopback_host_skips_the_plaintext_warning(tmp_path, host, warned) -> None:
+    found = warnings(
+        load_config(write(tmp_path, f"http://{host}:8000/v1")), {"SAFETY_TEST_KEY": "k"}
+    )
+    assert [f.kind for f in found] == (["plaintext"] if warned else [])

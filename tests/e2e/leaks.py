@@ -1,7 +1,8 @@
-"""How often a marker reached a stand-in backend, per encoding: as it is, in gzip-compressed bodies
-(or Connect frames), base64 (standard or URL-safe, any alignment), hex (either case), or as its
-SHA-256. Everything is decoded, never guessed: every base64 or hex run in what was received is
-decoded at every alignment and searched, so an encoding of the marker anywhere is found."""
+"""How often a marker reached a stand-in backend, per encoding: as it is, in gzip-, deflate- or
+br-compressed bodies (or gzip Connect frames; all counted as "gzip"), base64 (standard or
+URL-safe, any alignment), hex (either case), or as its SHA-256. Everything is decoded, never
+guessed: every base64 or hex run in what was received is decoded at every alignment and
+searched, so an encoding of the marker anywhere is found."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import gzip
 import hashlib
 import re
 import zlib
+
+import brotli
 
 from cursor_byok.protocol import connect
 
@@ -34,6 +37,10 @@ def _gunzipped(body: bytes) -> list[bytes]:
         out.extend(f.payload for f in frames if f.was_compressed)
     with contextlib.suppress(zlib.error):
         out.append(zlib.decompress(body))
+    with contextlib.suppress(zlib.error):  # raw deflate, as some clients send "deflate"
+        out.append(zlib.decompressobj(-zlib.MAX_WBITS).decompress(body))
+    with contextlib.suppress(brotli.error):
+        out.append(brotli.decompress(body))
     return out
 
 

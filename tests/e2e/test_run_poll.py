@@ -121,10 +121,11 @@ async def poll(http, request_id: str, *, token: str = FAKE_TOKEN, body: bytes | 
 
 
 async def test_runpoll_bad_input(tmp_path, workspace) -> None:
-    """An unknown request id: heartbeats until the run-request wait is over, then `not_found`
-    with eof (and the end again on a later poll); another client's request id:
-    `permission_denied`; a body that is not a BidiPollRequest: `invalid_argument` (a poll
-    superseded by a newer one: tests/proxy/test_poll_cursors.py). The proxy keeps serving runs."""
+    """An unknown request id: `not_found` at once, and again on a later poll, for any client
+    (issue 33 item 5: a poll for an id that names no run makes nothing, so polls for made-up ids
+    cannot fill the bound; before, each waited out the run-request time-out with heartbeats);
+    a body that is not a BidiPollRequest: `invalid_argument` (a poll superseded by a newer one:
+    tests/proxy/test_poll_cursors.py). The proxy keeps serving runs."""
     proxy = start_mitmdump(
         tmp_path / "proxy",
         "--set",
@@ -135,22 +136,14 @@ async def test_runpoll_bad_input(tmp_path, workspace) -> None:
     try:
         async with poll_client(proxy) as http:
             unknown = str(uuid.uuid4())
-            seen: list[aipb.BidiPollResponse] = []
-            end = None
-            for _ in range(40):
-                polls, end = await poll(http, unknown)
-                seen += polls
-                if any(p.eof for p in polls):
-                    break
-            assert end is not None and end.error is not None and end.error.code == "not_found"
-            assert [p.seqno for p in seen] == list(range(len(seen)))
-            assert seen[-1].eof and all(p.data for p in seen[:-1])  # heartbeats, then eof
+            polls, end = await poll(http, unknown)
+            assert polls == [] and end is not None and end.error is not None
+            assert end.error.code == "not_found" and "BidiAppend first" in end.error.message
             again, end_again = await poll(http, unknown)
             assert again == [] and end_again.error is not None
             assert end_again.error.code == "not_found"
-            # another client's request id
             _, foreign = await poll(http, unknown, token="Bearer someone-else")
-            assert foreign.error is not None and foreign.error.code == "permission_denied"
+            assert foreign.error is not None and foreign.error.code == "not_found"
             # not a BidiPollRequest
             _, bad = await poll(http, "x", body=connect.encode_frame(b"\xff\xff\xff"))
             assert bad.error is not None and bad.error.code == "invalid_argument"

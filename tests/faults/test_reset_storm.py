@@ -112,7 +112,10 @@ async def test_a_reset_storm_locks_out_nobody_else(mitm, workspace, transport) -
     not_connect = {k: n for k, n in outcomes.items() if k[0].isdigit()}  # "403 text/plain"
     assert not not_connect, f"refusals that are not Connect errors: {not_connect}"
     assert len(results) >= 2 and not failed and not refused, (failed, refused)
-    assert outcomes["reset after exec"] >= STORM * 0.9, outcomes
+    # issue 33 item 6: at most 8 of one client's turns run at once; the rest of a batch of 90
+    # are refused at once (a Connect error), which is as harmless as a reset
+    handled = outcomes["reset after exec"] + outcomes["connect resource_exhausted"]
+    assert handled >= STORM * 0.9 and outcomes["reset after exec"] > 0, outcomes
     # Every reset stream's loopback hop is closed (mitmproxy_compat.close_sockets_when_told).
     if sys.platform == "linux":
         deadline = time.monotonic() + 10

@@ -1,9 +1,12 @@
 """Issue 27 item 7: a provider that echoes the key in another spelling (percent-encoded,
-base64, JSON-escaped) has it scrubbed from what Cursor shows and from the proxy's log."""
+base64, JSON-escaped) has it scrubbed from what Cursor shows and from the proxy's log.
+Issue 33 item 9: also double-percent-encoded, `\\uXXXX`-escaped, in hex, as HTML entities, and
+with only some characters escaped."""
 
 from __future__ import annotations
 
 import base64
+import html
 import json
 from urllib.parse import quote
 
@@ -24,6 +27,17 @@ def spellings() -> dict[str, str]:
         "base64": base64.b64encode(ODD_KEY.encode()).decode(),
         "basic": base64.b64encode(b"me:" + ODD_KEY.encode()).decode(),
         "json": json.dumps(ODD_KEY)[1:-1].replace("/", "\\/"),
+        "double-percent": quote(quote(ODD_KEY, safe=""), safe=""),
+        "unicode-escapes": "".join(f"\\u{ord(c):04x}" for c in ODD_KEY),
+        "hex": ODD_KEY.encode().hex(),
+        "HEX": ODD_KEY.encode().hex().upper(),
+        "entities": "".join(f"&#{ord(c)};" for c in ODD_KEY),
+        "hex-entities": "".join(f"&#x{ord(c):X};" for c in ODD_KEY),
+        "html": html.escape(ODD_KEY),
+        "mixed": "".join(
+            c if i % 2 else (f"%{ord(c):02X}", f"&#{ord(c)};", f"\\u{ord(c):04X}")[i % 3]
+            for i, c in enumerate(ODD_KEY)
+        ),
     }
 
 

@@ -87,3 +87,79 @@ def test_a_run_on_its_way_to_its_stream_is_not_taken_for_abandoned() -> None:
         core.open_attempt("other", owner=ATTACKER, now=1)
     _, commands = core.open_attempt("other", owner=ATTACKER, now=UNREAD_GRACE + 1)
     assert any(isinstance(c, CancelTurn) for c in commands)  # none came: it was left
+
+
+# Issue 33 item 5: the global bound is shared fairly, by credential and by connection.
+
+
+def test_a_full_bound_of_streams_gives_way_to_a_smaller_client_and_refuses_the_biggest() -> None:
+    """Every live request is being read (no idle one to drop): a bystander still gets in, by
+    ending the oldest request of the biggest holder; the biggest holder itself is refused."""
+    from cursor_byok.protocol.runs import EndStreams
+
+    core = Registry(SessionConfig(max_attempts=20, max_owner_attempts=20))
+    for i in range(20):  # made-up credentials, all on one connection
+        core.subscribe(f"a{i}", owner=b"fake-%d" % i, now=i, client="conn-1")
+    _, commands = core.open_attempt("b", owner=BYSTANDER, now=50, client="conn-2")
+    assert core.attempts["a0"].ended and core.attempts["a0"].end.code == "resource_exhausted"
+    assert "the most of any client" in core.attempts["a0"].end.message
+    assert EndStreams("a0") in commands
+    with pytest.raises(Refused) as refused:  # the attacker's connection holds the most
+        core.open_attempt("a-more", owner=b"fake-new", now=51, client="conn-1")
+    assert refused.value.code == "resource_exhausted" and "of them, the most" in str(refused.value)
+    # many connections with one credential: counted by credential
+    core = Registry(SessionConfig(max_attempts=20, max_owner_attempts=20))
+    for i in range(20):
+        core.subscribe(f"a{i}", owner=ATTACKER, now=i, client=f"conn-{i}")
+    core.open_attempt("b", owner=BYSTANDER, now=50, client="conn-b")
+    assert core.attempts["a0"].ended and "b" in core.attempts
+    with pytest.raises(Refused):
+        core.open_attempt("a-more", owner=ATTACKER, now=51, client="conn-new")
+
+
+def test_the_bystander_is_served_again_and_again_while_the_storm_goes_on() -> None:
+    """Attackers keep opening streams with made-up credentials on new connections; an ended
+    stream goes once its end is written. The bystander's turn (a stream that ends) is served
+    every round, and the registry stays within the bound plus the ends being written."""
+    core = Registry(SessionConfig(max_attempts=32, max_owner_attempts=32))
+    subs: dict[str, object] = {}
+    n = 0
+    for round_ in range(10):
+        for _ in range(40):
+            n += 1
+            try:
+                sub, _ = core.subscribe(f"a{n}", owner=b"fake-%d" % n, now=n, client=f"c{n // 10}")
+                subs[f"a{n}"] = sub
+            except Refused:
+                pass
+            for request_id, sub in list(subs.items()):  # ended streams write their end, go
+                attempt = core.attempts.get(request_id)
+                if attempt is not None and attempt.ended:
+                    core.unsubscribe(sub, now=n)  # type: ignore[arg-type]
+                    del subs[request_id]
+            assert len(core.attempts) <= 33
+        mine, _ = core.subscribe(f"b{round_}", owner=BYSTANDER, now=n, client="bystander")
+        assert len(core.attempts) <= 33
+        core.close_attempt(f"b{round_}", None, now=n)
+        core.unsubscribe(mine, now=n)
+
+
+# Issue 33 item 6: a client's running turns are bounded.
+
+
+def test_a_clients_running_turns_are_bounded_and_nobody_elses() -> None:
+    core = Registry(SessionConfig(max_owner_turns=3))
+    for i in range(3):
+        [start] = core.receive(f"a{i}", 0, run_request(f"a{i}"), owner=ATTACKER, now=i)
+        assert isinstance(start, StartTurn)
+    commands = core.receive("a3", 0, run_request("a3"), owner=ATTACKER, now=4)
+    assert not any(isinstance(c, StartTurn) for c in commands)
+    end = core.attempts["a3"].end
+    assert end is not None and end.code == "resource_exhausted"
+    assert "3 turns running" in end.message and "max_turns_per_client" in end.message
+    [start] = core.receive("b", 0, run_request("b"), owner=BYSTANDER, now=5)
+    assert isinstance(start, StartTurn)  # another client: its own bound
+    follow_up = run_request("a0-next")
+    follow_up.run_request.conversation_id = "a0"  # a new message in a running conversation
+    commands = core.receive("a0-next", 0, follow_up, owner=ATTACKER, now=6)
+    assert any(isinstance(c, StartTurn) for c in commands)  # it supersedes: not refused

@@ -26,6 +26,7 @@ from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers import ToolSpec
 from cursor_byok.providers import Usage
 from cursor_byok.providers.openai_chat import ChatStreamState
+from cursor_byok.providers.sse import SseEvent
 
 KEY = "sk-" + "test-abcdefghijklmnopqrstuvwxyz0123"
 MODEL = "deepseek-chat"
@@ -816,3 +817,56 @@ async def test_round_trip_deepseek_reasoning_content() -> None:
     up.add(TEXT_REASONING, check=check)
     _, error = await collect(provider, request(history))
     assert error is None
+
+
+# --------------------------------------------------------------------------- linear merges
+
+
+class _Piece(str):
+    """A fragment that counts the times it is concatenated onto the text so far: a merge
+    doing `so_far + piece` calls `__radd__` first (str's subclass on the right)."""
+
+    concatenations = 0
+
+    def __radd__(self, other: str) -> str:
+        _Piece.concatenations += 1
+        return str.__add__(other, self)
+
+
+def test_100k_reasoning_details_fragments_are_appended_not_reconcatenated(monkeypatch) -> None:
+    """Issue 33 item 7: 100k OpenRouter fragments took 58 s (each one concatenated onto the
+    merged text so far: quadratic). The merge appends pieces and joins them once."""
+    from cursor_byok.providers import openai_chat
+
+    n = 100_000
+    chunks = iter(
+        [
+            {"choices": [{"index": 0, "delta": {"reasoning_details": [
+                {"type": "reasoning.text", "index": 0, "text": _Piece(f"{i % 10}")}
+            ]}}]}
+            for i in range(n)
+        ]
+        + [{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+    )  # fmt: skip
+    monkeypatch.setattr(openai_chat, "parse_json_event", lambda event, provider: next(chunks))
+    state = ChatStreamState(provider="openrouter", model="m")
+    _Piece.concatenations = 0
+    events = []
+    for _ in range(n + 1):
+        events += state.on_event(SseEvent("{}"))
+    events += state.on_eof()
+    assert _Piece.concatenations == 0
+    replay = events[-1].message["providerOptions"]["cursorByok"]
+    assert replay["reasoningDetails"] == [
+        {"type": "reasoning.text", "index": 0, "text": "0123456789" * (n // 10)}
+    ]
+
+
+def test_100k_blank_deltas_before_the_answer_keep_their_whitespace() -> None:
+    """The `<think>` splitter used to strip its whole growing buffer at each blank delta before
+    the answer (quadratic); the whitespace is kept apart and the text is still exact."""
+    body = b"".join(chunk({"content": "\n"}) for _ in range(100_000))
+    body += chunk({"content": "hi"}, finish="stop")
+    events, error = decode(body)
+    assert error is None
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "\n" * 100_000 + "hi"

@@ -26,6 +26,7 @@ def run_sse_flow():
         content=body,
     )
     request.headers["content-type"] = "application/connect+proto"
+    request.headers["authorization"] = "Bearer test-token"
     return tflow.tflow(req=request)
 
 

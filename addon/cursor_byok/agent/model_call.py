@@ -55,6 +55,10 @@ from cursor_byok.tools.task import running_state
 
 log = logging.getLogger(__name__)
 
+# Tool calls one model answer may run. Models make a few, parallel ones a few dozen; a runaway
+# answer made 10,000 (each a card in the chat, an exec on the client, a result in the history).
+MAX_TOOL_CALLS = 128
+
 
 @dataclass(frozen=True, slots=True)
 class Caller:
@@ -188,6 +192,7 @@ async def _stream_one(
     thinking_since: float | None = None
     last_usage: Usage | None = None
     call: PendingCall | None
+    over: set[str] = set()  # calls past MAX_TOOL_CALLS
     shown = False  # text visible to the user (an overflow then cannot be retried cleanly)
 
     def end_thinking() -> None:
@@ -225,6 +230,9 @@ async def _stream_one(
                     turn.text(text)
                 case ToolCallStart(call_id, name):
                     end_thinking()
+                    if len(order) >= MAX_TOOL_CALLS:
+                        over.add(call_id)  # not shown, not run: see `_cap_calls`
+                        continue
                     call = PendingCall(call_id, name, tools.get(name))
                     calls[call_id] = call
                     order.append(call_id)
@@ -249,6 +257,9 @@ async def _stream_one(
                 case ToolCallEnd(call_id, name, args, _raw, error):
                     end_thinking()
                     call = calls.get(call_id)
+                    if call is None and (call_id in over or len(order) >= MAX_TOOL_CALLS):
+                        over.add(call_id)
+                        continue
                     if call is None:
                         call = PendingCall(call_id, name, tools.get(name))
                         calls[call_id] = call
@@ -276,7 +287,11 @@ async def _stream_one(
                         raise ContextOverflow(None, "the model stopped: context window exceeded")
                     # the adapters build it (`MessageBuilder`); `Finish` types it as a dict
                     answer = cast(AssistantHistoryMessage, message)
-                    return Answer(answer, [calls[c] for c in order], reason, last_usage)
+                    pending = [calls[c] for c in order]
+                    capped = _cap_calls(answer, calls, over, tools) if over else None
+                    if capped is not None:
+                        pending.append(capped)
+                    return Answer(answer, pending, reason, last_usage)
     except ProviderError as exc:
         if exc.kind == "context_length" and not shown:
             raise ContextOverflow(exc, str(exc)) from None
@@ -299,6 +314,44 @@ async def _stream_one(
 def _not_rate_limit(error: ProviderError) -> bool:
     """A pooled key's 429 is not waited out: the next key takes the call."""
     return error.kind != "rate_limit"
+
+
+def _cap_calls(
+    message: AssistantHistoryMessage,
+    calls: dict[str, PendingCall],
+    over: set[str],
+    tools: dict[str, Tool],
+) -> PendingCall | None:
+    """An answer made more than MAX_TOOL_CALLS calls (one model made 10,000): the first
+    MAX_TOOL_CALLS run; the first call past them stays in the history with an error result
+    that says so, and the rest leave the history, so the next request stays small and every
+    call the model sees has its result."""
+    first: dict | None = None
+    kept: list = []
+    for part in message.get("content") or []:
+        if part.get("type") == "tool-call" and part.get("toolCallId") not in calls:
+            if first is not None:
+                continue
+            first = cast(dict, part)
+        kept.append(part)
+    message["content"] = kept
+    if first is None:
+        return None
+    name = str(first.get("toolName") or "")
+    call = PendingCall(str(first.get("toolCallId")), name, tools.get(name))
+    call.args = first.get("args") if isinstance(first.get("args"), dict) else {}
+    call.error = (
+        f"Not run: your answer made {MAX_TOOL_CALLS + len(over)} tool calls and at most "
+        f"{MAX_TOOL_CALLS} run per answer. The first {MAX_TOOL_CALLS} ran; this call and the "
+        f"{len(over) - 1} after it did not (they were dropped). Make the remaining calls in "
+        f"your next answers, at most {MAX_TOOL_CALLS} at a time."
+    )
+    log.warning(
+        "model answer made %d tool calls; ran the first %d",
+        MAX_TOOL_CALLS + len(over),
+        MAX_TOOL_CALLS,
+    )
+    return call
 
 
 def _complete_call(

@@ -2,8 +2,9 @@
 
 The config says where the user's key goes (`base_url`), so whoever can edit the file can have
 the key sent to a server of their own: a config file other users may write is refused
-(`refuse_shared`, on every load and reload). Three more things do not stop the proxy but are
-worth a line at `cursor-byok run` and in `cursor-byok doctor` (`warnings`), each with its fix:
+(`refuse_shared`, on every load and reload), and so is one another user owns. Three more things
+do not stop the proxy but are worth a line at `cursor-byok run` and in `cursor-byok doctor`
+(`warnings`), each with its fix:
 a key file other users may read, a key sent over plain `http://` to another machine, and a key
 environment variable that is not set (every turn on that provider would fail, and before this
 only the first turn said so).
@@ -11,6 +12,7 @@ only the first turn said so).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import stat
 from collections.abc import Mapping
@@ -27,9 +29,21 @@ from cursor_byok.secrets import is_secret_header
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
-def refuse_shared(path: Path, status: os.stat_result) -> None:
-    """Refuse a config file that users other than its owner may write (POSIX modes)."""
-    if os.name != "posix" or not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+def refuse_shared(path: Path, status: os.stat_result, uid: int | None = None) -> None:
+    """Refuse a config file that users other than its owner may write (POSIX modes), or that
+    another user owns (its owner can rewrite it whatever its mode; root excepted, as ssh does).
+    `status` is of the file read, so a symlink is judged by the file it names. `uid` is the
+    user the proxy runs as (default: this process's)."""
+    if os.name != "posix":
+        return
+    me = os.getuid() if uid is None else uid
+    if status.st_uid not in (me, 0):
+        raise ConfigError(
+            f"{path}: owned by another user (uid {status.st_uid}, you are {me}), who could "
+            f"point base_url at their server and receive your key; not loaded: use a config "
+            f"of your own (cursor-byok init), or chown {me} {path}"
+        )
+    if not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return
     who = "anyone" if status.st_mode & stat.S_IWOTH else "its group"
     raise ConfigError(
@@ -126,8 +140,15 @@ def _refs(provider: ProviderConfig) -> list[SecretRef]:
 
 
 def _loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    return host in _LOOPBACK_NAMES or host.startswith("127.") or host == "::1"
+    """A host name that is this machine: `localhost` and its kin, or a loopback IP address
+    (`127.0.0.1.evil.example` is a name anyone can register, not loopback)."""
+    host = host.strip("[]").lower().rstrip(".")
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _mode(status: os.stat_result) -> str:

@@ -26,7 +26,6 @@ from cursor_byok.errors import Code
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
 EVENTS_FIELD = 1  # TrackEventsRequest.events and BatchRequest.events
-MAX_DEPTH = 32  # nesting of a JSON document or a Struct walked for strings
 Private = Callable[[str], str | None]
 
 
@@ -177,33 +176,33 @@ def batch_event_strings(payload: bytes) -> list[str]:
     return values
 
 
-def struct_strings(value: struct_pb2.Struct | struct_pb2.Value, depth: int = 0) -> Iterator[str]:
-    """Every string in a `google.protobuf.Struct` (or `Value`), nested ones too."""
-    if depth > MAX_DEPTH:
-        return
-    if isinstance(value, struct_pb2.Struct):
-        for item in value.fields.values():
-            yield from struct_strings(item, depth + 1)
-        return
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        yield value.string_value
-    elif kind == "struct_value":
-        yield from struct_strings(value.struct_value, depth + 1)
-    elif kind == "list_value":
-        for item in value.list_value.values:
-            yield from struct_strings(item, depth + 1)
+def struct_strings(value: struct_pb2.Struct | struct_pb2.Value) -> Iterator[str]:
+    """Every string in a `google.protobuf.Struct` (or `Value`), nested ones too, however deep:
+    a depth limit let an id nested 40 levels down go to Cursor unseen (issue 33 item 8). The
+    walk keeps its own stack (no recursion); the parser already bounded the message."""
+    stack: list[struct_pb2.Struct | struct_pb2.Value] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, struct_pb2.Struct):
+            stack.extend(item.fields.values())
+            continue
+        kind = item.WhichOneof("kind")
+        if kind == "string_value":
+            yield item.string_value
+        elif kind == "struct_value":
+            stack.append(item.struct_value)
+        elif kind == "list_value":
+            stack.extend(item.list_value.values)
 
 
-def json_strings(value: Any, depth: int = 0) -> Iterator[str]:
-    """Every string value (not key) of a parsed JSON document."""
-    if depth > MAX_DEPTH:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from json_strings(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from json_strings(item, depth + 1)
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string value (not key) of a parsed JSON document, however deep (own stack)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)

@@ -64,6 +64,7 @@ class Attempt:
     owner: bytes
     transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
     inbox: Inbox[Upload]
+    client: str = ""  # the client connection that opened it ("" unknown): fairness, limits.py
     state: AttemptState = AttemptState.NEW
     run: Run | None = None  # set once BOUND (and kept when it ends)
     bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt

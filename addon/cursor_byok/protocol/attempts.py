@@ -39,6 +39,7 @@ from cursor_byok.protocol.inbox import Outcome
 from cursor_byok.protocol.runs import CancelTurn
 from cursor_byok.protocol.runs import Command
 from cursor_byok.protocol.runs import DropRun
+from cursor_byok.protocol.runs import EndStreams
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import Note
 from cursor_byok.protocol.runs import Refused
@@ -52,7 +53,8 @@ from cursor_byok.protocol.states import AttemptState
 from cursor_byok.protocol.states import RunState
 
 # what binds a run (proxy/agent_rpc.py), said to a client it refuses
-NOT_YOURS = "belongs to another client (bound to its Authorization, or its connection if none)"
+NOT_YOURS = "belongs to another client (bound to its Authorization)"
+
 
 _HEARTBEAT = pb.AgentServerMessage(
     interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
@@ -85,6 +87,7 @@ class Registry:
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
         self.owners: Counter[bytes] = Counter()  # live request ids per owner (limits.py)
+        self.clients: Counter[str] = Counter()  # live request ids per client connection
         self.budget = Budget(self.config.max_buffered_bytes)
         self.timers: Deadlines[Run] = Deadlines()  # shared with every run
         self._next_sid = 1
@@ -101,7 +104,13 @@ class Registry:
     # --- attempts ---------------------------------------------------------------------------
 
     def open_attempt(
-        self, request_id: str, *, owner: bytes, now: float, transport: str = "bidi"
+        self,
+        request_id: str,
+        *,
+        owner: bytes,
+        now: float,
+        transport: str = "bidi",
+        client: str = "",
     ) -> tuple[Attempt, list[Command]]:
         """The attempt for a request id, created on first sight (making room if it must:
         `limits.py`); refused for another owner, or when every attempt is busy."""
@@ -116,17 +125,23 @@ class Registry:
         commands: list[Command] = []
         if self.owners[owner] >= cfg.max_owner_attempts:
             commands += self._make_room(owner, now)
-        if len(self.attempts) >= cfg.max_attempts:
-            commands += self._make_room(None, now)
+        while len(self.attempts) >= cfg.max_attempts:  # an ended one may still be writing
+            held = len(self.attempts)
+            commands += self._make_room(None, now, requester=(owner, client))
+            if len(self.attempts) >= held:
+                break  # one was ended to make room: it goes once its end is written
         attempt = Attempt(
             request_id,
             created_at=now,
             owner=owner,
             transport=transport,
             inbox=Inbox(max_buffered_bytes=cfg.max_attempt_buffered_bytes, budget=self.budget),
+            client=client,
         )
         self.attempts[request_id] = attempt
         self.owners[owner] += 1
+        if client:
+            self.clients[client] += 1
         self.timers.due(now + cfg.run_request_timeout)
         return attempt, commands
 
@@ -135,11 +150,39 @@ class Registry:
         attempt = self.attempts.get(request_id)
         return None if attempt is None else attempt.run
 
-    def _make_room(self, owner: bytes | None, now: float) -> list[Command]:
+    def _make_room(
+        self, owner: bytes | None, now: float, requester: tuple[bytes, str] | None = None
+    ) -> list[Command]:
         """Drop one attempt (of `owner`, at its own bound) as `limits.victim` picks, cancelling
-        a detached run no attempt carries any more; refuse when every one is being read."""
-        victim = limits.victim(self.attempts.values(), self.owners, now=now, owner=owner)
+        a detached run no attempt carries any more. When every one is being read: at the global
+        bound, the biggest holder (a credential or a connection) gives one up for a smaller
+        client (`limits.displace`); else the new request is refused."""
+        floor = 0
+        if requester is not None:
+            mine, client = self.owners[requester[0]], requester[1]
+            floor = max(mine, self.clients[client] if client else 0) + 1
+        victim = limits.victim(
+            self.attempts.values(),
+            self.owners,
+            now=now,
+            owner=owner,
+            clients=self.clients,
+            floor=floor,
+            requester=requester[0] if requester is not None else None,
+        )
+        if victim is None and requester is not None:
+            displaced = limits.displace(
+                self.attempts.values(), self.owners, self.clients, *requester
+            )
+            if displaced is not None:
+                return self._displace(displaced, now)
         if victim is None:
+            if requester is not None:
+                raise Refused(
+                    "resource_exhausted",
+                    f"the proxy has {len(self.attempts)} Agent requests streaming at once and "
+                    f"this client holds {floor - 1} of them, the most; try again when one ends",
+                )
             held = self.owners[owner] if owner is not None else len(self.attempts)
             who = "this client has" if owner is not None else "the proxy has"
             raise Refused(
@@ -155,6 +198,27 @@ class Registry:
             commands.append(CancelTurn(run, "abandoned (no stream), and its client started more"))
         return commands
 
+    def _displace(self, attempt: Attempt, now: float) -> list[Command]:
+        """End a read attempt of the biggest holder for a smaller client (its run fails); it is
+        forgotten once its streams wrote that end (the bound is exceeded by those only)."""
+        held = max(
+            self.owners[attempt.owner], self.clients[attempt.client] if attempt.client else 0
+        )
+        message = (
+            f"this client holds {held} of the proxy's {len(self.attempts)} live Agent requests, "
+            "the most of any client; this one was ended to serve another client"
+        )
+        commands = self.close_attempt(
+            attempt.request_id,
+            EndStreamError("resource_exhausted", message),
+            now=now,
+        )
+        return [
+            *commands,
+            EndStreams(attempt.request_id),
+            Note.warning("request %s: ended to make room for another client", attempt.request_id),
+        ]
+
     def _forget_attempt(self, attempt: Attempt) -> None:
         attempt._step(AttemptEvent.FORGET)
         attempt.inbox.clear()
@@ -162,6 +226,10 @@ class Registry:
             self.owners[attempt.owner] -= 1
             if not self.owners[attempt.owner]:
                 del self.owners[attempt.owner]
+            if attempt.client:
+                self.clients[attempt.client] -= 1
+                if not self.clients[attempt.client]:
+                    del self.clients[attempt.client]
         run = attempt.run
         if run is not None and attempt.request_id in run.attempt_ids:
             run.attempt_ids.remove(attempt.request_id)
@@ -196,9 +264,12 @@ class Registry:
         owner: bytes,
         now: float,
         transport: str = "bidi",
+        client: str = "",
     ) -> list[Command]:
         """One client message: a BidiAppend (`seqno`) or the next message of a `Run` stream."""
-        attempt, commands = self.open_attempt(request_id, owner=owner, now=now, transport=transport)
+        attempt, commands = self.open_attempt(
+            request_id, owner=owner, now=now, transport=transport, client=client
+        )
         if attempt.state is AttemptState.REFUSED and attempt.end is not None:
             raise Refused(attempt.end.code, attempt.end.message)
         if seqno is None:
@@ -306,6 +377,11 @@ class Registry:
             )
             # A retry of the run carries the messages its first attempt queued: given once.
         else:
+            busy = limits.running_turns(
+                self.runs.values(), attempt.owner, run_request.conversation_id
+            )
+            if busy >= self.config.max_owner_turns and not run_request.subagent_type_name:
+                return self._fail_attempt(attempt, "resource_exhausted", limits.busy(busy))
             run = Run(
                 run_id,
                 run_request,
@@ -352,9 +428,12 @@ class Registry:
         encoding: str | None = None,
         grpc_web: bool = False,
         transport: str = "bidi",
+        client: str = "",
     ) -> tuple[Subscriber, list[Command]]:
         """A new response stream of a request id (and the notes of opening its attempt)."""
-        attempt, notes = self.open_attempt(request_id, owner=owner, now=now, transport=transport)
+        attempt, notes = self.open_attempt(
+            request_id, owner=owner, now=now, transport=transport, client=client
+        )
         sub = Subscriber(self._next_sid, attempt, encoding, grpc_web, last_sent_at=now)
         self._next_sid += 1
         attempt.subscribers[sub.sid] = sub

@@ -151,6 +151,29 @@ def decompress(
         raise DecompressionFailed(f"{encoding} payload: {exc}") from None
 
 
+def decompress_body(
+    data: bytes, encoding: str | None, *, limit: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> bytes:
+    """An HTTP body by its `content-encoding`: any coding a client may use (gzip, deflate, br,
+    zstd; Connect's own envelopes know only gzip and zstd), with the same hard output cap.
+    A body in a coding we cannot read raises `UnsupportedEncoding`: the caller refuses it
+    rather than forward what nobody read (issue 33 item 8)."""
+    try:
+        coding = inflate.normalise(encoding)
+    except inflate.Unsupported as exc:
+        raise UnsupportedEncoding(str(exc)) from None
+    if coding is None:
+        return data
+    if not data:
+        raise DecompressionFailed(f"{coding} body is empty")
+    try:
+        return inflate.decompress_capped(data, coding, limit)
+    except inflate.TooLarge as exc:
+        raise DecompressedTooLarge(str(exc)) from None
+    except inflate.InflateError as exc:
+        raise DecompressionFailed(f"{coding} body: {exc}") from None
+
+
 # --- envelopes ---------------------------------------------------------------------------------
 
 

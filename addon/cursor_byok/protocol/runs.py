@@ -46,7 +46,8 @@ class SessionConfig:
     # goes at once (0: no holding, and every delta is its own frame unless a stream lags).
     coalesce_window: float = 0.015
     max_attempts: int = 1024  # live request ids, all runs together (limits.py: who makes room)
-    max_owner_attempts: int = 256  # live request ids of one owner (a credential, a connection)
+    max_owner_attempts: int = 256  # live request ids of one owner (a credential)
+    max_owner_turns: int = 8  # turns of one owner running at once (limits.running_turns)
     max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
     max_attempt_buffered_bytes: int = 32 * MiB
     # A run keeps every frame of its turn for reconnects and retries; a turn whose frames pass
@@ -147,6 +148,13 @@ class DropRun:
 
 
 @dataclass(frozen=True, slots=True)
+class EndStreams:
+    """An attempt was ended to make room for another client: its streams write its end now."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Unresolved:
     """An id the core could not resolve (a request id no run request came for), for the census."""
 
@@ -162,6 +170,7 @@ Command = (
     | FailTurn
     | LiveAction
     | DropRun
+    | EndStreams
     | Unresolved
     | Note
 )

@@ -20,6 +20,9 @@ class ThinkTagSplitter:
     def __init__(self) -> None:
         self._state: Literal["start", "think", "after", "text"] = "start"
         self._buf = ""
+        # leading whitespace before anything else, in pieces: a stream of 100k blank deltas
+        # must not strip a growing buffer 100k times
+        self._lead: list[str] = []
 
     @property
     def settled(self) -> bool:
@@ -29,18 +32,26 @@ class ThinkTagSplitter:
     def feed(self, text: str) -> list[Piece]:
         if self._state == "text":
             return [("text", text)] if text else []
-        self._buf += text
         out: list[Piece] = []
         if self._state == "start":
-            stripped = self._buf.lstrip()
+            if not self._buf:  # only whitespace so far: kept apart, never stripped again
+                stripped = text.lstrip()
+                self._lead.append(text[: len(text) - len(stripped)])
+                text = stripped
+            self._buf += text  # a tag prefix (under len(OPEN) chars) and the new text
+            stripped = self._buf
             if len(stripped) < len(OPEN) and OPEN.startswith(stripped):
                 return out  # only whitespace or a tag prefix so far: undecided
             if not stripped.startswith(OPEN):
                 self._state = "text"
-                buf, self._buf = self._buf, ""
+                buf, self._buf = "".join(self._lead) + self._buf, ""
+                self._lead.clear()
                 return [("text", buf)]
             self._state = "think"
+            self._lead.clear()
             self._buf = stripped[len(OPEN) :]
+        else:
+            self._buf += text
         if self._state == "think":
             end = self._buf.find(CLOSE)
             if end < 0:
@@ -67,6 +78,9 @@ class ThinkTagSplitter:
     def flush(self) -> list[Piece]:
         """End of content: release anything held back."""
         buf, self._buf = self._buf, ""
+        if self._state == "start":
+            buf = "".join(self._lead) + buf
+            self._lead.clear()
         if not buf:
             return []
         if self._state == "think":

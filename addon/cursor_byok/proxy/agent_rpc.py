@@ -30,6 +30,7 @@ from cursor_byok.protocol.bidi import decode_bidi_append
 from cursor_byok.protocol.bidi import decode_run_poll_request
 from cursor_byok.protocol.bidi import decode_run_sse_request
 from cursor_byok.protocol.bidi import validate_request_id
+from cursor_byok.protocol.runs import Refused
 from cursor_byok.proxy import options
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import STREAMER
@@ -71,6 +72,10 @@ MAX_STREAM_OPEN = 1024  # a `...SSE` / `...Poll` request body of another service
 PARENT_REQUEST = "x-parent-request-id"
 PARENT_TOOL_CALL = "x-parent-agent-tool-call-id"
 MAX_TOOL_CALL_ID = 512
+NO_CREDENTIAL = (
+    "cursor-byok serves Agent requests only to a client that sends an Authorization header "
+    "(Cursor and its SDK always do: a run is bound to it); this request has none"
+)
 
 
 def parent_link(request: http.Request) -> tuple[str, str] | None:
@@ -152,18 +157,20 @@ class AgentRpc:
 
     def _owner(self, flow: http.HTTPFlow) -> bytes:
         """What a run and its request ids are bound to, as a keyed hash (never stored): the
-        client's credential (`authorization`); a client that sends none is bound to its
-        connection instead (peer address and mitmproxy's connection id), so a second
-        credential-less client that learns a run id can neither read the run nor answer for
-        it, and only that connection may carry it on (a new stream on it, after a reset)."""
+        client's credential (`authorization`). A request without one is refused at once, on
+        every transport (issue 33 item 5): bound to its connection instead, as it was, its
+        RunSSE + BidiAppend or RunPoll turns hung (their appends come on other connections and
+        were refused), and every new connection was a new owner with a bound of its own."""
         token = flow.request.headers.get("authorization", "")
-        if token:
-            material = b"credential:" + token.encode()
-        else:
-            client = flow.client_conn
-            host, port = (client.peername or ("", 0))[:2]
-            material = f"connection:{host}:{port}:{client.id}".encode()
+        if not token:
+            raise Refused("unauthenticated", NO_CREDENTIAL)
+        material = b"credential:" + token.encode()
         return hmac.new(self._owner_key, material, hashlib.sha256).digest()[:16]
+
+    @staticmethod
+    def _client(flow: http.HTTPFlow) -> str:
+        """The client connection, for the fair share of the global bound (`limits.displace`)."""
+        return flow.client_conn.id
 
     async def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error or not flow.live:
@@ -286,7 +293,7 @@ class AgentRpc:
         raw = request.raw_content or b""
         encoding = request.headers.get("content-encoding")
         try:
-            return connect.decompress(raw, encoding, limit=MAX_BODY)
+            return connect.decompress_body(raw, encoding, limit=MAX_BODY)
         except connect.ConnectError as exc:
             raise BadFraming(f"request body: {exc}") from None
 
@@ -344,6 +351,7 @@ class AgentRpc:
             append.message,
             raw=append.raw,
             owner=self._owner(flow),
+            client=self._client(flow),
         )
         del append  # see _forget: Response.make must not find the body on this frame
         if _is_grpc_web(request):
@@ -374,7 +382,7 @@ class AgentRpc:
                 _forward_of(request, body=request.raw_content or b"")
             )
         owner = self._owner(flow)
-        self.registry.open_attempt(request_id, owner=owner)
+        self.registry.open_attempt(request_id, owner=owner, client=self._client(flow))
         flow.metadata[METADATA_KEY] = request_id
         accept = request.headers.get(
             "grpc-accept-encoding" if grpc_web else "connect-accept-encoding"
@@ -386,6 +394,7 @@ class AgentRpc:
             content_type="application/grpc-web+proto" if grpc_web else "text/event-stream",
             grpc_web=grpc_web,
             forward=forward,
+            client=self._client(flow),
         )
         self.loopback.point(flow, spec)
         flow.metadata[CENSUS_KEY] = STREAMER if forward else SERVED
@@ -405,7 +414,9 @@ class AgentRpc:
         except connect.ConnectError as exc:
             raise BadFraming(str(exc)) from None
         owner = self._owner(flow)
-        self.registry.open_attempt(request_id, owner=owner, transport="run")
+        self.registry.open_attempt(
+            request_id, owner=owner, transport="run", client=self._client(flow)
+        )
         forward = ""
         pipe: asyncio.Queue | None = None
         known = self.routing.routes.get(request_id)
@@ -438,6 +449,7 @@ class AgentRpc:
             opened=opened,
             observe=self.activity.observe,
             parent=link,
+            client=self._client(flow),
         )
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
@@ -451,6 +463,7 @@ class AgentRpc:
             grpc_web=grpc_web,
             transport="run",
             forward=forward,
+            client=self._client(flow),
         )
         request.stream = upload
         self.loopback.point(flow, spec)

@@ -81,6 +81,19 @@ OPTIONS: dict[str, Option] = {
         "How long a commit message (WriteGitCommitMessage, answered here) waits for the model; "
         "then it is a summary line made from the diff (Cursor's client gives up after ~10 s).",
     ),
+    "cursor_byok_max_turns_per_client": Option(
+        int,
+        8,
+        "Turns one client (one Authorization) may run at once; a run request past it ends "
+        "with resource_exhausted, so one client cannot starve the others.",
+    ),
+    "cursor_byok_max_requests": Option(
+        int,
+        1024,
+        "Live Agent request ids kept at once, all clients together. When every one is being "
+        "read, the client holding the most (by credential or by connection) gives one up to a "
+        "smaller client, and is itself refused.",
+    ),
     "cursor_byok_linger_ms": Option(
         int,
         600_000,

@@ -33,13 +33,18 @@ from mitmproxy import http
 
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.config.catalog import ID_PREFIX
 from cursor_byok.config.catalog import METADATA_KEY as PICKER_KEY
+from cursor_byok.config.catalog import find_model
+from cursor_byok.config.catalog import model_id
 from cursor_byok.protocol import analytics
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.content_calls import ANALYTICS
 from cursor_byok.protocol.content_calls import CALLS
 from cursor_byok.protocol.content_calls import AnalyticsCall
 from cursor_byok.protocol.content_calls import ContentCall
+from cursor_byok.protocol.privacy import MESSAGE_CHARS
+from cursor_byok.protocol.privacy import MIN_QUOTE
 from cursor_byok.providers.base import Provider
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
@@ -141,11 +146,14 @@ class Privacy:
         try:
             message = unary.parse(flow.request, call.request())
         except unary.BadRequest as exc:
-            owners = self._leaving_owners(flow)
-            if mode == "local" and (owners or not self.routing.may_pass()):
-                # Not readable, and about a BYOK conversation: never forwarded.
+            if mode == "local":
+                # Not readable (a coding we cannot decode, bytes that are not its message, one
+                # invalid UTF-8 byte): nobody can tell whose it is, and a content call is always
+                # about a conversation, so it is refused, never forwarded unread.
+                owners = self._leaving_owners(flow)
                 unary.error(flow, exc.code, f"{call.name}: {exc}")
                 self.census.private(next(iter(owners), ""), answered=1)
+                log.info("%s: unreadable (%s): refused here, not sent to Cursor", call.name, exc)
             return
         conversation, private = await self._attribute(call, message, config, wait=mode == "local")
         if not private:
@@ -211,9 +219,17 @@ class Privacy:
 
     @staticmethod
     def _our_model(name: str, config: Config | None) -> bool:
+        """A model we serve, named as Cursor names it: our stable `byok-…` id (even one a
+        config edit has since removed: Cursor's own ids never take that prefix), its display
+        name or its upstream id."""
+        name = name.strip()
+        if name.startswith(ID_PREFIX):
+            return True
         if config is None:
             return False
-        wanted = name.strip().casefold()
+        if find_model(config, name) is not None:
+            return True
+        wanted = name.casefold()
         return any(wanted in (m.name.casefold(), m.model.casefold()) for m in config.models)
 
     # --- analytics --------------------------------------------------------------------------
@@ -224,13 +240,17 @@ class Privacy:
             return
         models = set()
         if config is not None:
-            models = {n.casefold() for m in config.models for n in (m.name, m.model)}
+            models = {n.casefold() for m in config.models for n in (m.name, m.model, model_id(m))}
 
         def private(value: str) -> str | None:
             owner = self.routing.known.owner(value)
             if owner is not None and self._local(owner):
                 return owner
-            return "" if value.strip().casefold() in models else None
+            # the prompt's text with no id (issue 33 item 8): a BYOK run's message in it
+            for owner in self._quoted(value):
+                return owner
+            folded = value.strip().casefold()
+            return "" if folded in models or folded.startswith(ID_PREFIX) else None
 
         request = flow.request
         fmt = unary.request_format(request)
@@ -242,15 +262,14 @@ class Privacy:
             else:
                 counts = analytics.filter_events(data, call.strings, private)
                 body = counts.body or b""
-        except (unary.BadRequest, analytics.WireError, ValueError) as exc:
-            owners = self._leaving_owners(flow)
-            if owners:  # unreadable, and it names a BYOK conversation: dropped whole
-                unary.answer(flow, empty_pb2.Empty())
-                for owner in owners:
-                    self.census.private(owner, dropped=1)
-                log.info(
-                    "%s: unreadable (%s) and about a BYOK conversation: dropped", request.path, exc
-                )
+        except (unary.BadRequest, analytics.WireError, ValueError, RecursionError) as exc:
+            # Unreadable (a coding we cannot decode, nesting deeper than a parser goes): it may
+            # be about a BYOK conversation and nobody can tell, so it is dropped whole.
+            owners = self._leaving_owners(flow) or {""}
+            unary.answer(flow, empty_pb2.Empty())
+            for owner in owners:
+                self.census.private(owner, dropped=1)
+            log.info("%s: unreadable (%s): dropped, not sent to Cursor", request.path, exc)
             return
         if not counts.dropped:
             return  # nothing private: the original bytes go on
@@ -312,9 +331,22 @@ class Privacy:
             )
 
     def _leaving_owners(self, flow: http.HTTPFlow) -> set[str]:
-        """The BYOK conversations whose ids or prompt hashes a request's body carries."""
+        """The BYOK conversations whose ids, prompt hashes or messages a request's body
+        carries, decoded as the filters decode it (`_decoded`)."""
         data = _decoded(flow.request)
-        return {o for o in self.routing.known.owners_in(data, SCAN_LIMIT) if self._local(o)}
+        owners = {o for o in self.routing.known.owners_in(data, SCAN_LIMIT) if self._local(o)}
+        owners.update(self._quoted(data[:SCAN_LIMIT].decode("utf-8", "replace")))
+        return owners
+
+    def _quoted(self, text: str) -> list[str]:
+        """BYOK conversations one of whose run messages `text` carries (quoted whole, or
+        the message cut short), newest first."""
+        if len(text) < MIN_QUOTE:
+            return []
+        found = self.routing.messages.within(text)
+        if len(text) <= MESSAGE_CHARS:
+            found += self.routing.messages.matching(text)
+        return [c for c in dict.fromkeys(found) if self._local(c)]
 
 
 def _decoded(request: http.Request) -> bytes:
@@ -322,7 +354,9 @@ def _decoded(request: http.Request) -> bytes:
     (bounded; what cannot be decoded is searched as it is)."""
     raw = request.raw_content or b""
     try:
-        data = connect.decompress(raw, request.headers.get("content-encoding"), limit=SCAN_LIMIT)
+        data = connect.decompress_body(
+            raw, request.headers.get("content-encoding"), limit=SCAN_LIMIT
+        )
     except connect.ConnectError:
         return raw
     ctype = request.headers.get("content-type", "")

@@ -7,6 +7,8 @@ reconnects) follows it. Requests that arrive before the run request can wait for
 A conversation's route is its latest run's; the calls around it (uploads, titles, analytics:
 `proxy/privacy.py`) follow that, and may wait for it too (`wait_for`). So they can be attributed,
 every routed run's ids, prompt hash and message are remembered (`protocol/privacy.py`).
+Conversation routes are also kept in the data dir (`store/routes.py`): a restart does not
+forget which conversations are BYOK.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from cursor_byok.protocol.privacy import Messages
 from cursor_byok.proxy import options
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import Turns
+from cursor_byok.store.routes import RouteLog
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +170,7 @@ class Routing:
         self.messages = Messages()  # every routed run's user message
         self._changed = asyncio.Event()  # set (and replaced) when a conversation's route is known
         self.waiting = 0  # calls held in `wait_for` right now
+        self._route_log: RouteLog | None = None
 
     def conversation_route(self, conversation_id: str) -> str | None:
         """The route of a conversation's latest run, if one was decided here."""
@@ -175,10 +179,13 @@ class Routing:
     def note_conversation(self, conversation_id: str, route: str) -> None:
         if not conversation_id:
             return
+        changed = self.conversations.get(conversation_id) != route
         self.conversations[conversation_id] = route
         self.conversations.move_to_end(conversation_id)
         while len(self.conversations) > MAX_ENTRIES:
             self.conversations.popitem(last=False)
+        if changed and self._route_log is not None:  # kept across restarts (store/routes.py)
+            self._route_log.append(conversation_id, route, self.conversations)
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -212,11 +219,31 @@ class Routing:
         return result
 
     def load(self, loader) -> None:
-        options.declare(loader, "cursor_byok_route_wait_ms")
+        options.declare(loader, "cursor_byok_route_wait_ms", "cursor_byok_data_dir")
 
     def configure(self, updated: set[str]) -> None:
         options.positive(ctx.options, "cursor_byok_route_wait_ms")
         self.routes.patience = ctx.options.cursor_byok_route_wait_ms / 1000
+        data_dir = options.data_dir(ctx.options)
+        if self._route_log is None or self._route_log.path.parent != data_dir:
+            self._route_log = RouteLog(data_dir, MAX_ENTRIES)
+            self._restore(self._route_log.load())
+
+    def _restore(self, kept: OrderedDict[str, str]) -> None:
+        """Routes of earlier runs of the proxy, under the ones this one decided; a BYOK
+        conversation's id is known again, so a value that carries it is attributed to it."""
+        merged = OrderedDict(kept)
+        for conversation, route in self.conversations.items():
+            merged[conversation] = route
+            merged.move_to_end(conversation)
+        while len(merged) > MAX_ENTRIES:
+            merged.popitem(last=False)
+        self.conversations = merged
+        for conversation, route in kept.items():
+            if route == LOCAL and self.known.owner(conversation) is None:
+                self.known.note(conversation)
+        if kept:
+            log.debug("%d conversation route(s) restored", len(kept))
 
     def may_pass(self) -> bool:
         """Whether any run can go to Cursor: only then do requests wait for their route."""

@@ -31,6 +31,9 @@ POLL_KEY = "cursor_byok_poll"  # flow metadata: (request id, epoch, position, se
 CONTENT_TYPE = "application/connect+proto"
 
 
+NO_RUN = "no run has this request id here (send its run request with BidiAppend first)"
+
+
 class RunPolls:
     """Every request id's poll cursor, and the poll waiting for each."""
 
@@ -51,13 +54,20 @@ class RunPolls:
     async def answer(self, flow: http.HTTPFlow, poll: PollRequest, owner: bytes) -> None:
         """Answer one poll (sets `flow.response`)."""
         request_id = poll.request_id
+        ended = self._ends.get(request_id)
+        if (ended is None or ended[0] != owner) and not self.registry.knows(request_id):
+            # names no run (Cursor polls after its first append opened it): nothing is made for
+            # it, so polls for made-up ids cannot fill the bound of live requests (issue 33)
+            flow.response = _response(
+                connect.encode_end_stream(connect.EndStreamError("not_found", NO_RUN))
+            )
+            return
         cursor, epoch = self.cursors.begin(request_id)
         before = (cursor.position, cursor.seqno)
         older = self._waiting.pop(request_id, None)
         if older is not None and not older.done():
             older.set_result(None)  # superseded: it ends at once, with nothing
             log.info("RunPoll %s: a newer poll supersedes the waiting one", request_id)
-        ended = self._ends.get(request_id)
         if ended is not None and ended[0] == owner:  # its end was delivered: again, at once
             flow.response = _response(ended[1])
             return

@@ -20,6 +20,8 @@ _TIMINGS = (
     "cursor_byok_gap_timeout_ms",
     "cursor_byok_turn_timeout_ms",
     "cursor_byok_max_turn_output_mb",
+    "cursor_byok_max_requests",
+    "cursor_byok_max_turns_per_client",
 )
 
 
@@ -44,6 +46,9 @@ class RunSettings:
             exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
             turn_timeout=opts.cursor_byok_turn_timeout_ms / 1000,
             max_backlog_bytes=opts.cursor_byok_max_turn_output_mb * 1024 * 1024,
+            max_attempts=opts.cursor_byok_max_requests,
+            max_owner_attempts=min(256, opts.cursor_byok_max_requests),
+            max_owner_turns=opts.cursor_byok_max_turns_per_client,
             # Recordings must replay frame for frame, and coalescing depends on timing.
             coalesce_window=0
             if opts.cursor_byok_record_dir

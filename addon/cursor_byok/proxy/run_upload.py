@@ -49,8 +49,10 @@ class RunUpload:
         opened: str = "",
         observe: Callable[[str, pb.AgentClientMessage], None] | None = None,
         parent: tuple[str, str] | None = None,
+        client: str = "",
     ) -> None:
         self.registry = registry
+        self.client = client
         self.request_id = request_id
         self.owner = owner
         self.recording = recording
@@ -102,6 +104,7 @@ class RunUpload:
                         raw=frame.payload,
                         owner=self.owner,
                         transport="run",
+                        client=self.client,
                     )
                 finally:
                     self.registry.parents.pop(self.request_id, None)

@@ -24,6 +24,7 @@ from cursor_byok.protocol.connect import EndStreamError
 from cursor_byok.protocol.runs import CancelTurn
 from cursor_byok.protocol.runs import Command
 from cursor_byok.protocol.runs import DropRun
+from cursor_byok.protocol.runs import EndStreams
 from cursor_byok.protocol.runs import FailTurn
 from cursor_byok.protocol.runs import LiveAction
 from cursor_byok.protocol.runs import Note
@@ -348,12 +349,14 @@ class SessionRegistry:
 
     # --- inputs -----------------------------------------------------------------------------
 
-    def open_attempt(self, request_id: str, *, owner: bytes = b"", transport: str = "bidi") -> None:
+    def open_attempt(
+        self, request_id: str, *, owner: bytes = b"", transport: str = "bidi", client: str = ""
+    ) -> None:
         """Make sure the attempt of a request id exists before its body or stream comes (the
         edge does this as the request arrives); raises `Refused` for another client's request
         id, or when every attempt is busy. Its run-request time-out starts now."""
         _, notes = self._core.open_attempt(
-            request_id, owner=owner, now=self.clock(), transport=transport
+            request_id, owner=owner, now=self.clock(), transport=transport, client=client
         )
         self.apply(notes)
         self.reschedule()
@@ -367,6 +370,7 @@ class SessionRegistry:
         raw: bytes = b"",
         owner: bytes = b"",
         transport: str = "bidi",
+        client: str = "",
     ) -> None:
         """One client message (raises `Refused` for requests the core will not take)."""
         try:
@@ -378,6 +382,7 @@ class SessionRegistry:
                 owner=owner,
                 now=self.clock(),
                 transport=transport,
+                client=client,
             )
         except Refused as refused:
             self.apply(list(refused.notes))
@@ -395,6 +400,7 @@ class SessionRegistry:
         encoding: str | None = None,
         grpc_web: bool = False,
         transport: str = "bidi",
+        client: str = "",
     ) -> Subscriber:
         sub, notes = self._core.subscribe(
             request_id,
@@ -403,6 +409,7 @@ class SessionRegistry:
             encoding=encoding,
             grpc_web=grpc_web,
             transport=transport,
+            client=client,
         )
         self.apply(notes)
         self._streams_changed(request_id)
@@ -524,6 +531,8 @@ class SessionRegistry:
                 case Unresolved(kind, ident):
                     if self.on_unresolved is not None:
                         self.on_unresolved(kind, ident)
+                case EndStreams(request_id):
+                    self._wake(request_id)
                 case DropRun(run):
                     live = self.runs.get(run.run_id)
                     if live is not None and live.core is run:

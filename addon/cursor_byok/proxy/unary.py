@@ -57,7 +57,9 @@ def message_bytes(request: http.Request) -> bytes:
     if len(data) > MAX_REQUEST:
         raise BadRequest(f"request body of {len(data)} bytes is over {MAX_REQUEST}", TOO_LARGE)
     try:
-        data = connect.decompress(data, request.headers.get("content-encoding"), limit=MAX_REQUEST)
+        data = connect.decompress_body(
+            data, request.headers.get("content-encoding"), limit=MAX_REQUEST
+        )
         if fmt == "connect+proto":
             frames = connect.decode_envelopes(
                 data,

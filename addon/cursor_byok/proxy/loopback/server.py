@@ -282,6 +282,7 @@ class Streamer:
                 encoding=spec.encoding,
                 grpc_web=spec.grpc_web,
                 transport=spec.transport,
+                client=spec.client,
             )
         except Refused as exc:
             what = "Run" if spec.transport == "run" else "RunSSE"

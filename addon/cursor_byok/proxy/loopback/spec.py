@@ -46,6 +46,7 @@ class StreamSpec:
     error: tuple[str, str] | None = None  # answer only this (code, message), read nothing
     error_stream: bool = False  # as a stream end (`Run`), else as a unary Connect error
     forward: str = ""  # token of a held `Forward`: the route is decided while streaming
+    client: str = ""  # the client connection (fairness of the live-request bound)
 
     def encode(self, secret: str) -> str:
         body = {
@@ -58,6 +59,7 @@ class StreamSpec:
             "x": list(self.error) if self.error else None,
             "s": self.error_stream,
             "f": self.forward,
+            "k": self.client,
         }
         return secret + ":" + json.dumps(body, separators=(",", ":"))
 
@@ -78,6 +80,7 @@ class StreamSpec:
                 error=(str(data["x"][0]), str(data["x"][1])) if data["x"] else None,
                 error_stream=bool(data["s"]),
                 forward=str(data.get("f", "")),
+                client=str(data.get("k", "")),
             )
         except (ValueError, KeyError, TypeError):
             return None
