@@ -60,6 +60,7 @@ def test_image_reaches_a_vision_model(stack, sdk, workspace) -> None:
     assert base64.b64decode(images[0]["source"]["data"]) == png
 
 
+@pytest.mark.every_sdk
 def test_mcp_tool(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -86,6 +87,7 @@ def test_mcp_tool(stack, sdk, workspace) -> None:
     assert "echo: over MCP" in result["content"]
 
 
+@pytest.mark.every_sdk
 def test_subagent(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)

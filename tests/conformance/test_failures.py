@@ -39,6 +39,7 @@ def test_cancel_mid_stream_aborts_the_provider_call(stack, sdk, workspace) -> No
     assert len(fp.requests) == first + 2
 
 
+@pytest.mark.every_sdk
 def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -47,7 +48,7 @@ def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, work
     agent = sdk.agent(MODEL, cwd=workspace)
     turn = sdk.send(agent, "Hello?")
     assert turn.status == "error", turn.result
-    assert "Incorrect API key provided" in (turn.result.get("error_message") or ""), turn.result
+    assert "Incorrect API key provided" in turn.error_message, turn.result
     assert len(fp.requests) == first + 1  # the proxy did not retry a 401
     # and the SDK did not retry the run: its retries would all have come before its result
     stack.wait_for_run_calls(runs_before + 1)
