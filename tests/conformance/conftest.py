@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))  # for `mit
 
 from fakes.cursor_account import CursorAccount
 from harness import CLAUDE
-from harness import DETACHED_CALL_MS
 from harness import KEY_ENV
 from harness import MODEL
 from harness import PROVIDER_KEY
@@ -170,10 +169,8 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     account = CursorAccount()
     account.start()
     provider = ThreadedProvider(api_key=PROVIDER_KEY)
-    proxy = start_mitmdump(
+    proxy = start_mitmdump(  # the default settings, as a user's (cancel is measured on them)
         root / "proxy",
-        "--set",
-        f"cursor_byok_detached_call_ms={DETACHED_CALL_MS}",
         mode=f"reverse:{account.base_url}",
         agent="provider",
         config=write_config(root / "config.toml", provider.base_url),

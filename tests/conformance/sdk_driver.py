@@ -9,7 +9,8 @@ URL, one HOME) and serves JSON-lines commands on stdin; it answers each on stdou
     {"op": "send", "agent": "a", "text": "...", "images": [{"path": P, "mime": M}],
      "cancel_on": "assistant" | "tool_call" | null}
         -> {"event": {...}} for every SDK message, {"update": "<type name>"} for every
-           interaction update, then {"result": {...}}
+           interaction update, {"cancelling": <time.monotonic()>} just before it cancels,
+           then {"result": {...}}
     {"op": "close", "agent": "a"}  -> {"closed": "a"}
     {"op": "quit"}                 -> exits
 
@@ -27,6 +28,7 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -124,6 +126,7 @@ def main() -> int:
                         _say({"event": data})
                         if cancel_on and not cancelled and data.get("type") == cancel_on:
                             cancelled = True
+                            _say({"cancelling": time.monotonic()})  # one clock for all processes
                             run.cancel()
                     result = run.wait()
                     _say({"result": _plain(result)})
