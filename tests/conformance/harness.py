@@ -134,6 +134,7 @@ class Turn:
     result: dict[str, Any]
     updates: list[str] = field(default_factory=list)  # interaction update type names, in order
     cancelled_at: float | None = None  # when the driver called run.cancel() (time.monotonic())
+    follow_up: Turn | None = None  # the forced follow-up sent while this one ran (force_on)
 
     @property
     def status(self) -> str:
@@ -299,9 +300,13 @@ class SdkDriver:
         *,
         images: list[tuple[Path, str]] = (),  # type: ignore[assignment]
         cancel_on: str | None = None,
+        force_on: str | None = None,
+        force_text: str = "",
         timeout: float = 60,
     ) -> Turn:
-        """One turn; returns when the SDK reports the run's result."""
+        """One turn; returns when the SDK reports the run's result. `force_on`: at that event
+        the SDK's forced follow-up (`send(force_text, {"local": {"force": True}})`) is sent; its
+        turn is the result's `follow_up`."""
         self._send(
             {
                 "op": "send",
@@ -309,23 +314,33 @@ class SdkDriver:
                 "text": text,
                 "images": [{"path": str(p), "mime": m} for p, m in images],
                 "cancel_on": cancel_on,
+                "force_on": force_on,
+                "force_text": force_text,
             }
         )
-        events: list[dict[str, Any]] = []
-        updates: list[str] = []
-        cancelled_at: float | None = None
+        turns = {"": Turn([], {}), "follow_up_": Turn([], {})}
         while True:
             message = self._next(timeout)
-            if "event" in message:
-                events.append(message["event"])
-            elif "update" in message:
-                updates.append(message["update"])
-            elif "cancelling" in message:
-                cancelled_at = float(message["cancelling"])
-            elif "result" in message:
-                return Turn(events, message["result"], updates, cancelled_at)
-            elif "error" in message:
+            if "error" in message:
                 raise SdkError(message["type"], message["error"])
+            if "cancelling" in message:
+                turns[""].cancelled_at = float(message["cancelling"])
+                continue
+            if "output" in message:
+                continue
+            [(key, value)] = message.items()
+            prefix = "follow_up_" if key.startswith("follow_up_") else ""
+            turn, kind = turns[prefix], key.removeprefix(prefix)
+            if kind == "event":
+                turn.events.append(value)
+            elif kind == "update":
+                turn.updates.append(value)
+            elif kind == "result":
+                turn.result = value
+                if not prefix:
+                    follow_up = turns["follow_up_"]
+                    turn.follow_up = follow_up if follow_up.result else None
+                    return turn
 
     def close_agent(self, agent: str) -> None:
         self._send({"op": "close", "agent": agent})

@@ -562,5 +562,8 @@ async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
             await turn.publish_checkpoint()
         except (TurnError, asyncio.CancelledError) as exc:
             log.info("request %s: no checkpoint after cancel: %s", live.request_id, exc)
-    live.finish(EndStreamError("canceled", message))
+    if isinstance(reason, TurnCancelled):
+        live.finish(reason.end_stream())
+    else:
+        live.finish(EndStreamError("canceled", message))
     return f"cancelled ({message})"
