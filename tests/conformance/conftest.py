@@ -163,10 +163,15 @@ _OPENED = re.compile(r"\] (RunSSE|Run) \S+ opened")
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[Stack]:
+def account() -> CursorAccount:
+    """The stand-in for Cursor's account endpoints (a module may override it)."""
+    return CursorAccount()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, account: CursorAccount) -> Iterator[Stack]:
     require_sdk()
     root = tmp_path_factory.mktemp("conformance")
-    account = CursorAccount()
     account.start()
     provider = ThreadedProvider(api_key=PROVIDER_KEY)
     proxy = start_mitmdump(  # the default settings, as a user's (cancel is measured on them)

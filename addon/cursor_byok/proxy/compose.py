@@ -26,6 +26,7 @@ from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
+from cursor_byok.proxy.server_config import ServerConfig
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
 from cursor_byok.proxy.turns import Turns
@@ -78,6 +79,7 @@ def compose(agent: Agent | None = None) -> Composition:
         Console(loopback.log_filter),
         MemoryGuards(),
         ModelPicker(reach=reach),
+        ServerConfig(),  # never steers a client to HTTP/2 it cannot have here
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
         LiveStatus(registry, routing.routes, turns, activity.census),
