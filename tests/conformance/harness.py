@@ -342,6 +342,14 @@ class SdkDriver:
                     turn.follow_up = follow_up if follow_up.result else None
                     return turn
 
+    def usage(self, agent: str) -> dict[str, Any]:
+        """`agent.get_usage()`: the SDK's AgentUsage as data."""
+        self._send({"op": "usage", "agent": agent})
+        answer = self._expect(lambda m: "usage" in m, 60)
+        if "error" in answer:
+            raise SdkError(answer["type"], answer["error"])
+        return answer["usage"]
+
     def close_agent(self, agent: str) -> None:
         self._send({"op": "close", "agent": agent})
         self._expect(lambda m: m.get("closed") == agent, 30)

@@ -14,6 +14,7 @@ URL, one HOME) and serves JSON-lines commands on stdin; it answers each on stdou
            then {"result": {...}}; with force_on, at that event a forced follow-up is sent
            (`send(text, {"local": {"force": True}})`) and read to its end first:
            {"follow_up_event": ...}, {"follow_up_result": ...}
+    {"op": "usage", "agent": "a"}  -> {"usage": {...AgentUsage}}  (agent.get_usage())
     {"op": "close", "agent": "a"}  -> {"closed": "a"}
     {"op": "quit"}                 -> exits
 
@@ -130,6 +131,8 @@ def main() -> int:
                             "model": str(agent.model),
                         }
                     )
+                elif op == "usage":
+                    _say({"usage": _plain(agents[command["agent"]].get_usage())})
                 elif op == "close":
                     agents.pop(command["agent"]).close()
                     _say({"closed": command["agent"]})

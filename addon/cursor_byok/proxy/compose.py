@@ -16,6 +16,7 @@ from cursor_byok.protocol import actions
 from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
+from cursor_byok.proxy.agent_usage import AgentUsage
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
@@ -79,6 +80,7 @@ def compose(agent: Agent | None = None) -> Composition:
         Console(loopback.log_filter),
         MemoryGuards(),
         ModelPicker(reach=reach),
+        AgentUsage(),  # an SDK agent's usage, from our usage store
         ServerConfig(),  # never steers a client to HTTP/2 it cannot have here
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
