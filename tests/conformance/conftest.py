@@ -4,6 +4,10 @@ one SDK bridge per transport on it, a fresh agent and workspace per test.
 The SDK comes from its own venv (`.ci/run` builds it: `.cache/cursor-sdk-<version>`, or the
 CURSOR_SDK_VENV given). Without it the suite skips with the reason, except in CI (CI=true), where
 a missing SDK on a platform that has its wheel is a failure.
+
+Every case runs on the newest SDK we support; a test (or module) marked `every_sdk` runs on the
+oldest too (its venv: `.cache/cursor-sdk-0.1.9`, or CURSOR_SDK_OLDEST_VENV), with the version in
+its id: `test_shell_turn[runsse-0.1.9]`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))  # for `mit
 
 from fakes.cursor_account import CursorAccount
 from harness import CLAUDE
-from harness import DETACHED_CALL_MS
 from harness import KEY_ENV
 from harness import MODEL
 from harness import PROVIDER_KEY
-from harness import SDK_VERSION
+from harness import SDK_NEWEST
+from harness import SDK_OLDEST
 from harness import SMALL
 from harness import SdkDriver
 from harness import ThreadedProvider
@@ -41,18 +45,35 @@ from mitm import start_mitmdump
 _checked: dict[str, bool] = {}
 
 
-def require_sdk() -> None:
-    """Skip (or, in CI, fail) when the pinned SDK cannot run here."""
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", f"every_sdk: run on the oldest supported cursor-sdk ({SDK_OLDEST}) too"
+    )
+
+
+def pytest_generate_tests(metafunc) -> None:
+    """`sdk_version`: the newest SDK, and the oldest too for tests marked `every_sdk`."""
+    if "sdk_version" not in metafunc.fixturenames:
+        return
+    versions = [SDK_NEWEST]
+    if metafunc.definition.get_closest_marker("every_sdk"):
+        versions.append(SDK_OLDEST)
+    metafunc.parametrize("sdk_version", versions, scope="function")
+
+
+def require_sdk(version: str = SDK_NEWEST) -> None:
+    """Skip (or, in CI, fail) when that SDK release cannot run here."""
     reason = wheel_missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    if "ok" not in _checked:
-        _checked["ok"] = sdk_installed()
-    if not _checked["ok"]:
+    if version not in _checked:
+        _checked[version] = sdk_installed(version)
+    if not _checked[version]:
+        venv = f".cache/cursor-sdk-{version}"
         message = (
-            f"cursor-sdk {SDK_VERSION} is not installed in {sdk_venv()} "
-            "(.ci/run installs it; or: uv venv .cache/cursor-sdk-1.1.0 && "
-            "uv pip install --python .cache/cursor-sdk-1.1.0/bin/python cursor-sdk==1.1.0)"
+            f"cursor-sdk {version} is not installed in {sdk_venv(version)} "
+            f"(.ci/run installs it; or: uv venv {venv} && "
+            f"uv pip install --python {venv}/bin/python cursor-sdk=={version})"
         )
         if os.environ.get("CI"):
             pytest.fail(message)
@@ -117,13 +138,18 @@ class Stack:
         # localhost/127.0.0.1; spelled so, our CA (NODE_EXTRA_CA_CERTS) is really checked.
         return f"https://127.1:{self.proxy.port}"
 
-    def driver(self, transport: str) -> SdkDriver:
-        if transport not in self.drivers:
+    def driver(self, transport: str, version: str = SDK_NEWEST) -> SdkDriver:
+        key = transport if version == SDK_NEWEST else f"{transport}-{version}"
+        if key not in self.drivers:
             ca = self.proxy.ca_file if transport == "run" else None
-            self.drivers[transport] = SdkDriver.start(
-                transport, self.url(transport), self.root / f"sdk-{transport}", ca_file=ca
+            self.drivers[key] = SdkDriver.start(
+                transport,
+                self.url(transport),
+                self.root / f"sdk-{key}",
+                ca_file=ca,
+                version=version,
             )
-        return self.drivers[transport]
+        return self.drivers[key]
 
     def run_calls(self) -> int:
         """Agent run streams (Run or RunSSE attempts) the proxy opened, from its log lines."""
@@ -137,16 +163,19 @@ _OPENED = re.compile(r"\] (RunSSE|Run) \S+ opened")
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[Stack]:
+def account() -> CursorAccount:
+    """The stand-in for Cursor's account endpoints (a module may override it)."""
+    return CursorAccount()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, account: CursorAccount) -> Iterator[Stack]:
     require_sdk()
     root = tmp_path_factory.mktemp("conformance")
-    account = CursorAccount()
     account.start()
     provider = ThreadedProvider(api_key=PROVIDER_KEY)
-    proxy = start_mitmdump(
+    proxy = start_mitmdump(  # the default settings, as a user's (cancel is measured on them)
         root / "proxy",
-        "--set",
-        f"cursor_byok_detached_call_ms={DETACHED_CALL_MS}",
         mode=f"reverse:{account.base_url}",
         agent="provider",
         config=write_config(root / "config.toml", provider.base_url),
@@ -171,11 +200,12 @@ def transport(request) -> str:
 
 
 @pytest.fixture
-def sdk(stack: Stack, transport: str) -> SdkDriver:
+def sdk(stack: Stack, transport: str, sdk_version: str) -> SdkDriver:
+    require_sdk(sdk_version)
     stack.provider.script._steps.clear()  # a failed test's leftovers must not answer this one
     stack.provider.fp.responder = None
     stack.provider.fp.usage_from_prompt = False
-    return stack.driver(transport)
+    return stack.driver(transport, sdk_version)
 
 
 @pytest.fixture

@@ -30,39 +30,51 @@ from fakes.fake_provider import FakeProvider
 from fakes.fake_provider import RecordedRequest
 
 REPO = Path(__file__).resolve().parents[2]
-SDK_VERSION = "1.1.0"  # the pinned release: .ci/run installs exactly this one
+SDK_NEWEST = "1.1.0"  # the newest release we support: every case runs on it
+SDK_OLDEST = "0.1.9"  # the oldest (it bundles @cursor/sdk 1.0.23): the basic cases run on it too
+SDK_VERSION = SDK_NEWEST
+SDK_VERSIONS = (SDK_NEWEST, SDK_OLDEST)
+# Where each version's venv is, when not the default `.cache/cursor-sdk-<version>`
+_VENV_ENV = {SDK_NEWEST: "CURSOR_SDK_VENV", SDK_OLDEST: "CURSOR_SDK_OLDEST_VENV"}
 DRIVER = Path(__file__).with_name("sdk_driver.py")
 KEY_ENV = "FAKE_PROVIDER_KEY"
 PROVIDER_KEY = "sk-conformance"
 MODEL = "Fake Model"  # openai-chat
 CLAUDE = "Fake Claude"  # anthropic, sees images
 SMALL = "Fake Small"  # openai-chat with a small window: compacts after a few turns
-DETACHED_CALL_MS = 1500  # how long a model call may run with no stream attached (the option)
+# How long after the SDK's cancel its provider call must have been aborted, at the latest: the
+# goal is under a second with the default settings (bench/bench_cancel.py measures it); this is
+# only the generous bound a busy machine still meets, and far below the old default (10 s).
+CANCEL_DEADLINE = 5.0
 
 
-def sdk_venv() -> Path:
-    """Where `.ci/run` puts the SDK's venv (override: CURSOR_SDK_VENV)."""
-    default = REPO / ".cache" / f"cursor-sdk-{SDK_VERSION}"
-    return Path(os.environ.get("CURSOR_SDK_VENV") or default)
+def sdk_venv(version: str = SDK_NEWEST) -> Path:
+    """Where `.ci/run` puts a version's venv (or CURSOR_SDK_VENV / CURSOR_SDK_OLDEST_VENV)."""
+    default = REPO / ".cache" / f"cursor-sdk-{version}"
+    return Path(os.environ.get(_VENV_ENV.get(version, "")) or default)
 
 
-def sdk_python() -> Path:
-    return sdk_venv() / "bin" / "python"
+def sdk_python(version: str = SDK_NEWEST) -> Path:
+    return sdk_venv(version) / "bin" / "python"
 
 
 def wheel_missing_reason() -> str | None:
     """Why this platform has no cursor-sdk wheel (None: it has one).
 
-    1.1.0 publishes one wheel, manylinux_2_17 x86_64 (it bundles a Linux node binary)."""
+    Every release publishes one wheel, manylinux_2_17 x86_64 (it bundles a Linux node binary)."""
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return (
-            f"cursor-sdk {SDK_VERSION} has no wheel for {platform.system()} "
+            f"cursor-sdk has no wheel for {platform.system()} "
             f"{platform.machine()} (manylinux x86_64 only)"
         )
     libc, _version = platform.libc_ver()
     if libc != "glibc":
-        return f"cursor-sdk {SDK_VERSION} needs glibc (manylinux_2_17); this is {libc or 'musl'}"
+        return f"cursor-sdk needs glibc (manylinux_2_17); this is {libc or 'musl'}"
     return None
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 # --- the fake provider, on a loop of its own ---------------------------------------------------
@@ -121,6 +133,8 @@ class Turn:
     events: list[dict[str, Any]]
     result: dict[str, Any]
     updates: list[str] = field(default_factory=list)  # interaction update type names, in order
+    cancelled_at: float | None = None  # when the driver called run.cancel() (time.monotonic())
+    follow_up: Turn | None = None  # the forced follow-up sent while this one ran (force_on)
 
     @property
     def status(self) -> str:
@@ -136,6 +150,17 @@ class Turn:
                     if block.get("type") == "text":
                         parts.append(block.get("text", ""))
         return "".join(parts)
+
+    @property
+    def error_message(self) -> str:
+        """Why the run failed, as the SDK shows it: the run result's `error_message` (SDK
+        1.0.33 and later), else the message of the ERROR status event (what older SDKs have)."""
+        if self.result.get("error_message"):
+            return str(self.result["error_message"])
+        for event in reversed(self.events):
+            if event.get("type") == "status" and str(event.get("status")).upper() == "ERROR":
+                return str(event.get("message") or "")
+        return ""
 
     def tool_calls(self, status: str = "completed") -> list[dict[str, Any]]:
         return [
@@ -153,6 +178,7 @@ class SdkDriver:
     workspace: Path
     process: subprocess.Popen[str]
     bridge_log: Path
+    version: str = SDK_NEWEST  # the cursor-sdk release this bridge is
     _lines: queue.Queue[dict[str, Any] | None] = field(default_factory=queue.Queue)
     _agents: int = 0
     _output: list[str] = field(default_factory=list)  # what the driver printed besides JSON
@@ -166,6 +192,7 @@ class SdkDriver:
         *,
         ca_file: Path | None = None,
         env: dict[str, str] | None = None,
+        version: str = SDK_NEWEST,
     ) -> SdkDriver:
         home = root / "home"
         workspace = root / "workspace"
@@ -193,7 +220,7 @@ class SdkDriver:
             environment["NODE_EXTRA_CA_CERTS"] = str(ca_file)
         environment.update(env or {})
         process = subprocess.Popen(
-            [str(sdk_python()), str(DRIVER)],
+            [str(sdk_python(version)), str(DRIVER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -201,7 +228,7 @@ class SdkDriver:
             env=environment,
             cwd=root,
         )
-        driver = cls(transport, backend_url, home, workspace, process, bridge_log)
+        driver = cls(transport, backend_url, home, workspace, process, bridge_log, version)
         threading.Thread(target=driver._pump, daemon=True).start()
         driver._expect(lambda m: "ready" in m, 60)
         return driver
@@ -273,9 +300,13 @@ class SdkDriver:
         *,
         images: list[tuple[Path, str]] = (),  # type: ignore[assignment]
         cancel_on: str | None = None,
+        force_on: str | None = None,
+        force_text: str = "",
         timeout: float = 60,
     ) -> Turn:
-        """One turn; returns when the SDK reports the run's result."""
+        """One turn; returns when the SDK reports the run's result. `force_on`: at that event
+        the SDK's forced follow-up (`send(force_text, {"local": {"force": True}})`) is sent; its
+        turn is the result's `follow_up`."""
         self._send(
             {
                 "op": "send",
@@ -283,20 +314,41 @@ class SdkDriver:
                 "text": text,
                 "images": [{"path": str(p), "mime": m} for p, m in images],
                 "cancel_on": cancel_on,
+                "force_on": force_on,
+                "force_text": force_text,
             }
         )
-        events: list[dict[str, Any]] = []
-        updates: list[str] = []
+        turns = {"": Turn([], {}), "follow_up_": Turn([], {})}
         while True:
             message = self._next(timeout)
-            if "event" in message:
-                events.append(message["event"])
-            elif "update" in message:
-                updates.append(message["update"])
-            elif "result" in message:
-                return Turn(events, message["result"], updates)
-            elif "error" in message:
+            if "error" in message:
                 raise SdkError(message["type"], message["error"])
+            if "cancelling" in message:
+                turns[""].cancelled_at = float(message["cancelling"])
+                continue
+            if "output" in message:
+                continue
+            [(key, value)] = message.items()
+            prefix = "follow_up_" if key.startswith("follow_up_") else ""
+            turn, kind = turns[prefix], key.removeprefix(prefix)
+            if kind == "event":
+                turn.events.append(value)
+            elif kind == "update":
+                turn.updates.append(value)
+            elif kind == "result":
+                turn.result = value
+                if not prefix:
+                    follow_up = turns["follow_up_"]
+                    turn.follow_up = follow_up if follow_up.result else None
+                    return turn
+
+    def usage(self, agent: str) -> dict[str, Any]:
+        """`agent.get_usage()`: the SDK's AgentUsage as data."""
+        self._send({"op": "usage", "agent": agent})
+        answer = self._expect(lambda m: "usage" in m, 60)
+        if "error" in answer:
+            raise SdkError(answer["type"], answer["error"])
+        return answer["usage"]
 
     def close_agent(self, agent: str) -> None:
         self._send({"op": "close", "agent": agent})
@@ -321,14 +373,22 @@ class SdkError(AssertionError):
         self.message = message
 
 
-def sdk_installed() -> bool:
-    python = sdk_python()
+_PRINT_VERSION = "import cursor_sdk, importlib.metadata as m; print(m.version('cursor-sdk'))"
+
+
+def sdk_installed(version: str = SDK_NEWEST) -> bool:
+    """The venv has cursor-sdk at exactly this version (a stale venv would test the wrong one)."""
+    python = sdk_python(version)
     if not python.exists():
         return False
     probe = subprocess.run(
-        [str(python), "-c", "import cursor_sdk"], capture_output=True, timeout=60, check=False
+        [str(python), "-c", _PRINT_VERSION],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    return probe.returncode == 0
+    return probe.returncode == 0 and probe.stdout.strip() == version
 
 
 def provider_user_texts(request: RecordedRequest) -> list[str]:

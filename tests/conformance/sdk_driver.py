@@ -7,9 +7,14 @@ URL, one HOME) and serves JSON-lines commands on stdin; it answers each on stdou
     {"op": "agent", "name": "a", "options": {...AgentOptions keys...}}
         -> {"agent": "a", "agent_id": "...", "model": "..."} | {"error": "...", "type": "..."}
     {"op": "send", "agent": "a", "text": "...", "images": [{"path": P, "mime": M}],
-     "cancel_on": "assistant" | "tool_call" | null}
+     "cancel_on": "assistant" | "tool_call" | null,
+     "force_on": <event type> | null, "force_text": "..."}
         -> {"event": {...}} for every SDK message, {"update": "<type name>"} for every
-           interaction update, then {"result": {...}}
+           interaction update, {"cancelling": <time.monotonic()>} just before it cancels,
+           then {"result": {...}}; with force_on, at that event a forced follow-up is sent
+           (`send(text, {"local": {"force": True}})`) and read to its end first:
+           {"follow_up_event": ...}, {"follow_up_result": ...}
+    {"op": "usage", "agent": "a"}  -> {"usage": {...AgentUsage}}  (agent.get_usage())
     {"op": "close", "agent": "a"}  -> {"closed": "a"}
     {"op": "quit"}                 -> exits
 
@@ -27,6 +32,7 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -56,6 +62,34 @@ def _drain(stream, path: str) -> None:
         for line in stream:
             out.write(line)
             out.flush()
+
+
+def _follow(run: Any, command: dict[str, Any], agent: Any, prefix: str = "") -> None:
+    """Report a run's events and result; cancel it, or send a forced follow-up, on the named
+    event (the follow-up's events are reported with the `follow_up_` prefix, before the rest of
+    the first run's)."""
+    cancel_on = command.get("cancel_on")
+    force_on = command.get("force_on")
+    acted = False
+    for event in run.events():
+        if event.kind == "interaction_update" and event.interaction_update:
+            _say({prefix + "update": type(event.interaction_update).__name__})
+            continue
+        if event.kind != "sdk_message" or event.sdk_message is None:
+            continue
+        data = _plain(event.sdk_message)
+        _say({prefix + "event": data})
+        if acted:
+            continue
+        if cancel_on and data.get("type") == cancel_on:
+            acted = True
+            _say({"cancelling": time.monotonic()})  # one clock for all processes
+            run.cancel()
+        elif force_on and data.get("type") == force_on:
+            acted = True  # the SDK's "send now": the running run is expired, a new one starts
+            follow_up = agent.send(command["force_text"], {"local": {"force": True}})
+            _follow(follow_up, {}, agent, "follow_up_")
+    _say({prefix + "result": _plain(run.wait())})
 
 
 def main() -> int:
@@ -97,6 +131,8 @@ def main() -> int:
                             "model": str(agent.model),
                         }
                     )
+                elif op == "usage":
+                    _say({"usage": _plain(agents[command["agent"]].get_usage())})
                 elif op == "close":
                     agents.pop(command["agent"]).close()
                     _say({"closed": command["agent"]})
@@ -112,21 +148,7 @@ def main() -> int:
                     if images:
                         message = UserMessage(text=command["text"], images=images)
                     run = agents[command["agent"]].send(message)
-                    cancel_on = command.get("cancel_on")
-                    cancelled = False
-                    for event in run.events():
-                        if event.kind == "interaction_update" and event.interaction_update:
-                            _say({"update": type(event.interaction_update).__name__})
-                            continue
-                        if event.kind != "sdk_message" or event.sdk_message is None:
-                            continue
-                        data = _plain(event.sdk_message)
-                        _say({"event": data})
-                        if cancel_on and not cancelled and data.get("type") == cancel_on:
-                            cancelled = True
-                            run.cancel()
-                    result = run.wait()
-                    _say({"result": _plain(result)})
+                    _follow(run, command, agents[command["agent"]])
                 else:
                     _say({"error": f"unknown op {op!r}", "type": "usage"})
             except Exception as exc:  # the test reads the error; the driver keeps serving

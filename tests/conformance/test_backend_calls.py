@@ -39,6 +39,7 @@ def documented_calls() -> dict[tuple[str, str], tuple[int, int]]:
     return calls
 
 
+@pytest.mark.every_sdk
 def test_backend_calls_of_a_byok_turn_are_the_documented_ones(stack, sdk, workspace) -> None:
     fp = stack.provider
     account = stack.account

@@ -60,6 +60,7 @@ def test_image_reaches_a_vision_model(stack, sdk, workspace) -> None:
     assert base64.b64decode(images[0]["source"]["data"]) == png
 
 
+@pytest.mark.every_sdk
 def test_mcp_tool(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -86,6 +87,7 @@ def test_mcp_tool(stack, sdk, workspace) -> None:
     assert "echo: over MCP" in result["content"]
 
 
+@pytest.mark.every_sdk
 def test_subagent(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -129,3 +131,31 @@ def test_long_conversation_compacts(stack, sdk, workspace) -> None:
     after = requests[requests.index(summaries[0]) + 1]
     assert "Keep the codeword: marigold." in json.dumps(after.json["messages"])
     assert not any(r.overflowed for r in requests)
+
+
+def test_subagent_definitions_reach_the_model(stack, sdk, workspace) -> None:
+    """`AgentOptions.agents`: the parent's model sees each definition as a Task subagent type;
+    the child run it starts by that name works under the definition's prompt."""
+    fp = stack.provider
+    first = len(fp.requests)
+    task = {"description": "Review", "prompt": "Review notes.txt", "subagent_type": "reviewer"}
+    fp.script.tool_calls([("call_task", "Task", task)])
+    fp.script.text("Looks fine.")  # the child run
+    fp.script.text("The reviewer says it looks fine.")
+    agents = {
+        "reviewer": {
+            "description": "Reviews changes for bugs",
+            "prompt": "You are a meticulous code reviewer (marker 7f3a).",
+        }
+    }
+    agent = sdk.agent(MODEL, cwd=workspace, agents=agents)
+    turn = sdk.send(agent, "Have the reviewer look.", timeout=90)
+    assert turn.status == "finished", turn.result
+    assert turn.text == "The reviewer says it looks fine."
+    parent, child, _final = fp.requests[first : first + 3]
+    [task_tool] = [
+        t for t in parent.json["tools"] if (t.get("function") or {}).get("name") == "Task"
+    ]
+    assert "`reviewer`: Reviews changes for bugs" in task_tool["function"]["description"]
+    assert "meticulous code reviewer (marker 7f3a)" in system_text(child)
+    assert "marker 7f3a" not in system_text(parent)

@@ -3,10 +3,8 @@ provider error, on both transports."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from harness import DETACHED_CALL_MS
+from harness import CANCEL_DEADLINE
 from harness import MODEL
 from harness import SdkDriver
 from harness import SdkError
@@ -15,20 +13,25 @@ from harness import provider_user_texts
 pytestmark = pytest.mark.timeout(180)
 
 
+@pytest.mark.every_sdk
 def test_cancel_mid_stream_aborts_the_provider_call(stack, sdk, workspace) -> None:
-    """The SDK cancels by ending its stream (no cancel_action): the provider call must be
-    aborted within the unattended-call limit, not run on for the reconnect grace (minutes)."""
+    """The SDK cancels by ending its stream (RST_STREAM(CANCEL) on `Run`, the connection closed
+    on RunSSE; no cancel_action): with the DEFAULT settings the provider call is aborted at once
+    (goal: within a second, bench/bench_cancel.py), long before the next turn, and the agent
+    goes on."""
     fp = stack.provider
     first = len(fp.requests)
     fp.script.hang(text="Counting: one, two, ")  # streams, then waits for its client to leave
     agent = sdk.agent(MODEL, cwd=workspace)
     turn = sdk.send(agent, "Count to a million.", cancel_on="assistant")
-    cancelled_at = time.monotonic()
     assert turn.status == "cancelled", turn.result
     assert turn.text and "Counting: one, two, ".startswith(turn.text)
-    # the provider's client went away without a next turn superseding the run
-    fp.wait_for_disconnect(first, timeout=DETACHED_CALL_MS / 1000 + 10)
-    assert time.monotonic() - cancelled_at < DETACHED_CALL_MS / 1000 + 10
+    assert turn.cancelled_at is not None
+    # the provider's client went away without a next turn superseding the run: the deadline is
+    # generous for a busy machine, and still half of what the old default (10 s) took
+    fp.wait_for_disconnect(first, timeout=CANCEL_DEADLINE + 5)
+    aborted_at = fp.requests[first].disconnected_at
+    assert aborted_at is not None and aborted_at - turn.cancelled_at < CANCEL_DEADLINE
     assert len(fp.requests) == first + 1  # aborted, not made again: nobody reconnected
     # and the agent goes on: the next turn works and its provider request is well formed
     fp.script.text("Fine, I stopped.")
@@ -37,8 +40,10 @@ def test_cancel_mid_stream_aborts_the_provider_call(stack, sdk, workspace) -> No
     assert again.text == "Fine, I stopped."
     assert "Stop counting." in provider_user_texts(fp.requests[-1])
     assert len(fp.requests) == first + 2
+    assert fp.requests[first + 1].disconnected_at is None
 
 
+@pytest.mark.every_sdk
 def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -47,7 +52,7 @@ def test_provider_401_is_shown_with_its_message_and_not_retried(stack, sdk, work
     agent = sdk.agent(MODEL, cwd=workspace)
     turn = sdk.send(agent, "Hello?")
     assert turn.status == "error", turn.result
-    assert "Incorrect API key provided" in (turn.result.get("error_message") or ""), turn.result
+    assert "Incorrect API key provided" in turn.error_message, turn.result
     assert len(fp.requests) == first + 1  # the proxy did not retry a 401
     # and the SDK did not retry the run: its retries would all have come before its result
     stack.wait_for_run_calls(runs_before + 1)

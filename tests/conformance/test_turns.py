@@ -9,7 +9,7 @@ import pytest
 from harness import MODEL
 from harness import provider_user_texts
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.every_sdk]
 
 
 def test_read_turn(stack, sdk, workspace) -> None:

@@ -77,3 +77,41 @@ async def test_unread_call_is_aborted_and_made_again_on_reconnect(
     checkpoint = result.checkpoints[-1]
     assert checkpoint.root_prompt_messages_json  # the turn closed normally, with its steps
     assert "model call aborted" in proxy.log()
+
+
+async def test_a_prompt_reconnect_keeps_the_call_with_the_default_limit(
+    tmp_path, workspace, transport
+) -> None:
+    """With the default limit (under a second, so a cancel stops the provider within one), a
+    client that reconnects at once (a new attempt of the run) finds the call still going: it is
+    neither aborted nor made again, and the answer is whole."""
+    notes = str(workspace / "notes.txt")
+    words = " ".join(f"word{n}" for n in range(12))
+    async with FakeProvider() as fp:
+        fp.script.tool_calls([("call_read", "Read", {"path": notes})])
+        fp.script.text(words).delay = 0.1  # still streaming while the client reconnects
+        proxy = start_mitmdump(
+            tmp_path / "proxy",
+            agent="provider",
+            config=write_config(tmp_path, fp, "openai-chat"),
+            env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
+        )
+        client = CursorLikeClient.through(
+            proxy, workspace, transport=transport, reconnect_new_id=True, drop_on=is_text
+        )
+        try:
+            run_id = str(uuid.uuid4())
+            message = client.run_request(
+                "read notes", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
+            )
+            message.run_request.run_id = run_id
+            result = await client.turn(message, request_id=run_id)
+        finally:
+            await client.aclose()
+            proxy.stop()
+        requests = list(fp.requests)
+    assert result.end.ok, result.end.error
+    assert result.reconnects == 1
+    assert result.text.endswith(words)
+    assert len(requests) == 2 and not requests[1].disconnected  # no work repeated
+    assert "model call aborted" not in proxy.log()

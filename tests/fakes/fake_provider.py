@@ -41,6 +41,7 @@ import dataclasses
 import json
 import logging
 import ssl
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -88,6 +89,7 @@ class RecordedRequest:
     violations: list[str] = field(default_factory=list)
     step: Step | None = None
     disconnected: bool = False  # the client went away before the response was complete
+    disconnected_at: float | None = None  # when (time.monotonic(), one clock for all processes)
     prefix: PrefixReport | None = None
     overflowed: bool = False  # answered with context_length_exceeded
     sent_bytes: int = 0  # body bytes written (giant/trickle steps)
@@ -381,6 +383,7 @@ class FakeProvider:
             await writer.drain()
         except ConnectionError:
             record.disconnected = True
+            record.disconnected_at = time.monotonic()
             async with self._changed:
                 self._changed.notify_all()
             return False

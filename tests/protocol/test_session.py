@@ -164,6 +164,7 @@ def test_a_new_message_in_the_conversation_supersedes_the_running_run() -> None:
     old = started(core, "a", run_id="a")
     commands = send(core, "b", 0, run_request(run_id="b"), now=1)
     assert isinstance(commands[0], CancelTurn) and commands[0].run is old
+    assert commands[0].final == "superseded"  # its end tells the client not to retry it
     assert isinstance(commands[1], StartTurn) and commands[1].run is not old
 
 
@@ -280,7 +281,7 @@ def test_cancel_action_and_abort_frames() -> None:
     cancel = pb.AgentClientMessage()
     cancel.conversation_action.cancel_action.reason = "stop"
     [cmd] = send(core, "r", 1, cancel, now=1)
-    assert isinstance(cmd, CancelTurn)
+    assert isinstance(cmd, CancelTurn) and cmd.final == "user"
     run.abort_pending(now=1)
     run.finish(connect.EndStreamError("canceled", "stop"), now=1)
     frames, ended = core.read(sub, now=1)
@@ -406,7 +407,7 @@ def test_grace_period_cancels_once_when_every_stream_is_gone() -> None:
     assert core.next_deadline() <= 11
     assert ticked(core, 5) == []
     [cmd] = ticked(core, 11)
-    assert isinstance(cmd, CancelTurn)
+    assert isinstance(cmd, CancelTurn) and cmd.final is None  # the client may come back
     assert ticked(core, 12) == []
 
 

@@ -31,6 +31,9 @@ async def test_shell_success_relays_output(ctx: FakeToolContext, workspace: Path
     assert shell.timeout_behavior == pb.TIMEOUT_BEHAVIOR_BACKGROUND
     assert shell.close_stdin and shell.file_output_threshold_bytes == 40_000
     assert not shell.HasField("requested_sandbox_policy")
+    # clients up to 1.0.26 refuse a shell exec without the parse (their permission checks read it)
+    assert shell.HasField("parsing_result")
+    assert [c.name for c in shell.parsing_result.executable_commands] == ["echo", "echo"]
     stdout = "".join(d.shell_tool_call_delta.stdout.content for d in ctx.deltas)
     stderr = "".join(d.shell_tool_call_delta.stderr.content for d in ctx.deltas)
     assert stdout == "hello\n" and stderr == "oops\n"

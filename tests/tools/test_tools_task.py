@@ -187,3 +187,16 @@ async def test_a_result_without_agent_id_is_not_offered_for_resume(make_ctx) -> 
     assert "agent id: ;" not in outcome.text
     assert "pass it as `resume`" not in outcome.text
     assert "no agent id" in outcome.text and "found it" in outcome.text
+
+
+def test_custom_subagent_types_are_offered_by_name() -> None:
+    custom = [
+        pb.CustomSubagent(name="reviewer", description="Reviews changes"),
+        pb.CustomSubagent(name="", description="nameless: not offered"),
+    ]
+    tool = TaskTool.offering(custom, force_readonly=True)
+    assert isinstance(tool, TaskTool) and tool.force_readonly
+    assert "`reviewer`: Reviews changes" in tool.description
+    assert "nameless" not in tool.description
+    assert TaskTool.description not in ("", tool.description)  # the class keeps its own
+    assert TaskTool.offering([]).description == TaskTool.description

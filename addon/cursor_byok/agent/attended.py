@@ -5,8 +5,9 @@ because a dropped connection must not lose the turn. But the provider bills for 
 streams, and an answer nobody reads is money spent for nothing: Cursor's SDK cancels a run by just
 ending its stream (no `cancel_action`), and would otherwise pay for the whole answer each time.
 
-So a model call may go on for `Turn.detached_call_limit` seconds (`cursor_byok_detached_call_ms`)
-after the run's last stream went away; reconnects come within a few seconds. Then the call is
+So a model call may go on for `Turn.detached_call_limit` seconds (`cursor_byok_detached_call_ms`,
+750 ms: a cancel stops the provider within a second) after the run's last stream went away; the
+client is on the proxy's machine, so a reconnect comes at once if at all. Then the call is
 aborted (its HTTP request closed) and its partial answer forgotten. The run stays where its last
 completed step left it: the transcript has every finished tool batch, so nothing runs twice. When a
 stream attaches again (a reconnect of the same run), the interrupted call is made again, and only

@@ -177,6 +177,8 @@ class ProviderAgent:
         model = self.route(turn.run_request)
         turn.model = model.name
         budget = await turn_budget(turn, self.config)  # a cap reached: no model call at all
+        # The provider's model behind the BYOK name (InteractionUpdate.routed_model, [inf]).
+        turn.update(routed_model=pb.RoutedModelUpdate(display_name=routed_name(model)))
         mode = turn.mode or prompts.AGENT
         context = await prompts.request_context(
             turn.run_request, turn.blob, lambda: prompts.client_context(turn)
@@ -345,3 +347,9 @@ def queued_messages(
         seen.update(keys)
         out.append(message)
     return out
+
+
+def routed_name(model: ModelConfig) -> str:
+    """What the client shows as the model a turn runs on: the provider's model id and the
+    provider it is reached through (`claude-sonnet-4-5 via anthropic`)."""
+    return f"{model.model or model.name} via {model.provider}"

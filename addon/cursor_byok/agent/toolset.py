@@ -47,7 +47,30 @@ def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContex
     )
     if turn.tool_choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
         tools = turn.tool_choice.apply(tools)
+    definition = custom_subagent(turn.run_request, context)
+    if definition is not None and definition.tools:
+        allowed = {name.lower() for name in definition.tools}
+        tools = [t for t in tools if t.name.lower() in allowed]
     tools = sorted(tools, key=lambda t: t.name)
     by_name = {tool.name: tool for tool in tools}
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
-    return Toolset(mode, by_name, specs, prompts.system_prompt(mode, context, list(by_name)))
+    system = prompts.system_prompt(mode, context, list(by_name))
+    if definition is not None and definition.prompt:
+        system += f"\n\n<subagent name={definition.name!r}>\n{definition.prompt}\n</subagent>"
+    return Toolset(mode, by_name, specs, system)
+
+
+def custom_subagent(
+    run_request: pb.AgentRunRequest, context: pb.RequestContext
+) -> pb.CustomSubagent | None:
+    """The user's own definition this child run is an instance of (the SDK's
+    `AgentOptions.agents`, `.cursor/agents/*.md`): the parent's Task named it as
+    `subagent_type`, the child's run request names it, its context carries the definitions.
+    Its prompt joins the system prompt and its `tools` (when given) limit the child's."""
+    name = run_request.subagent_type_name
+    if not name:
+        return None
+    for definition in context.custom_subagents:
+        if definition.name == name:
+            return definition
+    return None

@@ -47,7 +47,10 @@ log = logging.getLogger(__name__)
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
 # How long a model call may go on while no stream reads the run (the SDK's cancel, a dropped
 # connection); then it is aborted and made again when the client reconnects (agent/attended.py).
-DETACHED_CALL_LIMIT = 10.0
+# Under a second: a cancel stops the provider within one (issue 37); a client's streams reach the
+# proxy on the same machine, so one that goes away was closed by the client, and a reconnect
+# (a new attempt of the run) comes at once when one comes.
+DETACHED_CALL_LIMIT = 0.75
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
 
 
@@ -601,5 +604,8 @@ async def _close_interrupted(turn: Turn, reason: BaseException) -> str:
             await turn.publish_checkpoint()
         except (TurnError, asyncio.CancelledError) as exc:
             log.info("request %s: no checkpoint after cancel: %s", live.request_id, exc)
-    live.finish(EndStreamError("canceled", message))
+    if isinstance(reason, TurnCancelled):
+        live.finish(reason.end_stream())
+    else:
+        live.finish(EndStreamError("canceled", message))
     return f"cancelled ({message})"

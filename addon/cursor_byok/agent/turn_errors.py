@@ -18,10 +18,34 @@ class TurnCancelled(ByokError):
 
     code = Code.CANCELED
 
-    def __init__(self, reason: str, action: pb.CancelAction | None = None) -> None:
+    def __init__(
+        self, reason: str, action: pb.CancelAction | None = None, *, final: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.action = action
+        self.final = final  # "superseded" | "user": the client must not retry the run
+
+    def end_stream(self) -> EndStreamError:
+        """`canceled`; when final, with the `ErrorDetails.error` Cursor's client reads as "do
+        not retry" (DEBOUNCED for a run a newer one replaced, USER_ABORTED_REQUEST for a stop):
+        its retry policy retries any other `canceled` as a transport failure [sdk: @cursor/sdk
+        1.1.0 bundle]; `is_expected`, so nothing is shown as an error [inf]."""
+        error = _FINAL_ERRORS.get(self.final or "")
+        if error is None:
+            return EndStreamError("canceled", self.reason)
+        detail = aipb.ErrorDetails(error=error, is_expected=True)
+        return EndStreamError(
+            "canceled",
+            self.reason,
+            (ErrorDetail("aiserver.v1.ErrorDetails", detail.SerializeToString()),),
+        )
+
+
+_FINAL_ERRORS = {
+    "superseded": aipb.ErrorDetails.ERROR_DEBOUNCED,
+    "user": aipb.ErrorDetails.ERROR_USER_ABORTED_REQUEST,
+}
 
 
 class TurnFailed(ByokError):

@@ -2433,7 +2433,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class InteractionUpdate(_message.Message):
-    __slots__ = ("text_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "thinking_completed", "user_message_appended", "partial_tool_call", "token_delta", "summary", "summary_started", "summary_completed", "shell_output_delta", "heartbeat", "turn_ended", "tool_call_delta", "step_started", "step_completed", "prompt_suggestion", "post_request_prompt", "active_branch_change", "feedback_request", "response_comparison", "context_injection_state")
+    __slots__ = ("text_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "thinking_completed", "user_message_appended", "partial_tool_call", "token_delta", "summary", "summary_started", "summary_completed", "shell_output_delta", "heartbeat", "turn_ended", "tool_call_delta", "step_started", "step_completed", "prompt_suggestion", "post_request_prompt", "active_branch_change", "feedback_request", "response_comparison", "context_injection_state", "routed_model")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_STARTED_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -2457,6 +2457,7 @@ class InteractionUpdate(_message.Message):
     FEEDBACK_REQUEST_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_COMPARISON_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_INJECTION_STATE_FIELD_NUMBER: _ClassVar[int]
+    ROUTED_MODEL_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDeltaUpdate
     tool_call_started: ToolCallStartedUpdate
     tool_call_completed: ToolCallCompletedUpdate
@@ -2480,7 +2481,14 @@ class InteractionUpdate(_message.Message):
     feedback_request: FeedbackRequestUpdate
     response_comparison: ResponseComparisonUpdate
     context_injection_state: ContextInjectionStateUpdate
-    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., user_message_appended: _Optional[_Union[UserMessageAppendedUpdate, _Mapping]] = ..., partial_tool_call: _Optional[_Union[PartialToolCallUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., summary: _Optional[_Union[SummaryUpdate, _Mapping]] = ..., summary_started: _Optional[_Union[SummaryStartedUpdate, _Mapping]] = ..., summary_completed: _Optional[_Union[SummaryCompletedUpdate, _Mapping]] = ..., shell_output_delta: _Optional[_Union[ShellOutputDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaUpdate, _Mapping]] = ..., step_started: _Optional[_Union[StepStartedUpdate, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompletedUpdate, _Mapping]] = ..., prompt_suggestion: _Optional[_Union[PromptSuggestionUpdate, _Mapping]] = ..., post_request_prompt: _Optional[_Union[PostRequestPromptUpdate, _Mapping]] = ..., active_branch_change: _Optional[_Union[ActiveBranchChange, _Mapping]] = ..., feedback_request: _Optional[_Union[FeedbackRequestUpdate, _Mapping]] = ..., response_comparison: _Optional[_Union[ResponseComparisonUpdate, _Mapping]] = ..., context_injection_state: _Optional[_Union[ContextInjectionStateUpdate, _Mapping]] = ...) -> None: ...
+    routed_model: RoutedModelUpdate
+    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., user_message_appended: _Optional[_Union[UserMessageAppendedUpdate, _Mapping]] = ..., partial_tool_call: _Optional[_Union[PartialToolCallUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., summary: _Optional[_Union[SummaryUpdate, _Mapping]] = ..., summary_started: _Optional[_Union[SummaryStartedUpdate, _Mapping]] = ..., summary_completed: _Optional[_Union[SummaryCompletedUpdate, _Mapping]] = ..., shell_output_delta: _Optional[_Union[ShellOutputDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaUpdate, _Mapping]] = ..., step_started: _Optional[_Union[StepStartedUpdate, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompletedUpdate, _Mapping]] = ..., prompt_suggestion: _Optional[_Union[PromptSuggestionUpdate, _Mapping]] = ..., post_request_prompt: _Optional[_Union[PostRequestPromptUpdate, _Mapping]] = ..., active_branch_change: _Optional[_Union[ActiveBranchChange, _Mapping]] = ..., feedback_request: _Optional[_Union[FeedbackRequestUpdate, _Mapping]] = ..., response_comparison: _Optional[_Union[ResponseComparisonUpdate, _Mapping]] = ..., context_injection_state: _Optional[_Union[ContextInjectionStateUpdate, _Mapping]] = ..., routed_model: _Optional[_Union[RoutedModelUpdate, _Mapping]] = ...) -> None: ...
+
+class RoutedModelUpdate(_message.Message):
+    __slots__ = ("display_name",)
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    display_name: str
+    def __init__(self, display_name: _Optional[str] = ...) -> None: ...
 
 class TextDeltaUpdate(_message.Message):
     __slots__ = ("text", "is_server_notice")

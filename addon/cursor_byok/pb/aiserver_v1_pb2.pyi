@@ -21,6 +21,14 @@ class CloudAgentEffortMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLOUD_AGENT_EFFORT_MODE_UNSPECIFIED: _ClassVar[CloudAgentEffortMode]
     CLOUD_AGENT_EFFORT_MODE_STANDARD: _ClassVar[CloudAgentEffortMode]
     CLOUD_AGENT_EFFORT_MODE_GRIND: _ClassVar[CloudAgentEffortMode]
+
+class Http2Config(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HTTP2_CONFIG_UNSPECIFIED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_ALL_DISABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_ALL_ENABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_BIDI_DISABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_BIDI_ENABLED: _ClassVar[Http2Config]
 AVAILABLE_MODELS_SCOPE_UNSPECIFIED: AvailableModelsScope
 AVAILABLE_MODELS_SCOPE_USER_AVAILABLE: AvailableModelsScope
 AVAILABLE_MODELS_SCOPE_AUTOMATIONS: AvailableModelsScope
@@ -28,6 +36,11 @@ AVAILABLE_MODELS_SCOPE_ADMIN_SETTINGS_ALL_APPLICATION_MODELS: AvailableModelsSco
 CLOUD_AGENT_EFFORT_MODE_UNSPECIFIED: CloudAgentEffortMode
 CLOUD_AGENT_EFFORT_MODE_STANDARD: CloudAgentEffortMode
 CLOUD_AGENT_EFFORT_MODE_GRIND: CloudAgentEffortMode
+HTTP2_CONFIG_UNSPECIFIED: Http2Config
+HTTP2_CONFIG_FORCE_ALL_DISABLED: Http2Config
+HTTP2_CONFIG_FORCE_ALL_ENABLED: Http2Config
+HTTP2_CONFIG_FORCE_BIDI_DISABLED: Http2Config
+HTTP2_CONFIG_FORCE_BIDI_ENABLED: Http2Config
 
 class BidiRequestId(_message.Message):
     __slots__ = ("request_id",)
@@ -969,3 +982,9 @@ class WriteGitBranchNameResponse(_message.Message):
     BRANCH_NAME_FIELD_NUMBER: _ClassVar[int]
     branch_name: str
     def __init__(self, branch_name: _Optional[str] = ...) -> None: ...
+
+class GetServerConfigResponse(_message.Message):
+    __slots__ = ("http2_config",)
+    HTTP2_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    http2_config: Http2Config
+    def __init__(self, http2_config: _Optional[_Union[Http2Config, str]] = ...) -> None: ...

@@ -400,7 +400,9 @@ class Registry:
                     and run.conversation_id
                     and other.conversation_id == run.conversation_id
                 ):
-                    commands.append(CancelTurn(other, "superseded by a newer message"))
+                    commands.append(
+                        CancelTurn(other, "superseded by a newer message", final="superseded")
+                    )
             run.queued.extend(attempt.early)
             commands.append(StartTurn(run, run_request))
         attempt.early.clear()

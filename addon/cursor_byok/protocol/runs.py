@@ -123,6 +123,9 @@ class CancelTurn:
     run: Run
     reason: str
     action: pb.CancelAction | None = None
+    # Final for the client: a newer run replaced it, or its user stopped it. Its end says so, and
+    # Cursor's client does not try the run again (a plain `canceled` it retries, protocol.md §8).
+    final: str | None = None  # "superseded" | "user" | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +328,9 @@ class Run:
                 late = action.WhichOneof("action") in _LATE_ACTIONS
                 return [LiveAction(self, action)] if late else []
             if action.WhichOneof("action") == "cancel_action":
-                return [CancelTurn(self, "cancelled by the user", action.cancel_action)]
+                return [
+                    CancelTurn(self, "cancelled by the user", action.cancel_action, final="user")
+                ]
             return [LiveAction(self, action)]
         return [Note.info("run %s: client message %s ignored", self.run_id, kind)]
 

@@ -16,6 +16,7 @@ from cursor_byok.protocol import actions
 from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
+from cursor_byok.proxy.agent_usage import AgentUsage
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.console import OptionCheck
 from cursor_byok.proxy.editor_features import EditorFeatures
@@ -29,6 +30,7 @@ from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_settings import RunSettings
+from cursor_byok.proxy.server_config import ServerConfig
 from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
 from cursor_byok.proxy.tab import Tab
@@ -86,6 +88,8 @@ def compose(agent: Agent | None = None) -> Composition:
         MemoryGuards(),
         PortLimits(),
         ModelPicker(reach=reach),
+        AgentUsage(),  # an SDK agent's usage, from our usage store
+        ServerConfig(),  # never steers a client to HTTP/2 it cannot have here
         AgentCalls(routing, turns, registry, reach, activity.census),
         Privacy(routing, turns, activity.census),
         tab,

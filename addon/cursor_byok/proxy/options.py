@@ -46,7 +46,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "cursor_byok_detached_call_ms": Option(
         int,
-        10_000,
+        750,
         "Abort a model call when no stream has read its run this long (the client cancelled "
         "by closing it, or lost its connection); the run stays resumable and the call is made "
         "again when the client reconnects.",

@@ -517,8 +517,8 @@ class SessionRegistry:
                     self.live(run).resolve(key, message)
                 case StreamEvent(run, exec_id, message):
                     self.live(run).stream_event(exec_id, message)
-                case CancelTurn(run, reason, action):
-                    self.live(run).interrupt(TurnCancelled(reason, action))
+                case CancelTurn(run, reason, action, final):
+                    self.live(run).interrupt(TurnCancelled(reason, action, final=final))
                 case FailTurn(run, code, message):
                     self.live(run).interrupt(TurnFailed(code, message))
                 case LiveAction(run, action):

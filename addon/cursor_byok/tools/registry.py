@@ -236,7 +236,12 @@ def tools_for(
             assert image_generation is not None
             tools.append(GenerateImageTool(image_generation))
         elif name == "Task":
-            tools.append(TaskTool(force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN)))
+            tools.append(
+                TaskTool.offering(
+                    context.custom_subagents if context is not None else (),
+                    force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
+                )
+            )
         elif name == "CallMcpTool":
             tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
         else:

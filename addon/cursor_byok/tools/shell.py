@@ -34,6 +34,7 @@ from .base import no_result_text
 from .base import result_of
 from .base import truncate_text
 from .base import workspace_roots
+from .shell_parse import parsing_result
 
 DEFAULT_BLOCK_MS = 30_000
 HARD_TIMEOUT_MS = 86_400_000  # one day: the client kills a background command after this
@@ -81,6 +82,7 @@ def _shell_args_from(args: dict[str, Any], ctx: ToolContext | None) -> pb.ShellA
         hard_timeout=HARD_TIMEOUT_MS,
         file_output_threshold_bytes=FILE_OUTPUT_THRESHOLD,
         close_stdin=True,
+        parsing_result=parsing_result(command),  # clients up to 1.0.26 refuse a shell without
     )
     description = arg_opt_str(args, "description")
     if description:

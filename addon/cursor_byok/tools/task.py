@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterable
 from typing import Any
 from typing import ClassVar
 
@@ -134,6 +135,21 @@ class TaskTool(Tool):
 
     def __init__(self, *, force_readonly: bool = False) -> None:
         self.force_readonly = force_readonly  # Ask / Plan: read-only subagents only
+
+    @classmethod
+    def offering(cls, custom: Iterable[pb.CustomSubagent], **kwargs: Any) -> TaskTool:
+        """The tool with the client's own subagent definitions named in its description
+        (`RequestContext.custom_subagents`: the SDK's `AgentOptions.agents`, the IDE's
+        `.cursor/agents/*.md`); the model picks one by name as `subagent_type`, and the client
+        runs it with its prompt."""
+        lines = [f"- `{c.name}`: {c.description or '(no description)'}" for c in custom if c.name]
+        if not lines:
+            return cls(**kwargs)
+        description = (
+            f"{cls.description} Besides those, the user defined these subagent types (pass the "
+            "name as subagent_type):\n" + "\n".join(lines)
+        )
+        return type(cls.__name__, (cls,), {"description": description})(**kwargs)
 
     def _ui_call(self, args: dict[str, Any]) -> pb.ToolCall:
         task = pb.TaskArgs(
