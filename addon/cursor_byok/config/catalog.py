@@ -140,7 +140,7 @@ def _context_label(tokens: int) -> str:
 def available_model(
     model: ModelConfig, provider_kind: str
 ) -> aipb.AvailableModelsResponse.AvailableModel:
-    """One picker entry (protocol.md §12.1.3); `supports_agent` puts it in the Agent picker.
+    """One picker entry (protocol.md §12.1, item 3); `supports_agent` puts it in the Agent picker.
 
     It carries the flags Cursor's own entries carry: a picker in Max mode lists only entries with
     `supports_max_mode`, one in normal mode only those with `supports_non_max_mode`, so an entry
@@ -176,7 +176,7 @@ def available_model(
 
 
 def model_details(model: ModelConfig) -> pb.ModelDetails:
-    """agent.v1 ModelDetails (protocol.md §12.1.4). The credentials oneof is never set."""
+    """agent.v1 ModelDetails (protocol.md §12.1, item 4). The credentials oneof is never set."""
     ident = model_id(model)
     details = pb.ModelDetails(
         model_id=ident,
@@ -256,7 +256,8 @@ def merge_usable_models(body: bytes, config: Config) -> bytes:
 
 
 def merge_default_model_for_cli(body: bytes, config: Config) -> bytes:
-    """Replace upstream's default model by ours (§12.1.5); other fields, known or not, stay.
+    """Replace upstream's default model by ours (protocol.md §12.1, item 5); other fields,
+    known or not, stay.
 
     `model` is a singular message, so appending would merge field by field into upstream's
     model instead of replacing it; we re-serialise instead (unknown fields are kept).

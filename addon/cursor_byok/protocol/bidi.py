@@ -162,7 +162,7 @@ def encode_run_sse_request(request_id: str) -> bytes:
 # --- RunPoll ------------------------------------------------------------------------------------
 
 # How `BidiPollResponse.data` carries a server message: lowercase hex of the serialised
-# AgentServerMessage, as `BidiAppendRequest.data` carries a client one [inf, protocol.md §2.10],
+# AgentServerMessage, as `BidiAppendRequest.data` carries a client one [inf, protocol.md §15.1],
 # or standard base64 (what one public client decodes). `cursor_byok_poll_data` picks one.
 POLL_DATA_ENCODINGS = ("hex", "base64")
 

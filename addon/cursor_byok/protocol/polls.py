@@ -4,7 +4,7 @@ With "HTTP Compatibility Mode: HTTP/1.0" Cursor cannot read a long response as i
 buffering proxy is in the way), so instead of RunSSE it polls: `POST .../RunPoll` with a
 `BidiPollRequest{request_id, start_request}`, answered by a short server stream of
 `BidiPollResponse{seqno, data, eof}`; its uploads still come by BidiAppend. A poll request carries
-no position, so the server keeps one per request id (protocol.md §2.10):
+no position, so the server keeps one per request id (protocol.md §15.1):
 
 - a poll reads the run's frames the way a RunSSE stream would (the same attempt, the same replay
   rules), from where the last completed poll of that request id stopped, and returns what is

@@ -246,7 +246,7 @@ class Tab:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """Cursor's own Tab streams (tab = "cursor") are relayed as they come, never buffered
-        whole first (mitmproxy buffers a response unless told: docs/mitmproxy.md §4.9)."""
+        whole first (mitmproxy buffers a response unless told: docs/mitmproxy.md §4, pitfall 9)."""
         if flow.response is None or flow.metadata.get(CENSUS_KEY) == SERVED:
             return  # answered here
         path = flow.request.path.split("?", 1)[0]
