@@ -96,7 +96,7 @@ class Streamer:
         self.host = host
         self.secret = secrets.token_hex(16)
         self.port: int | None = None  # the first of `ports`
-        self.ports: list[int] = []  # one listener each (loopback_ports.py says why several)
+        self.ports: list[int] = []  # one listener each (ports.py says why several)
         self._servers: list[asyncio.Server] = []
         self._connections: set[asyncio.Task] = set()
         # connections whose request has not arrived yet, oldest first
