@@ -106,8 +106,8 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
 
 
 async def _ping_provider(config: Config, provider_name: str, timeout: float) -> Check:
+    from cursor_byok.providers import ModelRequest
     from cursor_byok.providers import make_provider
-    from cursor_byok.providers.base import ModelRequest
     from cursor_byok.providers.errors import ProviderError
 
     model = next(m for m in config.models if m.provider == provider_name)

@@ -40,7 +40,7 @@ from cursor_byok.protocol.content_calls import ANALYTICS
 from cursor_byok.protocol.content_calls import CALLS
 from cursor_byok.protocol.content_calls import AnalyticsCall
 from cursor_byok.protocol.content_calls import ContentCall
-from cursor_byok.providers.base import Provider
+from cursor_byok.providers import Provider
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
