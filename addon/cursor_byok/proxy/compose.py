@@ -19,6 +19,7 @@ from cursor_byok.proxy.agent_rpc import AgentRpc
 from cursor_byok.proxy.console import Console
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
+from cursor_byok.proxy.mitmproxy_patches import MitmproxyPatches
 from cursor_byok.proxy.model_picker import ModelPicker
 from cursor_byok.proxy.passthrough import PassThrough
 from cursor_byok.proxy.privacy import Privacy
@@ -68,6 +69,7 @@ def compose(agent: Agent | None = None) -> Composition:
     rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
+        MitmproxyPatches(),  # first: installed before any addon serves a stream
         rpc,
         RunSettings(registry),
         turns,
