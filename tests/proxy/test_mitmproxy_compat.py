@@ -119,6 +119,27 @@ def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
     assert not plain.response.trailers
 
 
+@pytest.fixture
+def unpatched(monkeypatch) -> None:
+    """mitmproxy as it ships for the length of a test, even when an earlier test in this process
+    loaded the addons and left the patches installed (they are put back afterwards)."""
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http import _http_h2
+
+    for owner, name in (
+        (_http2.Http2Server, "_handle_event"),
+        (_http_h2.BufferedH2Connection, "_receive_headers_frame"),
+        (server.ConnectionHandler, "close_connection"),
+    ):
+        wrapped = getattr(vars(owner).get(name), "__wrapped__", None)
+        if wrapped is not None:
+            monkeypatch.setattr(owner, name, wrapped)
+    if vars(_http2.Http2Server).get("_cursor_byok_stream_release"):
+        monkeypatch.delattr(_http2.Http2Server, "_cursor_byok_stream_release")
+    monkeypatch.setattr(compat, "_refusing", False)
+    monkeypatch.setattr(compat, "_closing", False)
+
+
 def _h2_pair():
     """mitmproxy's client-facing HTTP/2 connection (sans-IO) and an h2 client talking to it."""
     import h2.config
@@ -142,7 +163,7 @@ def test_mitmproxys_http2_server_advertises_the_stream_limit_assumed() -> None:
     assert server.local_settings.max_concurrent_streams == compat.CLIENT_MAX_CONCURRENT_STREAMS
 
 
-def test_a_stream_past_the_limit_is_refused_alone_not_the_connection() -> None:
+def test_a_stream_past_the_limit_is_refused_alone_not_the_connection(unpatched) -> None:
     import h2.errors
     import h2.events
     import h2.exceptions
@@ -228,7 +249,7 @@ def _close_a_connection() -> list[str]:
     return closed
 
 
-def test_a_closed_connections_socket_is_closed_at_once() -> None:
+def test_a_closed_connections_socket_is_closed_at_once(unpatched) -> None:
     """Why close_sockets_when_told exists: mitmproxy closes a connection by cancelling the task
     that reads it and leaves the socket to that task, which skips it when the cancellation finds
     it waiting for the handler's lock (tests/faults/test_reset_storm.py: hops left open). With
@@ -245,7 +266,7 @@ def test_a_closed_connections_socket_is_closed_at_once() -> None:
         assert _close_a_connection() == ["closed by command"]
 
 
-def test_the_patches_addon_installs_in_load_and_removes_in_done() -> None:
+def test_the_patches_addon_installs_in_load_and_removes_in_done(unpatched) -> None:
     """The three process-wide patches live as long as the addon (mitmproxy_patches.py): `done`
     puts back exactly what mitmproxy had, a second instance installs nothing twice."""
     from mitmproxy.proxy.layers.http import _http2
@@ -258,8 +279,7 @@ def test_the_patches_addon_installs_in_load_and_removes_in_done() -> None:
     ]
     before = [dict(vars(owner)).get(name) for owner, name in places]
     originals = [getattr(owner, name) for owner, name in places]
-    if any(hasattr(value, "__wrapped__") for value in before):
-        pytest.skip("an earlier test in this process left a patch installed")
+    assert not any(hasattr(value, "__wrapped__") for value in before)
     first, second = MitmproxyPatches(), MitmproxyPatches()
     first.load(None)
     try:
@@ -286,7 +306,7 @@ def test_the_server_connection_takes_its_via_from_the_flows_server_object() -> N
     assert server.address == ("127.0.0.1", 4242) and server.via is None
 
 
-def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams() -> None:
+def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams(unpatched) -> None:
     """What install_stream_release relies on: the server layer's event handler, the events and
     commands it sends, the stream states of h2, and the wakeup a connection layer may request.
     The behaviour is pinned end to end: tests/e2e/test_run_end.py (RST_STREAM NO_ERROR after
