@@ -4,8 +4,9 @@ Code under test that is not given a path falls back to the user's: the data dir
 (`~/.local/share/cursor-byok`: blobs, usage.sqlite3, activity.json), the config
 (`~/.config/cursor-byok`), mitmproxy's CA (`~/.mitmproxy`). Two workers sharing those would see
 each other's usage rows and race to create one CA, and the suite would write into the
-developer's own files. So HOME and the XDG directories point into a temp dir per process, while
-the tools the tests start keep finding what is installed: uv's cache and Pythons, pyenv.
+developer's own files. So HOME points into a temp dir per process and the XDG variables are
+unset (they follow HOME), while the tools the tests start keep finding what is installed: uv's
+cache and Pythons, pyenv.
 """
 
 from __future__ import annotations
@@ -36,13 +37,10 @@ def pytest_configure(config) -> None:
     home = Path(tempfile.mkdtemp(prefix="cursor-byok-tests-home-"))
     _made.append(home)
     os.environ["HOME"] = str(home)
-    for name, sub in (
-        ("XDG_DATA_HOME", ".local/share"),
-        ("XDG_CONFIG_HOME", ".config"),
-        ("XDG_STATE_HOME", ".local/state"),
-        ("XDG_CACHE_HOME", ".cache"),
-    ):
-        os.environ[name] = str(home / sub)
+    # Unset, not pointed into the temp home: a test that gives a child process a HOME of its own
+    # (the tmux status test) must not have the child find this worker's directories instead.
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        os.environ.pop(name, None)
 
 
 def pytest_unconfigure(config) -> None:
