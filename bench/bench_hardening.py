@@ -74,9 +74,12 @@ def gzip_bomb(size_mib: int) -> bytes:
 
 
 def zstd_bomb(size_mib: int) -> bytes:
-    import zstandard
+    if sys.version_info >= (3, 14):
+        from compression.zstd import ZstdCompressor
+    else:  # the standard library's API, from its backport (a dependency of mitmproxy)
+        from backports.zstd import ZstdCompressor
 
-    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    compressor = ZstdCompressor(level=3)
     zeros = bytes(MiB)
     parts = [compressor.compress(zeros) for _ in range(size_mib)]
     parts.append(compressor.flush())

@@ -43,9 +43,9 @@ def body(encoding: str, shape: str, expanded: int) -> bytes:
     members = max(1, expanded // (64 * MiB))
     if encoding == "gzip":
         return gzip.compress(unit, compresslevel=9) * members
-    import zstandard
+    from cursor_byok.protocol.inflate import zstd_compress
 
-    return zstandard.ZstdCompressor(level=19).compress(unit * members)
+    return zstd_compress(unit * members, level=19)
 
 
 # --- feeder (its own process) -----------------------------------------------------------------

@@ -49,6 +49,11 @@ class BodyTooLarge(ByokError):
         self.limit = limit
 
 
+# What the callers (tools, replay) catch and read, named here so that aiohttp stays behind this
+# module and providers/http.py (an import-linter contract).
+ClientError = aiohttp.ClientError
+Response = aiohttp.ClientResponse
+
 _contexts: dict[tuple[str, int] | None, ssl.SSLContext] = {}
 
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,13 +67,15 @@ def start_mitmdump(
     config: Path | None = None,
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
-    timeout: float = 30,
+    timeout: float = 120,
     wait_ready: bool = True,
     hosts: str = TEST_HOST,
     wrap: list[str] | None = None,
 ) -> Mitm:
     """Start mitmdump (under `wrap`, a command prefix, if given). Pass each option once: a
-    repeated `--set` of an addon option stops the proxy at start (`OptionCheck`)."""
+    repeated `--set` of an addon option stops the proxy at start (`OptionCheck`). `timeout` is
+    a deadline, not a wait: on a busy machine (2 cores, load 12) loading the script alone took
+    13 s."""
     confdir = tmp / "mitmconf"
     data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)
@@ -115,6 +116,7 @@ def start_mitmdump(
     lines: list[str] = []
     port_box: list[int] = []
     ready = threading.Event()
+    listening = threading.Event()
     logged = threading.Condition()
 
     def pump() -> None:
@@ -126,16 +128,14 @@ def start_mitmdump(
             match = _LISTENING.search(line)
             if match and not port_box:
                 port_box.append(int(match.group(1)))
+                listening.set()
             if "cursor-byok ready" in line:
                 ready.set()
-        ready.set()
+        ready.set()  # the process ended: nothing more will come
+        listening.set()
 
     threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not (port_box and (ready.is_set() or not wait_ready)):
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
+    (ready if wait_ready else listening).wait(timeout)
     if not port_box or (wait_ready and not ready.is_set()) or process.poll() is not None:
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import sys
 import uuid
 
 import httpx
 import pytest
-import zstandard
+from bombs import gzip_zeros
+from bombs import zstd_zeros
 from cursor_client import BIDI_APPEND
 from cursor_client import ssl_context
 from faultlib import LARGE
@@ -26,12 +26,6 @@ MiB = 1 << 20
 GROWTH_LIMIT = 100  # MiB, the issue's goal
 
 
-def gzip_bomb(expanded: int) -> bytes:
-    """Concatenated gzip members (valid gzip) of zeros: ~1 KB per MiB expanded."""
-    member = gzip.compress(b"\0" * (64 * MiB), compresslevel=9)
-    return member * (expanded // (64 * MiB))
-
-
 async def post(mitm, body: bytes, headers: dict[str, str]) -> httpx.Response:
     async with httpx.AsyncClient(
         proxy=mitm.proxy_url,
@@ -45,10 +39,7 @@ async def post(mitm, body: bytes, headers: dict[str, str]) -> httpx.Response:
 @pytest.mark.parametrize("encoding", ["gzip", "zstd"])
 async def test_content_encoding_bombs_are_refused_with_bounded_memory(mitm, encoding) -> None:
     expanded = (1024 if LARGE or encoding == "gzip" else 256) * MiB
-    if encoding == "gzip":
-        body = gzip_bomb(expanded)
-    else:
-        body = zstandard.ZstdCompressor(level=19).compress(b"\0" * expanded)
+    body = gzip_zeros(expanded) if encoding == "gzip" else zstd_zeros(expanded)
     before = peak_rss_mib(mitm.process.pid)
     response = await post(
         mitm, body, {"content-type": "application/proto", "content-encoding": encoding}

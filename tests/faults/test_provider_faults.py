@@ -4,12 +4,12 @@ error Cursor shows (or recovers), never a hang, never a traceback, never assista
 from __future__ import annotations
 
 import contextlib
-import gzip
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from bombs import gzip_zeros
 from cursor_client import CursorLikeClient
 from fakes.fake_provider import FakeProvider
 from faultlib import peak_rss_mib
@@ -100,7 +100,7 @@ async def test_a_gzip_bomb_from_the_provider_ends_the_turn_with_bounded_memory(
     """1 MB of gzip that inflates to 1 GiB of zeros (no line end: the SSE line bound must stop
     it). The decoder hands the SSE parser 64 KiB at a time, so the proxy grows by about that
     bound (32 MiB), not by what the provider's bytes inflate to."""
-    bomb = gzip.compress(b"\0" * (64 * MiB), compresslevel=9) * 16
+    bomb = gzip_zeros(1 << 30)
     assert len(bomb) < 1.1 * MiB
     async with FakeProvider(check_on_exit=False) as fp:
         fp.script.text("warm")

@@ -73,11 +73,10 @@ WAITING = "rows wait in usage-spool.jsonl"
 
 
 async def said(proxy, line: str, times: int, timeout: float = 15) -> None:
-    """Wait until the proxy's log has `line` `times` times."""
-    deadline = time.monotonic() + timeout
-    while proxy.log().count(line) < times:
-        assert time.monotonic() < deadline, f"the proxy did not say {line!r} {times} times"
-        await asyncio.sleep(0.05)
+    """Wait until the proxy's log has `line` `times` times (woken by each line it writes)."""
+    await asyncio.to_thread(
+        proxy.wait_for_log, lambda lines: "".join(lines).count(line) >= times, timeout
+    )
 
 
 async def turn(proxy, workspace, text: str) -> tuple[str, float, bool]:

@@ -222,11 +222,11 @@ def test_background_subagent_completion_ends_its_task_card() -> None:
         tool_call_id="call_p",
         reason=pb.BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS,
     )
-    runs = actions.finished_subagent_runs(state, done.completions)
+    runs = actions.finished_subagent_runs(state, done.completions, now_ms=1_700_000_000_000)
     assert list(runs) == ["call_t"]
     run = runs["call_t"]
     assert run.status == pb.SUBAGENT_RUN_STATUS_ERROR and run.title == "Refactor"
-    assert run.output_path == "/tmp/out.md" and run.completed_timestamp_ms > 0
+    assert run.output_path == "/tmp/out.md" and run.completed_timestamp_ms == 1_700_000_000_000
     out = actions.resolve(run_with(state, done))
     assert out.completions and len(out.completions) == 3
 

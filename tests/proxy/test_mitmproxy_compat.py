@@ -23,6 +23,7 @@ from mitmproxy.test import tflow
 from mitmproxy.utils import human
 
 from cursor_byok.proxy import mitmproxy_compat as compat
+from cursor_byok.proxy.mitmproxy_patches import MitmproxyPatches
 
 
 async def test_upstream_connections_per_address_are_capped_as_assumed() -> None:
@@ -118,6 +119,27 @@ def test_end_stream_trailers_are_given_to_http2_responses_only() -> None:
     assert not plain.response.trailers
 
 
+@pytest.fixture
+def unpatched(monkeypatch) -> None:
+    """mitmproxy as it ships for the length of a test, even when an earlier test in this process
+    loaded the addons and left the patches installed (they are put back afterwards)."""
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http import _http_h2
+
+    for owner, name in (
+        (_http2.Http2Server, "_handle_event"),
+        (_http_h2.BufferedH2Connection, "_receive_headers_frame"),
+        (server.ConnectionHandler, "close_connection"),
+    ):
+        wrapped = getattr(vars(owner).get(name), "__wrapped__", None)
+        if wrapped is not None:
+            monkeypatch.setattr(owner, name, wrapped)
+    if vars(_http2.Http2Server).get("_cursor_byok_stream_release"):
+        monkeypatch.delattr(_http2.Http2Server, "_cursor_byok_stream_release")
+    monkeypatch.setattr(compat, "_refusing", False)
+    monkeypatch.setattr(compat, "_closing", False)
+
+
 def _h2_pair():
     """mitmproxy's client-facing HTTP/2 connection (sans-IO) and an h2 client talking to it."""
     import h2.config
@@ -141,7 +163,7 @@ def test_mitmproxys_http2_server_advertises_the_stream_limit_assumed() -> None:
     assert server.local_settings.max_concurrent_streams == compat.CLIENT_MAX_CONCURRENT_STREAMS
 
 
-def test_a_stream_past_the_limit_is_refused_alone_not_the_connection() -> None:
+def test_a_stream_past_the_limit_is_refused_alone_not_the_connection(unpatched) -> None:
     import h2.errors
     import h2.events
     import h2.exceptions
@@ -167,8 +189,22 @@ def test_a_stream_past_the_limit_is_refused_alone_not_the_connection() -> None:
     if not compat._refusing:
         with pytest.raises(h2.exceptions.TooManyStreamsError):
             open_streams(server, client, limit + 1)
-    compat.refuse_streams_over_the_limit()
-    assert compat.refuse_streams_over_the_limit() is False  # once per process
+    patches = MitmproxyPatches()
+    patches.load(None)
+    try:
+        _refused_alone(open_streams, limit)
+    finally:
+        patches.done()
+    if not compat._refusing:  # removed: mitmproxy's own behaviour again
+        server, client = _h2_pair()
+        with pytest.raises(h2.exceptions.TooManyStreamsError):
+            open_streams(server, client, limit + 1)
+
+
+def _refused_alone(open_streams, limit: int) -> None:
+    import h2.errors
+    import h2.events
+
     server, client = _h2_pair()
     events = open_streams(server, client, limit + 3)
     assert sum(isinstance(e, h2.events.RequestReceived) for e in events) == limit
@@ -191,27 +227,13 @@ def test_a_stream_past_the_limit_is_refused_alone_not_the_connection() -> None:
     assert dict(events[0].headers)[b":path"] == b"/x"
 
 
-def test_server_event_waits_for_a_lock_so_a_cancelled_reader_can_skip_its_close() -> None:
-    """Why close_sockets_when_told exists: the task reading a connection is cancelled to close
-    it, and it closes the socket on its way out, unless the cancellation finds it waiting in
-    `server_event` for the handler's lock, which is outside the try that catches it."""
-    handle = inspect.getsource(server.ConnectionHandler.handle_connection)
-    assert "await self.server_event(events.DataReceived(connection, data))" in handle
-    assert "writer.close()" in handle
-    assert "async with self._server_event_lock:" in inspect.getsource(
-        server.ConnectionHandler.server_event
-    )
-    close = inspect.getsource(inspect.unwrap(server.ConnectionHandler.close_connection))
-    assert 'handler.cancel("closed by command")' in close
-
-
-def test_a_closed_connections_socket_is_closed_at_once() -> None:
+def _close_a_connection() -> list[str]:
+    """What `ConnectionHandler.close_connection` does to a connection's reading task and socket
+    writer (stand-ins that note each call)."""
     from types import SimpleNamespace
 
     from mitmproxy.connection import ConnectionState
 
-    compat.close_sockets_when_told()
-    assert compat.close_sockets_when_told() is False  # once per process
     closed: list[str] = []
     writer = SimpleNamespace(close=lambda: closed.append("writer"))
     handler = SimpleNamespace(cancel=lambda why: closed.append(why))
@@ -223,8 +245,55 @@ def test_a_closed_connections_socket_is_closed_at_once() -> None:
     io = SimpleNamespace(handler=handler, writer=writer)
     owner = SimpleNamespace(transports={connection: io}, log=lambda *a, **k: None)
     server.ConnectionHandler.close_connection(owner, connection)  # type: ignore[arg-type]
-    assert closed == ["closed by command", "writer"]
     assert connection.state is ConnectionState.CLOSED
+    return closed
+
+
+def test_a_closed_connections_socket_is_closed_at_once(unpatched) -> None:
+    """Why close_sockets_when_told exists: mitmproxy closes a connection by cancelling the task
+    that reads it and leaves the socket to that task, which skips it when the cancellation finds
+    it waiting for the handler's lock (tests/faults/test_reset_storm.py: hops left open). With
+    the patch the socket is closed at once; without it, mitmproxy's own behaviour again."""
+    if not compat._closing:
+        assert _close_a_connection() == ["closed by command"]  # the socket: left to the task
+    patches = MitmproxyPatches()
+    patches.load(None)
+    try:
+        assert _close_a_connection() == ["closed by command", "writer"]
+    finally:
+        patches.done()
+    if not compat._closing:
+        assert _close_a_connection() == ["closed by command"]
+
+
+def test_the_patches_addon_installs_in_load_and_removes_in_done(unpatched) -> None:
+    """The three process-wide patches live as long as the addon (mitmproxy_patches.py): `done`
+    puts back exactly what mitmproxy had, a second instance installs nothing twice."""
+    from mitmproxy.proxy.layers.http import _http2
+    from mitmproxy.proxy.layers.http import _http_h2
+
+    places = [
+        (_http2.Http2Server, "_handle_event"),
+        (_http_h2.BufferedH2Connection, "_receive_headers_frame"),
+        (server.ConnectionHandler, "close_connection"),
+    ]
+    before = [dict(vars(owner)).get(name) for owner, name in places]
+    originals = [getattr(owner, name) for owner, name in places]
+    assert not any(hasattr(value, "__wrapped__") for value in before)
+    first, second = MitmproxyPatches(), MitmproxyPatches()
+    first.load(None)
+    try:
+        installed = [getattr(owner, name) for owner, name in places]
+        for original, patched in zip(originals, installed, strict=True):
+            assert patched is not original and patched.__wrapped__ is original
+        second.load(None)  # installed already: nothing is wrapped twice
+        assert [getattr(owner, name) for owner, name in places] == installed
+        second.done()
+        assert [getattr(owner, name) for owner, name in places] == installed
+    finally:
+        first.done()
+    assert [dict(vars(owner)).get(name) for owner, name in places] == before
+    assert not getattr(_http2.Http2Server, "_cursor_byok_stream_release", False)
 
 
 def test_the_server_connection_takes_its_via_from_the_flows_server_object() -> None:
@@ -237,7 +306,7 @@ def test_the_server_connection_takes_its_via_from_the_flows_server_object() -> N
     assert server.address == ("127.0.0.1", 4242) and server.via is None
 
 
-def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams() -> None:
+def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams(unpatched) -> None:
     """What install_stream_release relies on: the server layer's event handler, the events and
     commands it sends, the stream states of h2, and the wakeup a connection layer may request.
     The behaviour is pinned end to end: tests/e2e/test_run_end.py (RST_STREAM NO_ERROR after
@@ -252,18 +321,24 @@ def test_the_http2_server_layer_can_be_wrapped_to_release_ended_streams() -> Non
 
     assert inspect.isgeneratorfunction(_http2.Http2Connection._handle_event)
     assert _http2.Http2Server.ReceiveEndOfMessage is RequestEndOfMessage
-    assert "streams" in inspect.getsource(_http2.Http2Connection.__init__)
+    from mitmproxy.addons.proxyserver import Proxyserver
+
+    with taddons.context(Proxyserver()) as tctx:  # a layer keeps its streams by id
+        layer = _http2.Http2Server(context.Context(tflow.tclient_conn(), tctx.options))
+        assert layer.streams == {}
     assert h2.stream.StreamState.HALF_CLOSED_LOCAL
     assert issubclass(events.Wakeup, events.CommandCompleted)
     assert ReceiveHttp(RequestEndOfMessage(1)).event.stream_id == 1
     assert list(ResponseTrailers(1, http.Headers([compat.END_STREAM_TRAILER])).trailers.fields)
-    # the HTTP layer routes a connection layer's wakeup back to that layer
-    source = inspect.getsource(http_layer.HttpLayer.event_to_child)
-    assert "RequestWakeup" in source and "command_sources" in source
+    # That the HTTP layer routes a connection layer's wakeup back to that layer is pinned by
+    # the end-to-end test above (no wakeup, no release).
     hash(commands.RequestWakeup(0))  # a weak-dict key
-    compat.install_stream_release()
-    assert not compat.install_stream_release()  # idempotent
-    assert _http2.Http2Server._cursor_byok_stream_release  # type: ignore[attr-defined]
+    undo = compat.install_stream_release()
+    if undo is not None:
+        assert compat.install_stream_release() is None  # installed once
+        assert _http2.Http2Server._cursor_byok_stream_release  # type: ignore[attr-defined]
+        undo()
+        assert not getattr(_http2.Http2Server, "_cursor_byok_stream_release", False)
 
 
 def test_termlog_prints_to_the_file_it_took_and_can_be_pointed_elsewhere() -> None:

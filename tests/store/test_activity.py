@@ -169,25 +169,26 @@ def test_the_writer_thread_writes_at_most_once_an_interval(tmp_path, monkeypatch
 
     monkeypatch.setattr(module, "WRITE_INTERVAL", 0.3)
     writes: list[tuple[float, int]] = []  # (when, agent calls in the record written)
+    written = threading.Condition()
     proxy = Activity(tmp_path)
     real_write = proxy._write
 
     def counting_write(data: bytes) -> None:
         real_write(data)
-        writes.append((time.monotonic(), json.loads(data)["agent_calls"]))
+        with written:
+            writes.append((time.monotonic(), json.loads(data)["agent_calls"]))
+            written.notify_all()
 
     monkeypatch.setattr(proxy, "_write", counting_write)
     proxy.note("agent", "Run (HTTP/2 stream)", "regular proxy")
-    deadline = time.monotonic() + 10
-    while not writes:  # the first call: written without waiting
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    for _ in range(20):
-        proxy.note("agent", "BidiAppend", "regular proxy")
-    while len(writes) < 2:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    time.sleep(0.1)  # room for a write too many
+    with written:  # the first call: written without waiting
+        assert written.wait_for(lambda: writes, timeout=30)
+    with proxy._changed:  # the burst, all at once for the writer (however slow this machine)
+        for _ in range(20):
+            proxy.note("agent", "BidiAppend", "regular proxy")
+    with written:
+        assert written.wait_for(lambda: len(writes) >= 2, timeout=30)
+    assert proxy.flush(30)  # a write too many would be pending: flush would make it now
     assert [count for _, count in writes] == [1, 21]  # the burst: one write, the latest record
     assert writes[1][0] - writes[0][0] >= 0.29  # not before the interval had passed
     assert read_activity(tmp_path)[0]["last_transport"] == "BidiAppend"

@@ -23,8 +23,8 @@ from cursor_byok.config import ModelConfig
 from cursor_byok.config import ProviderConfig
 from cursor_byok.config.catalog import find_model
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.keys import KeyRing

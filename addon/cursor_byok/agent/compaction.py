@@ -37,10 +37,10 @@ from cursor_byok.protocol.history_format import REPLAY_KEY
 from cursor_byok.protocol.history_format import HistoryMessage
 from cursor_byok.protocol.history_format import ToolResultPart
 from cursor_byok.protocol.history_format import UserHistoryMessage
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import Usage
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 

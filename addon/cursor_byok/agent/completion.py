@@ -19,11 +19,11 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.catalog import find_model
-from cursor_byok.providers.base import Finish
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import Finish
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import Usage
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 

@@ -23,10 +23,10 @@ from cursor_byok.config.routes import routed
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import ImagePart
 from cursor_byok.protocol.history_format import UserPart
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import Usage
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 

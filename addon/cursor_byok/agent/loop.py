@@ -15,6 +15,7 @@ and hands the model's part to the phases, one module each:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable
 from collections.abc import Callable
 
@@ -52,8 +53,8 @@ from cursor_byok.protocol import actions
 from cursor_byok.protocol.actions import Instruction
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.protocol.history_format import UserPart
+from cursor_byok.providers import Provider
 from cursor_byok.providers import make_provider
-from cursor_byok.providers.base import Provider
 from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
 
@@ -321,7 +322,9 @@ async def _add_user_turn(
     if instruction.completions:  # background subagents: their Task cards end
         turn.transcript.subagent_runs.update(
             actions.finished_subagent_runs(
-                turn.run_request.conversation_state, instruction.completions
+                turn.run_request.conversation_state,
+                instruction.completions,
+                now_ms=int(time.time() * 1000),
             )
         )
 

@@ -13,8 +13,8 @@ from cursor_byok.agent.compaction import is_summary
 from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tokens import messages_bytes
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ToolSpec
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ToolSpec
 from cursor_byok.tools.base import Tool
 
 

@@ -48,7 +48,7 @@ from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import MODE_KEYS
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.providers.base import ModelRequest
+from cursor_byok.providers import ModelRequest
 
 log = logging.getLogger(__name__)
 

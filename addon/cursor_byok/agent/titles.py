@@ -21,10 +21,10 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import routed
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import Usage
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 

@@ -14,7 +14,7 @@ from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config.catalog import find_model
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.providers.base import ToolSpec
+from cursor_byok.providers import ToolSpec
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.registry import tools_for
 

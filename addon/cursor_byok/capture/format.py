@@ -23,16 +23,16 @@ from google.protobuf.message import Message
 from cursor_byok.capture.redact import submessages
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.providers.base import Finish
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderEvent
-from cursor_byok.providers.base import ReasoningDelta
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import ToolCallArgsDelta
-from cursor_byok.providers.base import ToolCallEnd
-from cursor_byok.providers.base import ToolCallStart
-from cursor_byok.providers.base import ToolSpec
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import Finish
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ProviderEvent
+from cursor_byok.providers import ReasoningDelta
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import ToolCallArgsDelta
+from cursor_byok.providers import ToolCallEnd
+from cursor_byok.providers import ToolCallStart
+from cursor_byok.providers import ToolSpec
+from cursor_byok.providers import Usage
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.secrets import scrub
 

@@ -45,9 +45,9 @@ from cursor_byok.capture.redact import redact_client_message
 from cursor_byok.capture.redact import redact_native
 from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import Provider
-from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import Provider
+from cursor_byok.providers import ProviderEvent
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub

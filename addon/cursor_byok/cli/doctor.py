@@ -172,8 +172,8 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
 
 
 async def _ping_model(config: Config, model: ModelConfig, timeout: float) -> Check:
+    from cursor_byok.providers import ModelRequest
     from cursor_byok.providers import make_provider
-    from cursor_byok.providers.base import ModelRequest
     from cursor_byok.providers.errors import ProviderError
 
     provider_name = model.provider

@@ -31,7 +31,7 @@ from cursor_byok.config.settings import ProviderConfig
 from cursor_byok.config.settings import SecretRef
 from cursor_byok.config.settings import UsageSettings
 from cursor_byok.config.settings import WebSearchConfig
-from cursor_byok.providers.base import PROVIDER_KINDS
+from cursor_byok.providers import PROVIDER_KINDS
 from cursor_byok.providers.fim import FIM_KINDS
 from cursor_byok.secrets import is_secret_header
 from cursor_byok.store.usage import Prices

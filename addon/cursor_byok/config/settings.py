@@ -17,7 +17,7 @@ from typing import Any
 from cursor_byok.config.features import Features
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
-from cursor_byok.providers.base import ProviderSettings
+from cursor_byok.providers import ProviderSettings
 from cursor_byok.store.usage import Prices
 
 DEFAULT_CONTEXT_WINDOW = 128_000

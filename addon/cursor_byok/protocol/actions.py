@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -329,9 +328,11 @@ _RUN_STATUS = {
 
 
 def finished_subagent_runs(
-    state: pb.ConversationStateStructure, completions
+    state: pb.ConversationStateStructure, completions, now_ms: int
 ) -> dict[str, pb.SubagentRunState]:
-    """Task cards of background subagents that finished, with their final state."""
+    """Task cards of background subagents that finished, with their final state (`now_ms`, the
+    wall clock in ms, stamps a run the client gave no completion time: the core reads no
+    clock)."""
     out: dict[str, pb.SubagentRunState] = {}
     runs = state.subagent_runs_by_parent_tool_call_id
     for item in completions:
@@ -356,10 +357,6 @@ def finished_subagent_runs(
             run.output_path = item.output_path
         if item.reason:
             run.completion_reason = item.reason
-        run.completed_timestamp_ms = run.completed_timestamp_ms or _now_ms()
+        run.completed_timestamp_ms = run.completed_timestamp_ms or now_ms
         out[key] = run
     return out
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from dataclasses import field
 from urllib.parse import quote
 
-import zstandard
-
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.protocol import inflate
@@ -130,7 +128,7 @@ def compress(data: bytes, encoding: str | None) -> bytes:
         return data
     if encoding == "gzip":
         return gzip.compress(data, compresslevel=6, mtime=0)
-    return zstandard.ZstdCompressor(level=3).compress(data)
+    return inflate.zstd_compress(data, level=3)
 
 
 def decompress(

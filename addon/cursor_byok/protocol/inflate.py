@@ -28,9 +28,11 @@ from cursor_byok.errors import ByokError
 if sys.version_info >= (3, 14):
     from compression.zstd import ZstdDecompressor
     from compression.zstd import ZstdError
+    from compression.zstd import compress as zstd_compress
 else:  # the standard library's API, from its backport (mitmproxy needs it too)
     from backports.zstd import ZstdDecompressor
     from backports.zstd import ZstdError
+    from backports.zstd import compress as zstd_compress
 
 STEP = 1 << 20
 ENCODINGS = ("gzip", "deflate", "br", "zstd")
@@ -271,4 +273,5 @@ __all__ = [
     "Unsupported",
     "decompress_capped",
     "normalise",
+    "zstd_compress",
 ]

@@ -6,12 +6,15 @@ Import from here: `make_provider(settings).stream(request)` yields `TextDelta`,
 """
 
 from .anthropic import AnthropicProvider
+from .base import PROVIDER_KINDS
 from .base import Finish
 from .base import ModelRequest
 from .base import Provider
 from .base import ProviderEvent
 from .base import ProviderSettings
 from .base import ReasoningDelta
+from .base import ServerToolCall
+from .base import ServerToolResult
 from .base import TextDelta
 from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
@@ -46,6 +49,7 @@ def make_provider(settings: ProviderSettings, *, transport: object | None = None
 __all__ = [
     "FIM_KINDS",
     "INTERRUPTED",
+    "PROVIDER_KINDS",
     "Finish",
     "ModelRequest",
     "Provider",
@@ -53,6 +57,8 @@ __all__ = [
     "ProviderEvent",
     "ProviderSettings",
     "ReasoningDelta",
+    "ServerToolCall",
+    "ServerToolResult",
     "TextDelta",
     "ToolCallArgsDelta",
     "ToolCallEnd",

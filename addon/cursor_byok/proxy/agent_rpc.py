@@ -40,11 +40,8 @@ from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
-from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_traceback
 from cursor_byok.proxy.mitmproxy_compat import give_end_stream_trailers
-from cursor_byok.proxy.mitmproxy_compat import install_stream_release
-from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routing
@@ -133,11 +130,6 @@ class AgentRpc:
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_hosts", "cursor_byok_poll_data")
-        install_stream_release()  # a `Run` we end releases its stream (mitmproxy_compat.py)
-        # A client's 101st stream on one connection: refused alone, not the connection's end;
-        # and the loopback hop of a stream the client reset is closed, not left open.
-        refuse_streams_over_the_limit()
-        close_sockets_when_told()
 
     def configure(self, updated: set[str]) -> None:
         options.one_of(ctx.options, "cursor_byok_poll_data", POLL_DATA_ENCODINGS, "encoding")

@@ -23,6 +23,7 @@ from cursor_byok.proxy.editor_features import EditorFeatures
 from cursor_byok.proxy.limits import PortLimits
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.memory import MemoryGuards
+from cursor_byok.proxy.mitmproxy_patches import MitmproxyPatches
 from cursor_byok.proxy.model_picker import ModelPicker
 from cursor_byok.proxy.passthrough import PassThrough
 from cursor_byok.proxy.privacy import Privacy
@@ -77,6 +78,7 @@ def compose(agent: Agent | None = None) -> Composition:
     feature_calls = FeatureCalls()  # the editor features' calls, as the live status shows them
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [
+        MitmproxyPatches(),  # first: installed before any addon serves a stream
         rpc,
         RunSettings(registry),
         turns,

@@ -35,7 +35,7 @@ from cursor_byok.agent.errors import stream_ended_early
 from cursor_byok.agent.turn_errors import TurnError
 from cursor_byok.config import ConfigError
 from cursor_byok.protocol import connect
-from cursor_byok.providers.base import Provider
+from cursor_byok.providers import Provider
 from cursor_byok.providers.errors import ProviderError
 from cursor_byok.store.feature_calls import FeatureCalls
 from cursor_byok.store.usage import TurnUsage

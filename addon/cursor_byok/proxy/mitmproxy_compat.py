@@ -11,6 +11,11 @@ touches this file only:
   drops for the loopback hop.
 - `give_end_stream_trailers`: mitmproxy withholds an HTTP/2 response's END_STREAM while the
   client's upload is open, unless the response has trailers (mitmproxy.md §3.3).
+The three process-wide patches (`install_stream_release`, `refuse_streams_over_the_limit`,
+`close_sockets_when_told`) are installed by one addon, `mitmproxy_patches.py`, in its `load` and
+removed in its `done`; the upstream reports they answer are in mitmproxy.md, so each can go when
+mitmproxy fixes its bug.
+
 - `install_stream_release`: after that END_STREAM mitmproxy keeps reading the client's upload
   until the client ends it; Cursor keeps its `Run` upload open for the whole turn and marks the
   run failed (and retries it) while the server still reads. mitmproxy has no way for an addon to
@@ -143,9 +148,30 @@ _RELEASE_FLAG = "_cursor_byok_stream_release"
 _QUEUED_RELEASES = "_cursor_byok_queued_releases"  # per Http2Server: trailers not yet sent
 
 
-def install_stream_release() -> bool:
+Undo = Callable[[], None]
+
+
+def _replace(owner: Any, name: str, replacement: Any) -> Undo:
+    """Set `owner.name`; the returned function puts back exactly what was there (an attribute
+    the class only inherited is deleted again, not copied in)."""
+    had = name in vars(owner)
+    original = vars(owner).get(name)
+    setattr(owner, name, replacement)
+
+    def undo() -> None:
+        if had:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
+
+    return undo
+
+
+def install_stream_release() -> Undo | None:
     """Wrap mitmproxy's HTTP/2 server layer so our ended `Run` responses release their stream
-    (see the module doc); idempotent, returns whether this call installed it."""
+    (see the module doc). Returns the function that removes it, or None when it is installed
+    already (the patches addon, `mitmproxy_patches.py`, installs it in `load`, removes it in
+    `done`)."""
     import h2.errors
     import h2.stream
     from mitmproxy.proxy.commands import RequestWakeup
@@ -158,7 +184,7 @@ def install_stream_release() -> bool:
 
     server = _http2.Http2Server
     if getattr(server, _RELEASE_FLAG, False):
-        return False
+        return None
     original = server._handle_event
 
     def release(self, stream_id: int):
@@ -200,9 +226,16 @@ def install_stream_release() -> bool:
             queued.add(event.stream_id)
         # else the client ended its upload already: nothing to release
 
-    server._handle_event = _handle_event  # type: ignore[method-assign]
-    setattr(server, _RELEASE_FLAG, True)
-    return True
+    _handle_event.__wrapped__ = original  # type: ignore[attr-defined]
+    undo_wrap = _replace(server, "_handle_event", _handle_event)
+    undo_flag = _replace(server, _RELEASE_FLAG, True)
+
+    def undo() -> None:
+        undo_flag()
+        undo_wrap()
+        _RELEASES.clear()
+
+    return undo
 
 
 def frame_for_http1_upstream(flow: Any) -> bool:
@@ -270,16 +303,17 @@ def freeze_startup_heap() -> bool:
 _refusing = False
 
 
-def refuse_streams_over_the_limit() -> bool:
+def refuse_streams_over_the_limit() -> Undo | None:
     """Make a client's stream past SETTINGS_MAX_CONCURRENT_STREAMS a stream error (REFUSED_STREAM)
-    instead of the end of its connection; once per process. Returns whether this call did it.
+    instead of the end of its connection. Returns the function that removes it, or None when it
+    is installed already.
 
     The refused stream's header block is still decoded (HPACK state is per connection: skipping
     one block would garble every later one), the stream is opened and at once reset, and its
     events are dropped, so mitmproxy never sees it; h2 answers later frames on it by itself."""
     global _refusing
     if _refusing:
-        return False
+        return None
     import h2.connection
     import h2.errors
     import h2.exceptions
@@ -303,9 +337,15 @@ def refuse_streams_over_the_limit() -> bool:
         return stream.reset_stream(h2.errors.ErrorCodes.REFUSED_STREAM), []
 
     _receive_headers_frame.__wrapped__ = original  # type: ignore[attr-defined]
-    connection_class._receive_headers_frame = _receive_headers_frame  # type: ignore[method-assign]
+    undo_wrap = _replace(connection_class, "_receive_headers_frame", _receive_headers_frame)
     _refusing = True
-    return True
+
+    def undo() -> None:
+        global _refusing
+        undo_wrap()
+        _refusing = False
+
+    return undo
 
 
 def direct_server(host: str, port: int) -> Any:
@@ -319,12 +359,13 @@ def direct_server(host: str, port: int) -> Any:
 _closing = False
 
 
-def close_sockets_when_told() -> bool:
+def close_sockets_when_told() -> Undo | None:
     """Close a connection's socket as soon as mitmproxy's layers close it (not only when the
-    task reading it gets to), once per process. Returns whether this call did it."""
+    task reading it gets to). Returns the function that removes it, or None when it is
+    installed already."""
     global _closing
     if _closing:
-        return False
+        return None
     from mitmproxy.connection import ConnectionState
     from mitmproxy.proxy import server
 
@@ -341,9 +382,15 @@ def close_sockets_when_told() -> bool:
                 writer.close()  # what the reading task does on its way out; twice is harmless
 
     close_connection.__wrapped__ = original  # type: ignore[attr-defined]
-    server.ConnectionHandler.close_connection = close_connection  # type: ignore[method-assign]
+    undo_wrap = _replace(server.ConnectionHandler, "close_connection", close_connection)
     _closing = True
-    return True
+
+    def undo() -> None:
+        global _closing
+        undo_wrap()
+        _closing = False
+
+    return undo
 
 
 def redirect_termlog(file: IO[str] | io.TextIOBase) -> Callable[[], None]:

@@ -45,7 +45,7 @@ from cursor_byok.protocol.content_calls import AnalyticsCall
 from cursor_byok.protocol.content_calls import ContentCall
 from cursor_byok.protocol.privacy import MESSAGE_CHARS
 from cursor_byok.protocol.privacy import MIN_QUOTE
-from cursor_byok.providers.base import Provider
+from cursor_byok.providers import Provider
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY

@@ -32,7 +32,7 @@ from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol import inflate
 from cursor_byok.protocol.content_calls import ContentCall
-from cursor_byok.providers.base import Provider
+from cursor_byok.providers import Provider
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import CENSUS_PATH

@@ -39,14 +39,14 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
 from cursor_byok.protocol.bidi import encode_run_sse_request
-from cursor_byok.providers.base import Finish
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderEvent
-from cursor_byok.providers.base import ReasoningDelta
-from cursor_byok.providers.base import TextDelta
-from cursor_byok.providers.base import ToolCallEnd
-from cursor_byok.providers.base import ToolCallStart
-from cursor_byok.providers.base import Usage
+from cursor_byok.providers import Finish
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ProviderEvent
+from cursor_byok.providers import ReasoningDelta
+from cursor_byok.providers import TextDelta
+from cursor_byok.providers import ToolCallEnd
+from cursor_byok.providers import ToolCallStart
+from cursor_byok.providers import Usage
 from cursor_byok.replay.engine import ReplayAgent
 from cursor_byok.replay.engine import ReplayError
 from cursor_byok.replay.engine import _proxy
@@ -340,8 +340,6 @@ class Compared:
 
 async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
     """Drive our server like their recording and compare the structures."""
-    import aiohttp
-
     from cursor_byok import outbound
 
     run = next((line for line in capture.client if line.kind == "run_request"), None)
@@ -398,7 +396,9 @@ async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
                         encoding=response.headers.get("connect-content-encoding")
                     )
                     chunks = aiter(response.content.iter_any())
-                    with contextlib.suppress(TimeoutError, StopAsyncIteration, aiohttp.ClientError):
+                    with contextlib.suppress(
+                        TimeoutError, StopAsyncIteration, outbound.ClientError
+                    ):
                         while end is None:
                             chunk = await asyncio.wait_for(anext(chunks), stall)
                             for frame in decoder.feed(chunk):
@@ -448,13 +448,12 @@ async def compare_files(paths: list[Path], *, stall: float = 5.0) -> list[Compar
 
 def main(paths: list[Path], *, stall: float, console: Console) -> int:
     """`cursor-byok replay --compare`: 0 structurally the same, 1 different, 2 unusable."""
-    import aiohttp
-
     from cursor_byok.capture.format import CaptureError
+    from cursor_byok.outbound import ClientError
 
     try:
         results = asyncio.run(compare_files(paths, stall=stall))
-    except (CaptureError, ReplayError, aiohttp.ClientError, OSError) as exc:
+    except (CaptureError, ReplayError, ClientError, OSError) as exc:
         console.print(Text(f"cursor-byok replay --compare: {exc}", style="red"))
         return 2
     return report(results, console)

@@ -49,14 +49,13 @@ from cursor_byok.errors import ByokError
 from cursor_byok.protocol import connect
 from cursor_byok.protocol.bidi import encode_bidi_append
 from cursor_byok.protocol.bidi import encode_run_sse_request
-from cursor_byok.providers.base import ModelRequest
-from cursor_byok.providers.base import ProviderEvent
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ProviderEvent
 from cursor_byok.providers.errors import ProviderError
 
 if TYPE_CHECKING:
-    import aiohttp
-
     from cursor_byok.config import Config
+    from cursor_byok.outbound import Response
 from cursor_byok.replay.frames import BIDI_APPEND
 from cursor_byok.replay.frames import RUN_SSE
 from cursor_byok.replay.frames import Divergence
@@ -265,8 +264,8 @@ class _Stream:
         return await self.wait_until(lambda: self.seen() >= count, idle)
 
 
-async def _read_stream(response: aiohttp.ClientResponse, stream: _Stream) -> None:
-    import aiohttp
+async def _read_stream(response: Response, stream: _Stream) -> None:
+    from cursor_byok.outbound import ClientError
 
     decoder = connect.EnvelopeDecoder(encoding=response.headers.get("connect-content-encoding"))
     try:
@@ -288,7 +287,7 @@ async def _read_stream(response: aiohttp.ClientResponse, stream: _Stream) -> Non
                 if request is not None:
                     stream.requests.add(request)
                 stream.notify()
-    except (aiohttp.ClientError, TimeoutError, connect.ConnectError) as exc:
+    except (ClientError, TimeoutError, connect.ConnectError) as exc:
         log.info("replay: RunSSE read ended: %s", exc)
 
 

@@ -87,11 +87,11 @@ def main(paths: list[Path], *, stall: float, console: Console, update: bool = Fa
     With `update`, each mismatching capture is rewritten to expect the replayed frames (after
     its divergence has been printed); 0 when every mismatch could be rewritten.
     """
-    import aiohttp
+    from cursor_byok.outbound import ClientError
 
     try:
         results = asyncio.run(replay_files(paths, stall=stall))
-    except (CaptureError, ReplayError, aiohttp.ClientError, OSError) as exc:
+    except (CaptureError, ReplayError, ClientError, OSError) as exc:
         console.print(Text(f"cursor-byok replay: {exc}", style="red"))
         return EXIT_UNUSABLE
     code = report(results, console)

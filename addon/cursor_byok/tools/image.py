@@ -16,8 +16,6 @@ import re
 from typing import Any
 from typing import ClassVar
 
-import aiohttp
-
 from cursor_byok import outbound
 from cursor_byok.config import ImageGenerationConfig
 from cursor_byok.errors import ByokError
@@ -115,7 +113,7 @@ class GenerateImageTool(Tool):
         prompt = response.approved.description or description  # the user may have edited it
         try:
             data = await self._generate(prompt, ratio)
-        except (aiohttp.ClientError, OSError, TimeoutError, ByokError) as exc:
+        except (outbound.ClientError, OSError, TimeoutError, ByokError) as exc:
             message = f"Image generation failed: {outbound.describe(exc)}"
             log.info("image generation failed: %s", message)
             call.generate_image_tool_call.result.error.error = message

@@ -14,8 +14,6 @@ from typing import Any
 from typing import ClassVar
 from urllib.parse import quote_plus
 
-import aiohttp
-
 from cursor_byok import outbound
 from cursor_byok.config import WebSearchConfig
 from cursor_byok.errors import ByokError
@@ -125,7 +123,7 @@ class WebSearchTool(Tool):
             raise ToolError("The client did not approve the web search.")
         try:
             refs = await self._search(term)
-        except (aiohttp.ClientError, OSError, TimeoutError, ByokError) as exc:
+        except (outbound.ClientError, OSError, TimeoutError, ByokError) as exc:
             message = f"The web search failed: {outbound.describe(exc)}"
             log.info("web search failed: %s", message)
             call.web_search_tool_call.result.error.error = message

@@ -1,0 +1,44 @@
+"""An addon for the three process-wide patches of mitmproxy, with an exit (mitmproxy.md §10).
+
+Each patch answers a bug of mitmproxy 12 that a Cursor `Run` stream meets (`mitmproxy_compat.py`
+says what each does and why): an ended response's stream that waits for the client's upload
+(`install_stream_release`), a client's stream past the concurrency limit that ends the whole
+connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
+(`close_sockets_when_told`). They change mitmproxy's classes, so they are installed while this
+addon is loaded and removed when it is done: a script reload puts back what mitmproxy had before
+installing them again, and when mitmproxy fixes a bug its patch goes from the list below.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cursor_byok.proxy.mitmproxy_compat import Undo
+from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
+from cursor_byok.proxy.mitmproxy_compat import install_stream_release
+from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
+
+log = logging.getLogger(__name__)
+
+PATCHES = (
+    install_stream_release,  # a `Run` we end releases its stream
+    refuse_streams_over_the_limit,  # a client's 101st stream: refused alone
+    close_sockets_when_told,  # the loopback hop of a stream the client reset is closed
+)
+
+
+class MitmproxyPatches:
+    def __init__(self) -> None:
+        self._undo: list[Undo] = []
+
+    def load(self, loader) -> None:
+        for install in PATCHES:
+            undo = install()
+            if undo is None:  # another instance (an embedder's second proxy) installed it
+                log.debug("mitmproxy patch %s: installed already", install.__name__)
+            else:
+                self._undo.append(undo)
+
+    def done(self) -> None:
+        while self._undo:
+            self._undo.pop()()
