@@ -169,7 +169,12 @@ async def timings(proxy: Mitm, count: int, null: bool = False) -> list[float]:
             body += chunk
             if not first and _shows_text(body):
                 first = time.perf_counter()  # the first suggestion text reached the editor
-        assert first and ANSWER.encode() in body and stream.status == 200, body
+        texts = [
+            fpb.StreamCppResponse.FromString(f.payload).text
+            for f in connect.decode_envelopes(body)
+            if not f.is_end_stream
+        ]
+        assert first and ANSWER in "".join(texts) and stream.status == 200, body
         firsts.append(first)
 
     try:
