@@ -373,3 +373,24 @@ async def test_tab_privacy_marker_no_byte_of_the_file_to_cursor(tmp_path, worksp
     }
     assert all(r.status_code == 200 for r in answers.values())
     assert nxt.status_code == 200
+
+
+async def test_a_failing_tab_model_hands_over_to_its_fallback(tmp_path, workspace, backend):
+    """`fallbacks` of the Tab model: a 503 before any text went out → the next model (here a
+    chat model on another provider) answers the same keystroke."""
+    async with FakeFim(answer="x", fail=503) as bad, FakeFim(answer="math.pi * r * r") as good:
+
+        def with_fallback(config: str) -> str:
+            config = config.replace(bad.base_url, good.base_url, 1)  # [providers.chat]
+            return config.replace(
+                'model = "coder-fim"', 'model = "coder-fim"\nfallbacks = ["Chat"]'
+            )
+
+        setup = Setup(tmp_path, workspace, backend, bad, edit=with_fallback)
+        try:
+            answer = await stream_cpp(setup.http, setup.base, cpp_request(SOURCE, 4, 11))
+        finally:
+            await setup.close()
+    assert bad.paths == ["/v1/completions"] and good.paths == ["/v1/chat/completions"]
+    assert answer.end is not None and answer.end.ok
+    assert answer.edit == "    return math.pi * r * r"

@@ -33,6 +33,8 @@ from mitmproxy import connection
 from mitmproxy import ctx
 from mitmproxy import http
 
+from cursor_byok.agent.chain import FALLBACK_KINDS
+from cursor_byok.agent.errors import provider_kind
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.pb import aiserver_features_pb2 as fpb
@@ -52,6 +54,7 @@ from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
 from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
 from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
+from cursor_byok.proxy.spend_gate import SpendGate
 from cursor_byok.proxy.tab_calls import CALLS
 from cursor_byok.proxy.tab_calls import NEXT_CURSOR
 from cursor_byok.proxy.tab_calls import STREAM_CPP
@@ -181,6 +184,7 @@ class Tab:
         self.census = census
         self.slots = Slots()
         self.stats = TabStats()
+        self.spend = SpendGate()  # [limits]: checked before each model call
         self.timeout = 10.0
 
     def load(self, loader) -> None:
@@ -299,6 +303,12 @@ class Tab:
             unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
             self._record(model, time.time(), TAB + ":cancelled", (0, 0))
             return
+        capped = await self.spend.check(config, options.data_dir(ctx.options))
+        if capped is not None:  # a spending cap is reached: no model call
+            self._count(errors=1)
+            self.stats.last = "refused: spending cap reached"
+            unary.answer_bytes(flow, stream_body([], capped), STREAM_TYPE)
+            return
         flow.metadata[CENSUS_KEY] = SERVED
         editor = editor_key(flow)
         started = time.time()
@@ -397,14 +407,40 @@ class Tab:
     ) -> tuple[str, tuple[int, int]]:
         """The model's completion, cleaned as it comes (`tabp.Cleaner`: each piece to show goes
         to `pieces`), within the Tab deadline, once the editor's older call (cancelled) has
-        ended; returns (the completion shown, tokens)."""
+        ended; returns (the completion shown, tokens). A model that fails before any text was
+        shown, in a way its `fallbacks` may not (agent/chain.py FALLBACK_KINDS), hands over to
+        the next."""
         previous = await older
         if previous is not None and not previous.done():
             await asyncio.wait([previous])
+        chain = [model] + [m for n in model.fallbacks if (m := config.model(n)) is not None]
+        async with asyncio.timeout(self.timeout):
+            for i, option in enumerate(chain):
+                cleaner = tabp.Cleaner(prompt, chat=not _is_fim(config, option))
+                try:
+                    tokens = await self._stream_model(config, option, prompt, pieces, cleaner)
+                    break
+                except ProviderError as exc:
+                    last = i == len(chain) - 1
+                    if last or cleaner.sent or provider_kind(exc) not in FALLBACK_KINDS:
+                        raise
+                    log.info("Tab: %s failed (%s): trying %s", option.name, exc, chain[i + 1].name)
+        if piece := cleaner.finish():
+            pieces.put_nowait(piece)
+        return cleaner.sent, tokens
+
+    async def _stream_model(
+        self,
+        config: Config,
+        model: ModelConfig,
+        prompt: tabp.FimPrompt,
+        pieces: asyncio.Queue[str | None],
+        cleaner: tabp.Cleaner,
+    ) -> tuple[int, int]:
+        """One model's answer into `cleaner` (what it lets out goes to `pieces`); its tokens."""
         settings = config.providers[model.provider].settings()
         provider = self.turns.providers.get(settings)
-        fim = settings.kind in FIM_KINDS
-        if fim:
+        if settings.kind in FIM_KINDS:
             request = ModelRequest(
                 model=model.model,
                 system="",
@@ -420,21 +456,17 @@ class Tab:
                 messages=messages,
                 max_output_tokens=tabp.MAX_TOKENS,
             )
-        cleaner = tabp.Cleaner(prompt, chat=not fim)
         tokens = (0, 0)
-        async with asyncio.timeout(self.timeout):
-            async with contextlib.aclosing(provider.stream(request)) as events:
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        if piece := cleaner.feed(event.text):
-                            pieces.put_nowait(piece)
-                        if cleaner.done:
-                            break  # a stop sequence or the last line: the rest is cut anyway
-                    elif isinstance(event, Usage):
-                        tokens = (event.input_tokens or 0, event.output_tokens or 0)
-        if piece := cleaner.finish():
-            pieces.put_nowait(piece)
-        return cleaner.sent, tokens
+        async with contextlib.aclosing(provider.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    if piece := cleaner.feed(event.text):
+                        pieces.put_nowait(piece)
+                    if cleaner.done:
+                        break  # a stop sequence or the last line: the rest is cut anyway
+                elif isinstance(event, Usage):
+                    tokens = (event.input_tokens or 0, event.output_tokens or 0)
+        return tokens
 
     def _record(
         self, model: ModelConfig, started: float, outcome: str, tokens: tuple[int, int]
@@ -467,3 +499,7 @@ def _problem(task: asyncio.Task) -> BaseException | None:
     if isinstance(exc, TimeoutError):
         return ProviderError("timeout", "no answer within the Tab deadline")
     return exc
+
+
+def _is_fim(config: Config, model: ModelConfig) -> bool:
+    return config.providers[model.provider].kind in FIM_KINDS
