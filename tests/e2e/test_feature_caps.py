@@ -1,6 +1,7 @@
 """Spending caps on the editor features (issues 34/35 meet 36), through a real mitmdump: with
 `[limits] daily_usd` already reached, Cmd-K and Tab end at once with the Agent's
-`resource_exhausted` error naming the cap (each in its own stream shape), and the provider is
+`resource_exhausted` error naming the cap (each in its own stream shape; commit messages as a
+unary error; terminal autocomplete too), and the provider is
 never called."""
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from provider_config import MODEL
 from tab_client import STREAM_CPP
 from tab_client import cpp_request
 from tab_client import stream_cpp
+from test_editor_features import AUTOCOMPLETE
 from test_editor_features import CMDK
+from test_editor_features import COMMIT
 from test_editor_features import Setup as FeatureSetup
 from test_editor_features import cmd_k_request
 from test_tab_e2e import SOURCE
 from test_tab_e2e import Setup as TabSetup
 
+from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import UsageStore
@@ -60,11 +64,19 @@ async def test_cmd_k_is_refused_at_a_reached_cap_without_a_model_call(tmp_path, 
         try:
             seed(setup.proxy.data_dir, MODEL)
             messages, end = await setup.stream(CMDK, cmd_k_request("capped-marker"))
+            commit = await setup.unary(COMMIT, fpb.WriteGitCommitMessageRequest(diffs=["x"]))
+            typed = fpb.StreamTerminalAutocompleteRequest(current_command="git st")
+            completions, completion_end = await setup.stream(
+                AUTOCOMPLETE, typed, fpb.StreamTerminalAutocompleteResponse
+            )
         finally:
             await setup.close()
         assert not fp.requests  # the provider was never called
-    assert not messages
+    assert not messages and not completions
     assert refused(end).details.title == "Spending cap reached (daily_usd)"
+    refused(completion_end)  # terminal autocomplete: the same end, in its own stream
+    assert commit.status_code == 429 and commit.json()["code"] == "resource_exhausted"
+    assert "daily_usd" in commit.json()["message"]
     assert not [r for r in backend.requests if r.path.startswith(CMDK)]
 
 

@@ -12,7 +12,9 @@ The answer replaces the cursor's line (`range_to_replace`, 1-based, inclusive) w
 text before the cursor, the completion, and the line's text after it: one edit between
 `begin_edit` and `done_edit`, after `model_info`, ended by `done_stream`
 (`answer_frames`). A completion that leaves a placeholder (`pass`, `...`, `TODO`) or a lint
-error below it gets a `cursor_prediction_target` there (`next_jump`).
+error below it gets a `cursor_prediction_target` there (`next_jump`). The proxy streams the
+edit as the model writes: `begin_frame`, `text` deltas cleaned as they come (`Cleaner`: the same
+text `clean` makes of the whole), `end_frames`.
 """
 
 from __future__ import annotations
