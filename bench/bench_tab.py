@@ -12,7 +12,8 @@ after the other; the time is request sent → whole answer received (the first s
 addon answers a suggestion whole). N is the same mitmdump as A answering a Tab call that needs
 no model (CppEditHistoryStatus): what the addon's hooks cost by themselves. Rounds alternate the
 order; the printed ratio is A/B of the p50 and p90 over all rounds (the issue's goal: ≤ 1.5× at
-p50, ≤ 2× at p90). The model answers in one write (`FakeFim(burst=True)`), as B's server does.
+p50, ≤ 2× at p90). The model answers in one write (`FakeFim(burst=True)`), as B's server does, or in
+--pieces SSE events (one write each).
 
 Memory. A fresh A whose model never answers (its calls hang until cancelled): --churn requests
 on one HTTP/2 connection, each reset after 2-30 ms (8 at a time) unless a newer one superseded
@@ -49,9 +50,11 @@ from mitm import start_mitmdump  # noqa: E402
 from provider_config import KEY_ENV  # noqa: E402
 from streamlib import cpu_seconds  # noqa: E402
 from streamlib import status_kib  # noqa: E402
+from tab_client import STREAM_CPP  # noqa: E402
 from tab_client import cpp_request  # noqa: E402
 from tab_client import h2_stream_cpp  # noqa: E402
 
+from cursor_byok.pb import aiserver_features_pb2 as fpb  # noqa: E402
 from cursor_byok.protocol import connect  # noqa: E402
 from cursor_byok.protocol import tab as tabp  # noqa: E402
 
@@ -140,6 +143,7 @@ async def timings(proxy: Mitm, count: int, null: bool = False) -> list[float]:
     addon's hooks cost by themselves."""
     h2 = await H2Client.connect(proxy.port, TEST_HOST, proxy.ca_file, 443)
     out = []
+    firsts: list[float] = []
 
     async def one() -> None:
         if null:
@@ -148,8 +152,30 @@ async def timings(proxy: Mitm, count: int, null: bool = False) -> list[float]:
             assert b"".join([c async for c in stream.chunks()]) is not None
             assert stream.status == 200
             return
-        answer = await h2_stream_cpp(h2, TEST_HOST, cpp_request(SOURCE, 4, 11))
-        assert answer is not None and ANSWER in answer.edit, answer
+        stream = await h2.request(
+            STREAM_CPP,
+            {
+                ":authority": TEST_HOST,
+                "content-type": "application/connect+proto",
+                "connect-protocol-version": "1",
+                "authorization": "Bearer bench",
+            },
+            body=connect.encode_frame(cpp_request(SOURCE, 4, 11).SerializeToString()),
+            end=True,
+        )
+        body = b""
+        first = 0.0
+        async for chunk in stream.chunks():
+            body += chunk
+            if not first and _shows_text(body):
+                first = time.perf_counter()  # the first suggestion text reached the editor
+        texts = [
+            fpb.StreamCppResponse.FromString(f.payload).text
+            for f in connect.decode_envelopes(body)
+            if not f.is_end_stream
+        ]
+        assert first and ANSWER in "".join(texts) and stream.status == 200, body
+        firsts.append(first)
 
     try:
         for _ in range(5):  # warm-up
@@ -157,10 +183,26 @@ async def timings(proxy: Mitm, count: int, null: bool = False) -> list[float]:
         for _ in range(count):
             started = time.perf_counter()
             await one()
-            out.append(time.perf_counter() - started)
+            out.append((firsts[-1] if not null else time.perf_counter()) - started)
     finally:
         await h2.aclose()
     return out
+
+
+def _shows_text(body: bytes) -> bool:
+    """Whether the complete Connect frames in `body` carry the edit's first model text (a
+    `text` frame after `begin_edit`)."""
+    at, begun = 0, False
+    while at + 5 <= len(body):
+        size = int.from_bytes(body[at + 1 : at + 5], "big")
+        if at + 5 + size > len(body) or body[at] & 0x02:
+            return False
+        message = fpb.StreamCppResponse.FromString(body[at + 5 : at + 5 + size])
+        if begun and message.text and not message.done_edit:
+            return True
+        begun = begun or message.begin_edit
+        at += 5 + size
+    return False
 
 
 def pct(values: list[float], q: float) -> float:
@@ -168,12 +210,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def latency(tmp: Path, requests: int, rounds: int) -> None:
+async def latency(tmp: Path, requests: int, rounds: int, pieces: int) -> None:
     runner, port = await instant_server()
     a_all: list[float] = []
     b_all: list[float] = []
     n_all: list[float] = []
-    async with FakeFim(answer=ANSWER, chunks=1, burst=True) as fim:
+    async with FakeFim(answer=ANSWER, chunks=pieces, burst=pieces == 1) as fim:
         addon = start_addon(tmp / "a", fim)
         plain = start_plain(tmp / "b", port)
         try:
@@ -296,10 +338,11 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--churn", type=int, default=5000)
     parser.add_argument("--only", default="latency,churn,null")
+    parser.add_argument("--pieces", type=int, default=1, help="SSE events the model writes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-tab-") as tmp:
         if "latency" in args.only:
-            await latency(Path(tmp), args.requests, args.rounds)
+            await latency(Path(tmp), args.requests, args.rounds, args.pieces)
         if "churn" in args.only.split(","):
             await churn(Path(tmp), args.churn)
         if "null" in args.only.split(","):

@@ -64,13 +64,22 @@ tab = "{tab}"
 
 class Setup:
     def __init__(
-        self, tmp_path, workspace, backend, fim, kind="openai-fim", tab="Tab model", http2=False
+        self,
+        tmp_path,
+        workspace,
+        backend,
+        fim,
+        kind="openai-fim",
+        tab="Tab model",
+        http2=False,
+        edit=None,
     ):
         backend.held_streams = 0
         self.backend = backend
-        self.proxy = start_in_front_of(
-            backend, tmp_path / "proxy", write_config(tmp_path, fim, kind, tab)
-        )
+        config = write_config(tmp_path, fim, kind, tab)
+        if edit is not None:
+            config.write_text(edit(config.read_text()))
+        self.proxy = start_in_front_of(backend, tmp_path / "proxy", config)
         self.client = CursorLikeClient.to_backend(backend.port, self.proxy, workspace, http2=http2)
         self.http: httpx.AsyncClient = self.client.http
         self.base = self.client.base_url
@@ -115,6 +124,58 @@ async def test_mid_line_completion_from_a_fim_model(tmp_path, workspace, backend
     assert census["tab"]["requests"] == 1 and census["tab"]["suggestions"] == 1
     assert census["paths"][STREAM_CPP] == {"served": 1}
     assert "Tab: on your model Tab model" in setup.proxy.log()  # the start banner says where
+
+
+async def test_the_suggestion_streams_as_the_model_writes(tmp_path, workspace, backend):
+    """The editor sees the edit's start and the model's first piece while the model is still
+    writing (it waits on `hold` after its first piece), then the rest as `text` deltas."""
+    hold = asyncio.Event()
+    async with FakeFim(answer="math.pi * r * r", chunks=3, hold=hold) as fim:
+        setup = Setup(tmp_path, workspace, backend, fim, http2=True)
+        h2 = await H2Client.connect(
+            setup.proxy.port, "127.0.0.1", setup.proxy.ca_file, backend.port
+        )
+        try:
+            stream = await h2.request(
+                STREAM_CPP,
+                {
+                    ":authority": f"127.0.0.1:{backend.port}",
+                    "content-type": "application/connect+proto",
+                    "connect-protocol-version": "1",
+                    "authorization": "Bearer t",
+                },
+                body=connect.encode_frame(cpp_request(SOURCE, 4, 11).SerializeToString()),
+                end=True,
+            )
+            body = b""
+            chunks = stream.chunks()
+            async with asyncio.timeout(60):
+                while b"math" not in body:  # the model's first piece, shown
+                    body += await anext(chunks)
+            early = [
+                fpb.StreamCppResponse.FromString(f.payload)
+                for f in connect.decode_envelopes(body)
+                if not f.is_end_stream
+            ]
+            assert not hold.is_set() and fim.finished == 0  # the model is mid-answer
+            hold.set()
+            async with asyncio.timeout(60):
+                body += b"".join([chunk async for chunk in chunks])
+        finally:
+            await h2.aclose()
+            await setup.close()
+    assert early[0].HasField("model_info") and early[1].begin_edit
+    assert early[1].range_to_replace.start_line_number == 5
+    assert not any(f.done_edit or f.done_stream for f in early)
+    frames = [
+        fpb.StreamCppResponse.FromString(f.payload)
+        for f in connect.decode_envelopes(body)
+        if not f.is_end_stream
+    ]
+    assert "".join(f.text for f in frames) == "    return math.pi * r * r"
+    assert len([f for f in frames if f.text and not f.begin_edit and not f.done_edit]) >= 2
+    assert frames[-1].done_stream and any(f.done_edit for f in frames)
+    assert connect.parse_end_stream(list(connect.decode_envelopes(body))[-1].payload).ok
 
 
 async def test_multi_line_completion_from_a_chat_model(tmp_path, workspace, backend):
@@ -203,8 +264,12 @@ async def test_abandoned_requests_cancel_their_calls_and_the_next_answers(
                         assert early.edit == "" and early.end is not None and early.end.ok
 
             await asyncio.gather(*(keystroke(i) for i in range(500)))
-            # Every call the proxy started is cancelled: the model is left idle.
-            async with asyncio.timeout(60):
+            # Every call the proxy started is cancelled: the model is left idle. The proxy may
+            # still be working through the churn (a loaded machine): wait for each request's
+            # usage row first (one per request, written when its call has ended).
+            async with asyncio.timeout(120):
+                while sum(usage_rows(setup.proxy.data_dir).values()) < 500:
+                    await asyncio.sleep(0.05)  # a poll of the database, under the deadline
                 await fim.idle.wait()
             gate.set()
             answer = await h2_stream_cpp(h2, authority, cpp_request(SOURCE, 4, 11))
@@ -308,3 +373,24 @@ async def test_tab_privacy_marker_no_byte_of_the_file_to_cursor(tmp_path, worksp
     }
     assert all(r.status_code == 200 for r in answers.values())
     assert nxt.status_code == 200
+
+
+async def test_a_failing_tab_model_hands_over_to_its_fallback(tmp_path, workspace, backend):
+    """`fallbacks` of the Tab model: a 503 before any text went out → the next model (here a
+    chat model on another provider) answers the same keystroke."""
+    async with FakeFim(answer="x", fail=503) as bad, FakeFim(answer="math.pi * r * r") as good:
+
+        def with_fallback(config: str) -> str:
+            config = config.replace(bad.base_url, good.base_url, 1)  # [providers.chat]
+            return config.replace(
+                'model = "coder-fim"', 'model = "coder-fim"\nfallbacks = ["Chat"]'
+            )
+
+        setup = Setup(tmp_path, workspace, backend, bad, edit=with_fallback)
+        try:
+            answer = await stream_cpp(setup.http, setup.base, cpp_request(SOURCE, 4, 11))
+        finally:
+            await setup.close()
+    assert bad.paths == ["/v1/completions"] and good.paths == ["/v1/chat/completions"]
+    assert answer.end is not None and answer.end.ok
+    assert answer.edit == "    return math.pi * r * r"

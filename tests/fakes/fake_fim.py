@@ -11,6 +11,8 @@ over chat).
   `chunks` pieces, one SSE event each, then a finish reason, usage and `[DONE]`.
 - `gate`: when set to an `asyncio.Event`, each answer waits for it before its first byte (a slow
   model; lets a test abandon requests without sleeping).
+- `hold`: when set to an `asyncio.Event`, each answer waits for it after its first piece (a model
+  mid-answer: lets a test see what reached the editor before the model finished).
 - `burst`: the whole answer in one write (an instant model: bench/bench_tab.py).
 - `fail`: an HTTP status to answer every request with (an OpenAI-shaped error body).
 - Counters and events: `arrived` (set at every request), `active` / `max_active` (calls being
@@ -36,8 +38,10 @@ class FakeFim:
         gate: asyncio.Event | None = None,
         fail: int = 0,
         burst: bool = False,
+        hold: asyncio.Event | None = None,
     ) -> None:
         self.burst = burst
+        self.hold = hold
         self.answer = answer
         self.chunks = chunks
         self.gate = gate
@@ -126,8 +130,10 @@ class FakeFim:
         if self.burst:
             response.content_length = sum(map(len, events))
         await response.prepare(request)
-        for event in [b"".join(events)] if self.burst else events:
+        for i, event in enumerate([b"".join(events)] if self.burst else events):
             await response.write(event)
+            if i == 0 and self.hold is not None:
+                await self.hold.wait()
         await response.write_eof()
         self.finished += 1
         return response

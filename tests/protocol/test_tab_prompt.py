@@ -95,3 +95,54 @@ def test_chat_prompt_marks_the_cursor():
     assert "<CURSOR>" in system
     text = messages[0]["content"][0]["text"]  # type: ignore[index]
     assert "    return <CURSOR>\n\nprint" in text
+
+
+def stream(prompt: tab.FimPrompt, deltas: list[str], *, chat: bool) -> tuple[list[str], bool]:
+    """What `Cleaner` lets out after each delta, then at the end; and whether it asked to stop."""
+    cleaner = tab.Cleaner(prompt, chat=chat)
+    out = [cleaner.feed(delta) for delta in deltas]
+    done = cleaner.done
+    out.append(cleaner.finish())
+    assert "".join(out) == cleaner.sent == tab.clean("".join(deltas), prompt, chat=chat)
+    return out, done
+
+
+@pytest.mark.parametrize(
+    ("deltas", "chat"),
+    [
+        (["round(", "area(2)", ", 2)", "\n\n\nprint()"], False),
+        (["a<|end", "oftext|>b"], False),
+        (["```py", "thon\nfoo(", "1)\n", "```"], True),
+        (["x = 1\n", "<CUR", "SOR>y = 2"], True),
+        (["line\n"] * 20, False),
+        (["", "  \n", "ok"], False),
+    ],
+)
+def test_cleaner_streams_what_clean_makes_of_the_whole(deltas, chat):
+    stream(tab.build_prompt(request(line=5, column=6)), deltas, chat=chat)
+
+
+def test_cleaner_shows_text_as_it_comes_and_holds_what_may_change():
+    prompt = tab.FimPrompt("print(", ")\n", "a.py", "python", 0, "print(", ")", "")
+    out, _ = stream(prompt, ["round(", "area(2)", ", 2)\n", "x"], chat=False)
+    assert out[:2] == ["round(", "area(2)"]  # shown at once, not at the end
+    repeat = tab.FimPrompt("print(", "x)\n", "a.py", "python", 0, "print(", "x)", "")
+    out, _ = stream(repeat, ["foo(", "1, ", "x)"], chat=False)
+    assert out == ["fo", "o(", "1, ", ""]  # as many characters as "x)" held until the end
+    out, _ = stream(prompt, ["a <|", "endoftext|>"], chat=False)
+    assert out[0] == "a"  # " <|" may begin a stop sequence: held
+
+
+def test_cleaner_stops_at_a_stop_sequence_and_at_the_last_line():
+    prompt = tab.build_prompt(request())
+    assert stream(prompt, ["a\n\n\n", "never"], chat=False)[1]
+    out, done = stream(prompt, [f"l{i}\n" for i in range(30)], chat=False)
+    assert done and "".join(out).count("\n") == tab.MAX_LINES - 1
+
+
+def test_cleaner_drops_a_repeat_of_the_text_after_the_cursor_at_the_end():
+    prompt = tab.build_prompt(request(line=5, column=6))
+    if not any(c.isalnum() for c in prompt.line_after):
+        pytest.skip("the cursor line has no alphanumeric text after the cursor")
+    out, _ = stream(prompt, ["round(1) + ", prompt.line_after.strip()], chat=False)
+    assert "".join(out) == tab.clean("round(1) + " + prompt.line_after.strip(), prompt, chat=False)

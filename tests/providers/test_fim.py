@@ -100,11 +100,19 @@ def test_a_fim_model_may_serve_tab():
     [
         ("", "Local FIM", "default_model"),
         ('[features]\ncmd_k = "Local FIM"', "Chat", "features.cmd_k"),
+        ('[routes]\nplan = "Local FIM"', "Chat", "routes.plan"),
+        ('fallbacks = ["Local FIM"]', "Chat", r"models\[1\].fallbacks"),
     ],
 )
 def test_a_fim_model_serves_nothing_but_tab(extra, default, key):
     with pytest.raises(ConfigError, match=key + ".*fill-in-the-middle"):
         parse_config(config(extra, default))
+
+
+def test_a_fim_model_may_fall_back_to_a_chat_model_for_tab():
+    text = config('[features]\ntab = "Local FIM"')
+    text["models"][0]["fallbacks"] = ["Chat"]  # Tab's chain: a chat model does Tab too
+    assert parse_config(text).model("Local FIM").fallbacks == ("Chat",)
 
 
 @pytest.mark.parametrize("tab", ["ollama-fim", "codestral"])

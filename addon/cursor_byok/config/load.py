@@ -318,7 +318,14 @@ def _fim_models_only_for_tab(
     roles.update(
         {f"models[{i}].compaction_model": m.compaction_model for i, m in enumerate(models)}
     )
-    for key, name in roles.items():
+    routes = raw.get("routes")
+    if isinstance(routes, dict):  # a mode or task's model holds a conversation
+        roles.update({f"routes.{k}": v for k, v in routes.items() if isinstance(v, str)})
+    pairs = list(roles.items())
+    for i, model in enumerate(models):  # a chat model's stand-in must hold its conversation
+        if model.name not in fim:
+            pairs += [(f"models[{i}].fallbacks", other) for other in model.fallbacks]
+    for key, name in pairs:
         if name in fim:
             raise fail(
                 key,

@@ -12,7 +12,9 @@ The answer replaces the cursor's line (`range_to_replace`, 1-based, inclusive) w
 text before the cursor, the completion, and the line's text after it: one edit between
 `begin_edit` and `done_edit`, after `model_info`, ended by `done_stream`
 (`answer_frames`). A completion that leaves a placeholder (`pass`, `...`, `TODO`) or a lint
-error below it gets a `cursor_prediction_target` there (`next_jump`).
+error below it gets a `cursor_prediction_target` there (`next_jump`). The proxy streams the
+edit as the model writes: `begin_frame`, `text` deltas cleaned as they come (`Cleaner`: the same
+text `clean` makes of the whole), `end_frames`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ STOP = ["\n\n\n", "<|endoftext|>", "<|file_separator|>", "<|fim_pad|>"]
 _HASH = {"python", "shellscript", "ruby", "yaml", "toml", "perl", "r", "makefile", "dockerfile"}
 _DASH = {"sql", "lua", "haskell"}
 _PLACEHOLDER = re.compile(r"^\s*(pass|\.\.\.|todo!\(\)|unimplemented!\(\)|.*\bTODO\b.*)\s*$")
+_LEADING_FENCE = re.compile(r"^\s*```[\w+-]*\s*\n?")
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*\n?|\n?\s*```\s*$")
 CHAT_SYSTEM = (
     "You are a code completion engine. Reply with only the code that belongs at <CURSOR>: "
@@ -176,30 +179,112 @@ def next_jump(
     return None
 
 
+MODEL_INFO = fpb.StreamCppResponse(model_info=fpb.StreamCppResponse.ModelInfo())
+DONE_STREAM = fpb.StreamCppResponse(done_stream=True)
+
+
+def begin_frame(prompt: FimPrompt) -> fpb.StreamCppResponse:
+    """The edit's start: the cursor's line is replaced, beginning with its text before the
+    cursor (sent with the first text of the completion, never before: an empty answer has none)."""
+    line = prompt.line + 1
+    return fpb.StreamCppResponse(
+        range_to_replace=fpb.LineRange(start_line_number=line, end_line_number_inclusive=line),
+        suggestion_start_line=line,
+        begin_edit=True,
+        text=prompt.line_before,
+    )
+
+
+def end_frames(prompt: FimPrompt, completion: str) -> list[fpb.StreamCppResponse]:
+    """The edit's end (the line's text after the cursor) and where the editor jumps next."""
+    out = [fpb.StreamCppResponse(text=prompt.line_after, done_edit=True)]
+    target = next_jump(completion, prompt)
+    if target is not None:
+        out.append(fpb.StreamCppResponse(cursor_prediction_target=target))
+    return out
+
+
 def answer_frames(deltas: list[str], prompt: FimPrompt, completion: str) -> list[bytes]:
     """The StreamCppResponse messages (serialised) for a completion; `deltas` are its pieces as
     the model sent them (already `clean`ed as a whole: `completion`). No completion: only
-    `model_info` and `done_stream` (the client shows nothing)."""
-    out = [fpb.StreamCppResponse(model_info=fpb.StreamCppResponse.ModelInfo())]
+    `model_info` and `done_stream` (the client shows nothing). `Cleaner` makes the same frames
+    as the model writes."""
+    out = [MODEL_INFO]
     if completion:
-        line = prompt.line + 1
-        out.append(
-            fpb.StreamCppResponse(
-                range_to_replace=fpb.LineRange(
-                    start_line_number=line, end_line_number_inclusive=line
-                ),
-                suggestion_start_line=line,
-                begin_edit=True,
-                text=prompt.line_before,
-            )
-        )
+        out.append(begin_frame(prompt))
         out.extend(fpb.StreamCppResponse(text=piece) for piece in _pieces(deltas, completion))
-        out.append(fpb.StreamCppResponse(text=prompt.line_after, done_edit=True))
-        target = next_jump(completion, prompt)
-        if target is not None:
-            out.append(fpb.StreamCppResponse(cursor_prediction_target=target))
-    out.append(fpb.StreamCppResponse(done_stream=True))
+        out.extend(end_frames(prompt, completion))
+    out.append(DONE_STREAM)
     return [m.SerializeToString() for m in out]
+
+
+class Cleaner:
+    """`clean`, as the model writes (the text frames stream): `feed` each delta and send what it
+    returns, which never changes afterwards; `finish` returns the rest once the model is done.
+    Held back until the next delta: trailing blanks, a possible start of a stop sequence (or of
+    `<CURSOR>` and a closing fence from a chat model), and as many characters as the text after
+    the cursor (a repeat of it is dropped at the end). `done` once a stop sequence or the
+    MAX_LINES-th line has come: the rest of the model's answer is not needed."""
+
+    def __init__(self, prompt: FimPrompt, *, chat: bool) -> None:
+        self.prompt = prompt
+        self.chat = chat
+        self.raw = ""
+        self.sent = ""  # what `feed`/`finish` returned so far: the completion as shown
+        self.done = False
+        rest = prompt.line_after.strip()
+        self._rest = len(rest) if any(c.isalnum() for c in rest) else 0
+        self._stops = STOP + (["<CURSOR>", "```"] if chat else [])
+
+    def feed(self, delta: str) -> str:
+        if self.done:
+            return ""
+        self.raw += delta
+        text = self._cut(self.raw)
+        if self.done:
+            return ""  # the caller stops the model and calls `finish`
+        return self._advance(text[: len(text) - self._held(text)])
+
+    def finish(self) -> str:
+        """The rest of the cleaned completion (what `clean` makes of the whole answer)."""
+        self.done = True
+        return self._advance(clean(self.raw, self.prompt, chat=self.chat))
+
+    def _advance(self, text: str) -> str:
+        if len(text) <= len(self.sent) or not text.startswith(self.sent):
+            return ""
+        piece, self.sent = text[len(self.sent) :], text
+        return piece
+
+    def _cut(self, raw: str) -> str:
+        text = raw
+        if self.chat:
+            if text.lstrip().startswith("`"):
+                if "\n" not in text:
+                    return ""  # an opening fence, perhaps: wait for its line
+                text = _LEADING_FENCE.sub("", text, count=1)
+            text = text.replace("<CURSOR>", "")
+        for stop in STOP:
+            if stop in text:
+                text, self.done = text.split(stop, 1)[0], True
+        if text.count("\n") >= MAX_LINES:
+            text, self.done = "\n".join(text.split("\n")[:MAX_LINES]), True
+        return text
+
+    def _held(self, text: str) -> int:
+        partial = 0  # the start of a stop sequence, perhaps
+        for stop in self._stops:
+            for n in range(len(stop) - 1, partial, -1):
+                if text.endswith(stop[:n]):
+                    partial = n
+                    break
+        body = text[: len(text) - partial]
+        held = partial + len(body) - len(body.rstrip("\n ")) + self._rest
+        if self.chat and "\n" in text:
+            last = text.rsplit("\n", 1)[1]
+            if last.strip().startswith("`"):
+                held = max(held, len(last) + 1)
+        return min(held, len(text))
 
 
 def _pieces(deltas: list[str], completion: str) -> list[str]:

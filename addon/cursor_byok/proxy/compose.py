@@ -74,7 +74,7 @@ def compose(agent: Agent | None = None) -> Composition:
     loopback = Loopback(registry, routing.routes, activity.census)
     registry.on_unresolved = turns.on_unresolved = activity.unresolved
     rpc = AgentRpc(registry, loopback, routing, recording, activity, turns.tool_choices)
-    tab = Tab(turns, activity.census)  # Tab on the user's model ([features] tab), else untouched
+    tab = Tab(turns, activity.census, loopback)  # Tab on the user's model, else untouched
     feature_calls = FeatureCalls()  # the editor features' calls, as the live status shows them
     reach = Reachability()  # Cursor's API reachable? fed by the picker's connection hooks
     addons: list[Any] = [

@@ -46,6 +46,7 @@ from cursor_byok.proxy.feature_stream import failure
 from cursor_byok.proxy.feature_stream import frame
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.proxy.loopback.addon import Loopback
+from cursor_byok.proxy.spend_gate import SpendGate
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
@@ -75,6 +76,7 @@ FEATURE_OF = {
     TERMINAL_AUTOCOMPLETE: TERMINAL,
 }
 STREAMS = frozenset({STREAM_CMD_K, STREAM_TERMINAL_CMD_K, TERMINAL_AUTOCOMPLETE})
+MODEL_CALLS = STREAMS | {COMMIT}  # the calls that spend: refused when a cap is reached
 COMMIT_DEADLINE = 7.0  # seconds (cursor_byok_commit_message_ms): the client gives up at ~10
 EDIT_ID = 1  # one edit per Cmd-K answer
 AUTOCOMPLETE_TOKENS = 64  # one command line's worth: a suggestion, not an essay
@@ -109,6 +111,7 @@ class EditorFeatures:
         self.calls = calls  # per kind and model: calls, tokens, latency (the live status)
         self.cache = ContextCache()  # Cmd-K's context items by the client's hash
         self.commit_deadline = COMMIT_DEADLINE
+        self.spend = SpendGate()  # [limits]: checked before each model call
 
     def load(self, loader) -> None:
         options.declare(
@@ -152,6 +155,9 @@ class EditorFeatures:
             return
         flow.metadata[CENSUS_KEY] = SERVED
         try:
+            if path in MODEL_CALLS and (capped := await self._capped(config)) is not None:
+                self._error(flow, path, capped)  # a spending cap is reached: no model call
+                return
             job = Job(flow, config, feature_model(config, name), _is_json(flow))
             await self._answer(job, path)
         except Exception as exc:
@@ -178,6 +184,12 @@ class EditorFeatures:
         if feature is not None and self.census is not None:
             size = len(flow.request.raw_content or b"")
             self.census.feature(feature, sent_bytes=size, sent_calls=1)
+
+    async def _capped(self, config: Config) -> connect.EndStreamError | None:
+        error = await self.spend.check(config, options.data_dir(ctx.options))
+        if error is not None:
+            log.warning("editor feature refused: %s", error.message)
+        return error
 
     def _error(self, flow: http.HTTPFlow, path: str, error: connect.EndStreamError) -> None:
         if path in STREAMS:

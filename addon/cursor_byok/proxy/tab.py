@@ -12,8 +12,10 @@ The editor starts a Tab request on nearly every keystroke and abandons most of t
 - every call has a deadline (`cursor_byok_tab_timeout_ms`); nothing of a request is kept after
   it ends (counters only: `TabStats`).
 
-The answer is built whole and sent as one Connect stream (a suggestion is a few lines, and
-`max_tokens` is small): `protocol/tab.py` makes the prompt and the frames. Tab's other calls are
+The answer streams as the model writes (through the loopback server, like Cmd-K's:
+`Loopback.serve_produced`, started in the request hook): model_info at once, the edit's start
+with the first text, `text` deltas, then its end. `protocol/tab.py` makes the prompt and the
+frames, and cleans the text as it comes (`Cleaner`: stop sequences, 12 lines). Tab's other calls are
 answered by `tab_calls.py`'s table. Each call leaves one usage row of kind `tab`.
 """
 
@@ -24,12 +26,15 @@ import contextlib
 import hashlib
 import logging
 import time
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from mitmproxy import connection
 from mitmproxy import ctx
 from mitmproxy import http
 
+from cursor_byok.agent.chain import FALLBACK_KINDS
+from cursor_byok.agent.errors import provider_kind
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.pb import aiserver_features_pb2 as fpb
@@ -45,9 +50,11 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
 from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
 from cursor_byok.proxy.mitmproxy_compat import tell_abandoned_requests
+from cursor_byok.proxy.spend_gate import SpendGate
 from cursor_byok.proxy.tab_calls import CALLS
 from cursor_byok.proxy.tab_calls import NEXT_CURSOR
 from cursor_byok.proxy.tab_calls import STREAM_CPP
@@ -169,11 +176,15 @@ def refetch_error(path: str) -> connect.EndStreamError:
 
 
 class Tab:
-    def __init__(self, turns: Turns, census: Census | None = None) -> None:
+    def __init__(
+        self, turns: Turns, census: Census | None = None, loopback: Loopback | None = None
+    ) -> None:
         self.turns = turns
+        self.loopback = loopback  # serves StreamCpp's body as the model writes
         self.census = census
         self.slots = Slots()
         self.stats = TabStats()
+        self.spend = SpendGate()  # [limits]: checked before each model call
         self.timeout = 10.0
 
     def load(self, loader) -> None:
@@ -292,54 +303,99 @@ class Tab:
             unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
             self._record(model, time.time(), TAB + ":cancelled", (0, 0))
             return
+        capped = await self.spend.check(config, options.data_dir(ctx.options))
+        if capped is not None:  # a spending cap is reached: no model call
+            self._count(errors=1)
+            self.stats.last = "refused: spending cap reached"
+            unary.answer_bytes(flow, stream_body([], capped), STREAM_TYPE)
+            return
+        flow.metadata[CENSUS_KEY] = SERVED
         editor = editor_key(flow)
         started = time.time()
+        pieces: asyncio.Queue[str | None] = asyncio.Queue()  # the text to show, then None
         older: asyncio.Future[asyncio.Task | None] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._complete(config, model, prompt, older))
+        task = asyncio.create_task(self._complete(config, model, prompt, older, pieces))
         call, previous = self.slots.start(editor, flow.client_conn.id, task)
         older.set_result(previous)
-        flow.metadata[ABANDON_KEY] = task.cancel  # the client reset or dropped it: stop now
         self.stats.running = len(self.slots)
-        try:
-            outcome = await self._answer(flow, task, prompt)
-        finally:
+        flow.metadata[ABANDON_KEY] = task.cancel  # the client reset or dropped it: stop now
+
+        def ended(task: asyncio.Task) -> None:
             flow.metadata.pop(ABANDON_KEY, None)
+            pieces.put_nowait(None)
             self.slots.end(editor, call)
             self.stats.running = len(self.slots)
-        self._record(model, started, outcome, flow.metadata.pop(TOKENS_KEY, (0, 0)))
+            self._ended(task, model, started, prompt)
 
-    async def _answer(self, flow: http.HTTPFlow, task: asyncio.Task, prompt) -> str:
-        """Wait for the call and answer the flow; returns the usage row's outcome."""
+        task.add_done_callback(ended)
+        produce = lambda: self._frames(task, pieces, prompt)  # noqa: E731
+        if self.loopback is None or not await self.loopback.serve_produced(
+            flow, produce, STREAM_TYPE, None
+        ):  # no loopback server (unit tests): the answer whole, as it used to be
+            body = b"".join([chunk async for chunk in produce()])
+            unary.answer_bytes(flow, body, STREAM_TYPE)
+
+    async def _frames(
+        self, task: asyncio.Task, pieces: asyncio.Queue[str | None], prompt: tabp.FimPrompt
+    ) -> AsyncGenerator[bytes]:
+        """StreamCpp's body as the model writes (served by the loopback server): model_info at
+        once; range_to_replace + begin_edit with the first text; `text` deltas; done_edit,
+        cursor_prediction_target, done_stream. Closed early (the client went away): the call is
+        cancelled at once. Superseded or cancelled: the edit so far is closed, no error."""
         try:
-            deltas, completion, tokens = await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                task.cancel()
-                raise  # the proxy is shutting down
-            unary.answer_bytes(flow, stream_body(tabp.answer_frames([], prompt, "")), STREAM_TYPE)
+            yield _encode(tabp.MODEL_INFO)
+            shown, done = "", False
+            while not done and (piece := await pieces.get()) is not None:
+                batch = [piece]
+                while not pieces.empty():  # what else is ready goes in the same write
+                    more = pieces.get_nowait()
+                    if more is None:
+                        done = True
+                        break
+                    batch.append(more)
+                head = [] if shown else [tabp.begin_frame(prompt)]
+                shown += "".join(batch)
+                texts = [fpb.StreamCppResponse(text=text) for text in batch]
+                yield b"".join(_encode(m) for m in [*head, *texts])
+            problem = _problem(task)
+            if problem is not None:
+                yield connect.encode_end_stream(
+                    connect.EndStreamError("unavailable", f"Tab model: {problem}")
+                )
+                return
+            tail = tabp.end_frames(prompt, shown) if shown else []
+            yield b"".join(_encode(m) for m in [*tail, tabp.DONE_STREAM])
+            yield connect.encode_end_stream(None)
+        finally:
+            task.cancel()
+
+    def _ended(
+        self, task: asyncio.Task, model: ModelConfig, started: float, prompt: tabp.FimPrompt
+    ) -> None:
+        """A call's end: the counters, the last line, its usage row."""
+        tokens = (0, 0)
+        if task.cancelled():
             self._count(cancelled=1)
-            return TAB + ":cancelled"
-        except (ProviderError, TimeoutError) as exc:
-            if isinstance(exc, TimeoutError):
-                exc = ProviderError("timeout", f"no answer within {self.timeout:g} s")
+            outcome = TAB + ":cancelled"
+        elif (problem := _problem(task)) is not None:
             self._count(errors=1)
-            self.stats.last = f"error: {exc}"
-            log.warning("Tab: the provider failed: %s", exc)
-            error = connect.EndStreamError("unavailable", f"Tab model: {exc}")
-            unary.answer_bytes(flow, stream_body([], error), STREAM_TYPE)
-            return TAB + ":error"
-        self._count(input_tokens=tokens[0], output_tokens=tokens[1])
-        flow.metadata[TOKENS_KEY] = tokens
-        frames = tabp.answer_frames(deltas, prompt, completion)
-        unary.answer_bytes(flow, stream_body(frames), STREAM_TYPE)
-        if completion:
-            self._count(suggestions=1)
-            lines = completion.count("\n") + 1
-            self.stats.last = f"{prompt.path}:{prompt.line + 1}: {lines} line(s)"
+            self.stats.last = f"error: {problem}"
+            if isinstance(problem, ProviderError):
+                log.warning("Tab: the provider failed: %s", problem)
+            else:
+                log.error("Tab: the call failed (a bug of cursor-byok): %r", problem)
+            outcome = TAB + ":error"
         else:
-            self._count(empty=1)
-        return TAB
+            completion, tokens = task.result()
+            self._count(input_tokens=tokens[0], output_tokens=tokens[1])
+            if completion:
+                self._count(suggestions=1)
+                lines = completion.count("\n") + 1
+                self.stats.last = f"{prompt.path}:{prompt.line + 1}: {lines} line(s)"
+            else:
+                self._count(empty=1)
+            outcome = TAB
+        self._record(model, started, outcome, tokens)
 
     async def _complete(
         self,
@@ -347,16 +403,44 @@ class Tab:
         model: ModelConfig,
         prompt: tabp.FimPrompt,
         older: asyncio.Future[asyncio.Task | None],
-    ) -> tuple[list[str], str, tuple[int, int]]:
-        """The model's completion: (its deltas, the cleaned whole, tokens), within the Tab
-        deadline, once the editor's older call (cancelled) has ended."""
+        pieces: asyncio.Queue[str | None],
+    ) -> tuple[str, tuple[int, int]]:
+        """The model's completion, cleaned as it comes (`tabp.Cleaner`: each piece to show goes
+        to `pieces`), within the Tab deadline, once the editor's older call (cancelled) has
+        ended; returns (the completion shown, tokens). A model that fails before any text was
+        shown, in a way its `fallbacks` may not (agent/chain.py FALLBACK_KINDS), hands over to
+        the next."""
         previous = await older
         if previous is not None and not previous.done():
             await asyncio.wait([previous])
+        chain = [model] + [m for n in model.fallbacks if (m := config.model(n)) is not None]
+        async with asyncio.timeout(self.timeout):
+            for i, option in enumerate(chain):
+                cleaner = tabp.Cleaner(prompt, chat=not _is_fim(config, option))
+                try:
+                    tokens = await self._stream_model(config, option, prompt, pieces, cleaner)
+                    break
+                except ProviderError as exc:
+                    last = i == len(chain) - 1
+                    if last or cleaner.sent or provider_kind(exc) not in FALLBACK_KINDS:
+                        raise
+                    log.info("Tab: %s failed (%s): trying %s", option.name, exc, chain[i + 1].name)
+        if piece := cleaner.finish():
+            pieces.put_nowait(piece)
+        return cleaner.sent, tokens
+
+    async def _stream_model(
+        self,
+        config: Config,
+        model: ModelConfig,
+        prompt: tabp.FimPrompt,
+        pieces: asyncio.Queue[str | None],
+        cleaner: tabp.Cleaner,
+    ) -> tuple[int, int]:
+        """One model's answer into `cleaner` (what it lets out goes to `pieces`); its tokens."""
         settings = config.providers[model.provider].settings()
         provider = self.turns.providers.get(settings)
-        fim = settings.kind in FIM_KINDS
-        if fim:
+        if settings.kind in FIM_KINDS:
             request = ModelRequest(
                 model=model.model,
                 system="",
@@ -372,18 +456,17 @@ class Tab:
                 messages=messages,
                 max_output_tokens=tabp.MAX_TOKENS,
             )
-        deltas: list[str] = []
         tokens = (0, 0)
-        async with asyncio.timeout(self.timeout):
-            async with contextlib.aclosing(provider.stream(request)) as events:
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        deltas.append(event.text)
-                        if sum(d.count("\n") for d in deltas) > tabp.MAX_LINES:
-                            break  # enough: the rest is cut anyway
-                    elif isinstance(event, Usage):
-                        tokens = (event.input_tokens or 0, event.output_tokens or 0)
-        return deltas, tabp.clean("".join(deltas), prompt, chat=not fim), tokens
+        async with contextlib.aclosing(provider.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    if piece := cleaner.feed(event.text):
+                        pieces.put_nowait(piece)
+                    if cleaner.done:
+                        break  # a stop sequence or the last line: the rest is cut anyway
+                elif isinstance(event, Usage):
+                    tokens = (event.input_tokens or 0, event.output_tokens or 0)
+        return tokens
 
     def _record(
         self, model: ModelConfig, started: float, outcome: str, tokens: tuple[int, int]
@@ -402,3 +485,21 @@ class Tab:
                 route="StreamCpp",
             ),
         )
+
+
+def _encode(message: fpb.StreamCppResponse) -> bytes:
+    return connect.encode_frame(message.SerializeToString())
+
+
+def _problem(task: asyncio.Task) -> BaseException | None:
+    """What a finished call failed with (a timeout as the provider's), or None."""
+    if task.cancelled() or not task.done():
+        return None
+    exc = task.exception()
+    if isinstance(exc, TimeoutError):
+        return ProviderError("timeout", "no answer within the Tab deadline")
+    return exc
+
+
+def _is_fim(config: Config, model: ModelConfig) -> bool:
+    return config.providers[model.provider].kind in FIM_KINDS
