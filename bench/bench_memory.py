@@ -154,10 +154,14 @@ context_window = 1000000
     return path
 
 
-def start_proxy(tmp: Path, base_url: str, tree: Path | None, trace: Path | None = None) -> Mitm:
+def start_proxy(
+    tmp: Path, base_url: str, tree: Path | None, trace: Path | None = None, linger_ms: int = 0
+) -> Mitm:
     tmp.mkdir(parents=True, exist_ok=True)
     command = None
     extra = ["-s", str(HERE / "memory_script.py")] if trace is not None else []
+    if linger_ms:
+        extra += ["--set", f"cursor_byok_linger_ms={linger_ms}"]
     if tree is not None:  # another checkout: its own mitmdump, its own addon
         command = [
             str(tree / ".venv" / "bin" / "mitmdump"),
@@ -270,12 +274,28 @@ class Case:
     endless: bool = False
 
 
+async def dropped_rss(pid: int, turns: int, ask: str, proxy: Mitm, workspace: Path, linger: int):
+    """--turns: that many more turns of the same shape, then VmRSS once every run was dropped
+    (the linger is over: the run's frames, turn and transcript are garbage)."""
+    for _ in range(turns):
+        turn = await one_turn(proxy, workspace, ask)
+        assert turn.end == "ok", turn.end
+    await asyncio.sleep(linger / 1000 + 3)  # the drop runs on the linger timer
+    return status_kib(pid, "VmRSS")
+
+
 async def measure(
-    case: Case, tmp: Path, workspace: Path, tree: Path | None, trace: Path | None = None
+    case: Case,
+    tmp: Path,
+    workspace: Path,
+    tree: Path | None,
+    trace: Path | None = None,
+    turns: int = 0,
+    linger_ms: int = 0,
 ) -> dict:
     provider = Provider()
     base_url = await provider.start()
-    proxy = start_proxy(tmp / case.name, base_url, tree, trace)
+    proxy = start_proxy(tmp / case.name, base_url, tree, trace, linger_ms)
     pid = proxy.process.pid
     try:
         warm = await one_turn(
@@ -297,6 +317,9 @@ async def measure(
         )
         peak = status_kib(pid, "VmHWM")
         after = status_kib(pid, "VmRSS")
+        dropped = 0
+        if turns:
+            dropped = await dropped_rss(pid, turns - 1, ask, proxy, workspace, linger_ms)
         if trace is not None:
             proxy.process.send_signal(signal.SIGUSR2)
             deadline = time.monotonic() + 60
@@ -315,6 +338,7 @@ async def measure(
         "before": before / 1024,
         "peak": peak / 1024,
         "after": after / 1024,
+        "dropped": dropped / 1024,
         "growth": growth,
         "text_mib": text_mib,
         "per_mib": growth / text_mib if text_mib else float("nan"),
@@ -336,6 +360,8 @@ def report(results: list[dict], tree: Path | None) -> None:
             f"| {end} | {turn.frames} | {r['before']:.0f} MiB | {r['peak']:.0f} MiB "
             f"| {r['after']:.0f} MiB | +{r['growth']:.0f} MiB | {r['per_mib']:.2f} {goal} |"
         )
+        if r["dropped"]:
+            print(f"{case.name}: VmRSS once every run was dropped: {r['dropped']:.0f} MiB")
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -354,7 +380,11 @@ async def run(args: argparse.Namespace) -> None:
         for case in chosen:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
             trace = args.tracemalloc and tmp / f"trace-{case.name}.txt"
-            results.append(await measure(case, tmp, workspace, args.tree, trace or None))
+            results.append(
+                await measure(
+                    case, tmp, workspace, args.tree, trace or None, args.turns, args.linger_ms
+                )
+            )
     report(results, args.tree)
     if args.json is not None:
         record(
@@ -380,6 +410,13 @@ def main() -> None:
     parser.add_argument("--endless-mib", type=float, default=17.0)
     parser.add_argument("--endless-seconds", type=float, default=40.0)
     parser.add_argument("--only", default="tiny,kb,endless")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=0,
+        help="measured turns in a row (issue 33 item 10: RSS once the runs are dropped)",
+    )
+    parser.add_argument("--linger-ms", type=int, default=0, help="cursor_byok_linger_ms")
     parser.add_argument("--tree", type=Path, default=None, help="another checkout to measure")
     parser.add_argument(
         "--tracemalloc",
