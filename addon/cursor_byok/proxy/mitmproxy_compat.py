@@ -11,10 +11,10 @@ touches this file only:
   drops for the loopback hop.
 - `give_end_stream_trailers`: mitmproxy withholds an HTTP/2 response's END_STREAM while the
   client's upload is open, unless the response has trailers (mitmproxy.md §3.3).
-The three process-wide patches (`install_stream_release`, `refuse_streams_over_the_limit`,
-`close_sockets_when_told`) are installed by one addon, `mitmproxy_patches.py`, in its `load` and
-removed in its `done`; the upstream reports they answer are in mitmproxy.md, so each can go when
-mitmproxy fixes its bug.
+The process-wide patches (`install_stream_release`, `refuse_streams_over_the_limit`,
+`close_sockets_when_told`, `forget_closed_upstreams`) are installed by one addon,
+`mitmproxy_patches.py`, in its `load` and removed in its `done`; the upstream reports they
+answer are in mitmproxy.md, so each can go when mitmproxy fixes its bug.
 
 - `install_stream_release`: after that END_STREAM mitmproxy keeps reading the client's upload
   until the client ends it; Cursor keeps its `Run` upload open for the whole turn and marks the
@@ -57,6 +57,14 @@ mitmproxy fixes its bug.
   cancellation skips the close, and the socket stays open for the life of the client
   connection. A client resetting `Run` streams left ~1 in 5 loopback hops open that way (the
   stream went on being served to nobody, and counted as live). The patch closes the socket.
+- `forget_closed_upstreams`: mitmproxy's `HttpLayer` keeps every upstream connection it opened
+  in `HttpLayer.connections` (connection -> its layer stack: `Server`, `HttpClient`,
+  `Http1Client` with its last request and response) for the life of the client connection, and
+  an HTTP/2 client's flow to an HTTP/1.1 upstream never reuses one (`get_connection`'s "h2_to_h1"
+  case). Every answer the loopback server streams is such a flow, so one editor connection kept
+  ~6 KiB per Tab keystroke (48 MiB over 5000), and each new hop scanned all the old ones. The
+  patch drops a connection once it is closed both ways, unless it is the layer's own client or
+  server or a live stream's `flow.server_conn` (those may still address it).
 - `tell_abandoned_requests`: while an addon's `request` hook runs, mitmproxy queues every event
   of that stream behind it (the stream's layer is paused on the hook), so a client that resets
   the stream (HTTP/2 RST_STREAM) or drops the connection is seen only after the hook returns.
@@ -389,6 +397,66 @@ def close_sockets_when_told() -> Undo | None:
         global _closing
         undo_wrap()
         _closing = False
+
+    return undo
+
+
+_forgetting = False
+_ENDED = "_cursor_byok_ended"  # an HttpLayer's closed connections not yet forgotten
+
+
+def _closed_upstreams(layer: Any, ended: set[Any]) -> list[Any]:
+    """Of the connections of an `HttpLayer` that had their `ConnectionClosed` (`ended`), those
+    nothing can address any more (see the module doc). A connection's state is CLOSED also
+    before it opens, so only these are candidates."""
+    from mitmproxy.connection import ConnectionState
+
+    context = layer.context
+    in_use = {id(getattr(getattr(stream, "flow", None), "server_conn", None))
+              for stream in layer.streams.values()}  # fmt: skip
+    return [
+        conn
+        for conn in ended
+        if conn.state is ConnectionState.CLOSED
+        and conn is not context.server
+        and conn not in layer.waiting_for_establishment
+        and id(conn) not in in_use
+    ]
+
+
+def forget_closed_upstreams() -> Undo | None:
+    """Make mitmproxy's `HttpLayer` forget an upstream connection once it has closed, instead of
+    at the end of the client connection (see the module doc). Returns the function that removes
+    it, or None when it is installed already."""
+    global _forgetting
+    if _forgetting:
+        return None
+    from mitmproxy.proxy import events
+    from mitmproxy.proxy.layers.http import HttpLayer
+
+    original = HttpLayer._handle_event
+
+    def _handle_event(self, event):
+        yield from original(self, event)
+        if not isinstance(event, events.ConnectionClosed) or event.connection is (
+            self.context.client
+        ):
+            return
+        ended: set[Any] = self.__dict__.setdefault(_ENDED, set())
+        if event.connection in self.connections:
+            ended.add(event.connection)
+        for conn in _closed_upstreams(self, ended):
+            ended.discard(conn)
+            self.connections.pop(conn, None)
+
+    _handle_event.__wrapped__ = original  # type: ignore[attr-defined]
+    undo_wrap = _replace(HttpLayer, "_handle_event", _handle_event)
+    _forgetting = True
+
+    def undo() -> None:
+        global _forgetting
+        undo_wrap()
+        _forgetting = False
 
     return undo
 

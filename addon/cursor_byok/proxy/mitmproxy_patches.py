@@ -1,10 +1,11 @@
-"""An addon for the three process-wide patches of mitmproxy, with an exit (mitmproxy.md §10).
+"""An addon for the process-wide patches of mitmproxy, with an exit (mitmproxy.md §10).
 
 Each patch answers a bug of mitmproxy 12 that a Cursor `Run` stream meets (`mitmproxy_compat.py`
 says what each does and why): an ended response's stream that waits for the client's upload
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
-(`close_sockets_when_told`). They change mitmproxy's classes, so they are installed while this
+(`close_sockets_when_told`), every closed upstream connection kept while its client connection
+lives (`forget_closed_upstreams`). They change mitmproxy's classes, so they are installed while this
 addon is loaded and removed when it is done: a script reload puts back what mitmproxy had before
 installing them again, and when mitmproxy fixes a bug its patch goes from the list below.
 """
@@ -15,6 +16,7 @@ import logging
 
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
+from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
 from cursor_byok.proxy.mitmproxy_compat import install_stream_release
 from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
 
@@ -24,6 +26,7 @@ PATCHES = (
     install_stream_release,  # a `Run` we end releases its stream
     refuse_streams_over_the_limit,  # a client's 101st stream: refused alone
     close_sockets_when_told,  # the loopback hop of a stream the client reset is closed
+    forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
 )
 
 
