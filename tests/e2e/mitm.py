@@ -117,6 +117,7 @@ def start_mitmdump(
     port_box: list[int] = []
     ready = threading.Event()
     listening = threading.Event()
+    ended = threading.Event()  # its output closed: the process is gone (perhaps not yet reaped)
     logged = threading.Condition()
 
     def pump() -> None:
@@ -131,12 +132,13 @@ def start_mitmdump(
                 listening.set()
             if "cursor-byok ready" in line:
                 ready.set()
+        ended.set()
         ready.set()  # the process ended: nothing more will come
         listening.set()
 
     threading.Thread(target=pump, daemon=True).start()
     (ready if wait_ready else listening).wait(timeout)
-    if not port_box or (wait_ready and not ready.is_set()) or process.poll() is not None:
+    if not port_box or (wait_ready and not ready.is_set()) or ended.is_set():
         process.kill()
         raise RuntimeError("mitmdump did not start:\n" + "".join(lines))
     return Mitm(process, port_box[0], confdir, data_dir, lines, logged)

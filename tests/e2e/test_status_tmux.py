@@ -161,9 +161,11 @@ async def test_live_status_in_a_real_terminal(tmp_path, workspace, width) -> Non
                     return False
                 top, bottom, lines = _table(screen)
                 row = _row(lines, top, bottom, "local")
-                return row is not None and row.get("tool") == "Read"
+                # The model call's usage may land a refresh after the tool shows (the call's
+                # last event comes after its tool call): wait for both, the exec is held.
+                return row is not None and row.get("tool") == "Read" and row.get("in") == "100"
 
-            screen = await pane.wait_for(reading, "the Read in the tool column")
+            screen = await pane.wait_for(reading, "the Read in the tool column and 100 tokens in")
             top, bottom, lines = _check_layout(screen, width)
             row = _row(lines, top, bottom, "local")
             assert row is not None and row["route"] == "local" and row["in"] == "100"

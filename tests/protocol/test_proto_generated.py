@@ -36,6 +36,9 @@ NEWER_THAN_REFERENCE = frozenset(
         "agent.v1.GetPromptContextUsageResponse: not in the reference schema",
         "agent.v1.WarmUpRequest: not in the reference schema",
         "agent.v1.WarmUpResponse: not in the reference schema",
+        # issue 37: the provider's model behind a BYOK name (docs/protocol.md §19)
+        "agent.v1.InteractionUpdate.routed_model = 24: no such number in the reference",
+        "agent.v1.RoutedModelUpdate: not in the reference schema",
         *(
             f"agent.v1.AgentRunRequest.{name} = {number}: no such number in the reference"
             for name, number in (

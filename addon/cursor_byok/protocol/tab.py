@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 
 MAX_PREFIX = 6000  # characters of the file before the cursor a prompt carries
@@ -43,8 +45,10 @@ CHAT_SYSTEM = (
 )
 
 
-class NoContents(ValueError):
+class NoContents(ByokError, ValueError):
     """The request relies on filesync and carries no file text (the client must re-send)."""
+
+    code = Code.FAILED_PRECONDITION
 
 
 @dataclass(frozen=True, slots=True)

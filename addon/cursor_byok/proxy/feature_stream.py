@@ -34,6 +34,7 @@ from cursor_byok.agent.errors import provider_turn_error
 from cursor_byok.agent.errors import stream_ended_early
 from cursor_byok.agent.turn_errors import TurnError
 from cursor_byok.config import ConfigError
+from cursor_byok.errors import ByokError
 from cursor_byok.protocol import connect
 from cursor_byok.providers import Provider
 from cursor_byok.providers.errors import ProviderError
@@ -45,7 +46,7 @@ from cursor_byok.store.usage import record_row
 log = logging.getLogger(__name__)
 
 
-class FeatureFailed(Exception):
+class FeatureFailed(ByokError):
     """A feature call that ends with a Connect error (`code`, `message`)."""
 
     def __init__(self, code: str, message: str) -> None:

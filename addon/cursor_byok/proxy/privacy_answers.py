@@ -27,6 +27,7 @@ from mitmproxy.net.http import multipart
 from cursor_byok.agent import titles
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 from cursor_byok.protocol import connect
@@ -233,7 +234,9 @@ class Answers:
         )
 
 
-class _Refused(Exception):
+class _Refused(ByokError):
+    """An upload refused with an HTTP status (the media URLs are plain HTTP, not Connect)."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

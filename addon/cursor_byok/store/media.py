@@ -25,6 +25,8 @@ import shutil
 import threading
 from pathlib import Path
 
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 from cursor_byok.store.files import MiB
 from cursor_byok.store.files import private_dir
 from cursor_byok.store.files import write_private
@@ -37,9 +39,11 @@ TYPE_SUFFIX = ".type"
 _MAC = 32  # hex digits of an owner id and of an address's MAC
 
 
-class MediaRefused(Exception):
+class MediaRefused(ByokError):
     """An upload the store will not keep (over a bound, the disk too full); the message says
     which bound and how to change it."""
+
+    code = Code.RESOURCE_EXHAUSTED
 
 
 class MediaStore:
