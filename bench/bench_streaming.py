@@ -59,6 +59,7 @@ from provider_config import KEY_ENV
 from provider_config import write_config
 from results import DEFAULT
 from results import record
+from streamlib import MANY_TURNS
 from streamlib import TEST_HOST
 from streamlib import FeederProcess
 from streamlib import Http2
@@ -99,6 +100,7 @@ def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
         f"cursor_byok_coalesce_ms={coalesce_ms}",
         "--set",
         f"flow_detail={FLOW_DETAIL[0]}",
+        *MANY_TURNS,
         agent="provider",
         config=write_config(tmp, feeder, "openai-chat"),
         env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mitm import start_mitmdump
 from provider_config import KEY_ENV
 from provider_config import write_config
+from streamlib import MANY_TURNS
 from streamlib import FeederProcess
 from streamlib import TurnStats
 from streamlib import addon_turn
@@ -96,6 +97,7 @@ async def run(args: argparse.Namespace) -> None:
             tmp,
             "--set",
             f"cursor_byok_coalesce_ms={args.coalesce_ms}",
+            *MANY_TURNS,
             "-s",
             str(Path(__file__).resolve().parent / "profiler_script.py"),
             agent="provider",
