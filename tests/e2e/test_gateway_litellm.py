@@ -34,7 +34,7 @@ from cursor_byok.pb import aiserver_v1_pb2 as aipb
 pytestmark = pytest.mark.timeout(420)
 VENV = os.environ.get("LITELLM_VENV", "")
 LITELLM = Path(VENV) / "bin" / "litellm"
-MASTER_KEY = "sk-team-master-not-real"
+MASTER_KEY = "sk-team-fake"  # LiteLLM wants sk-; short: not a real key
 START_DEADLINE = 240.0  # measured: ~10 s idle, up to ~50 s on a loaded 2-core machine
 
 if not VENV or not LITELLM.exists():
