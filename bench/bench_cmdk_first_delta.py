@@ -41,7 +41,7 @@ from mitm import start_in_front_of  # noqa: E402
 from provider_config import write_config  # noqa: E402
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb  # noqa: E402
-from cursor_byok.protocol import connect  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
 
 ANSWER = "x2 = 4\nx3 = 6\n" * 20
 CMDK = "/aiserver.v1.CmdKService/StreamCmdK"

@@ -14,10 +14,10 @@ import random
 import resource
 import time
 
+from cursor_byok.core.inbox import Inbox
+from cursor_byok.core.outbox import Outbox
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.inbox import Inbox
-from cursor_byok.protocol.outbox import Outbox
+from cursor_byok.wire import connect
 
 
 def text_delta(text: str) -> pb.AgentServerMessage:

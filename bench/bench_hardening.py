@@ -58,7 +58,7 @@ from streamlib import reset_peak
 from streamlib import status_kib
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_bidi_append
 
 MiB = 1024 * 1024
 GOAL_GROWTH_MIB = 100

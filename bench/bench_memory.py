@@ -67,7 +67,7 @@ from streamlib import run_request  # noqa: E402
 from streamlib import status_kib  # noqa: E402
 
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
-from cursor_byok.protocol import connect  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
 
 MiB = 1 << 20
 GOAL = 3.0  # MB of growth per MB of text

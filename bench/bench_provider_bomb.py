@@ -43,7 +43,7 @@ def body(encoding: str, shape: str, expanded: int) -> bytes:
     members = max(1, expanded // (64 * MiB))
     if encoding == "gzip":
         return gzip.compress(unit, compresslevel=9) * members
-    from cursor_byok.protocol.inflate import zstd_compress
+    from cursor_byok.wire.inflate import zstd_compress
 
     return zstd_compress(unit * members, level=19)
 

@@ -33,12 +33,12 @@ from mitm import start_mitmdump  # noqa: E402
 from cursor_byok.agent.scripted import ScriptedAgent  # noqa: E402
 from cursor_byok.agent.turn import run_turn  # noqa: E402
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
-from cursor_byok.protocol import connect  # noqa: E402
 from cursor_byok.proxy.loopback.server import STREAM_HEADER  # noqa: E402
 from cursor_byok.proxy.loopback.server import Streamer  # noqa: E402
 from cursor_byok.proxy.loopback.server import StreamSpec  # noqa: E402
-from cursor_byok.proxy.shell import SessionRegistry  # noqa: E402
+from cursor_byok.proxy.run_registry import RunRegistry  # noqa: E402
 from cursor_byok.store.blobs import BlobStore  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
 
 
 class TimedTurn(CursorTurn):
@@ -98,7 +98,7 @@ async def direct(tmp: Path, turns: int):
     async def runner(live, request) -> None:
         await run_turn(live, request, blobs=blobs, agent=ScriptedAgent())
 
-    registry = SessionRegistry(runner)
+    registry = RunRegistry(runner)
     registry.start()
     streamer = Streamer(registry)
     port = await streamer.start()

@@ -54,9 +54,9 @@ from tab_client import STREAM_CPP  # noqa: E402
 from tab_client import cpp_request  # noqa: E402
 from tab_client import h2_stream_cpp  # noqa: E402
 
+from cursor_byok.cursor import tab as tabp  # noqa: E402
 from cursor_byok.pb import aiserver_features_pb2 as fpb  # noqa: E402
-from cursor_byok.protocol import connect  # noqa: E402
-from cursor_byok.protocol import tab as tabp  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
 
 SOURCE = "import math\n\n\ndef area(r):\n    return \n\n\nprint(area(2))\n"
 ANSWER = "math.pi * r * r"

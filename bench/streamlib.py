@@ -49,10 +49,10 @@ from fakes.fake_provider import read_body  # noqa: E402
 
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 from cursor_byok.pb import aiserver_v1_pb2 as aipb  # noqa: E402
-from cursor_byok.protocol import connect  # noqa: E402
-from cursor_byok.protocol.bidi import encode_bidi_append  # noqa: E402
-from cursor_byok.protocol.bidi import encode_run_poll_request  # noqa: E402
-from cursor_byok.protocol.bidi import encode_run_sse_request  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
+from cursor_byok.wire.bidi import encode_bidi_append  # noqa: E402
+from cursor_byok.wire.bidi import encode_run_poll_request  # noqa: E402
+from cursor_byok.wire.bidi import encode_run_sse_request  # noqa: E402
 
 TEST_HOST = "api2.cursor.test"  # tests/e2e/mitm.py: the host the addon serves in the tests
 RUN_SSE = "/agent.v1.AgentService/RunSSE"

@@ -14,7 +14,7 @@ import gzip
 
 import brotli
 
-from cursor_byok.protocol.inflate import zstd_compress
+from cursor_byok.wire.inflate import zstd_compress
 
 MiB = 1 << 20
 

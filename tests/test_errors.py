@@ -9,7 +9,7 @@ import pkgutil
 import cursor_byok
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 
 def _modules():

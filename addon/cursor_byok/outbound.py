@@ -30,7 +30,7 @@ import aiohttp
 import certifi
 
 from cursor_byok.errors import ByokError
-from cursor_byok.protocol import inflate
+from cursor_byok.wire import inflate
 
 USER_AGENT = "cursor-byok"
 KEEPALIVE_SECONDS = 15.0  # an idle kept-alive connection older than this is closed, not reused

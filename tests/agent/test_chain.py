@@ -9,8 +9,8 @@ import pytest
 
 from cursor_byok.agent.chain import Chain
 from cursor_byok.config import parse_config
-from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.keys import KeyPools
+from cursor_byok.providers.provider_error import ProviderError
 
 
 def config(**provider: Any):

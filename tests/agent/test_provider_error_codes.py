@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cursor_byok.agent.errors import provider_turn_error
-from cursor_byok.providers.errors import error_from_response
+from cursor_byok.agent.error_details import provider_turn_error
+from cursor_byok.providers.provider_error import error_from_response
 
 
 @pytest.mark.parametrize(

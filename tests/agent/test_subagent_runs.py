@@ -9,8 +9,8 @@ from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.config import ConfigError
 from cursor_byok.config import parse_config
+from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.checkpoint import Transcript
 
 RAW = {
     "providers": {"p": {"kind": "openai-chat", "base_url": "http://127.0.0.1:1/v1"}},

@@ -10,7 +10,7 @@ from cursor_byok.config import parse_config
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import TextDelta
 from cursor_byok.providers.base import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 
 RAW = {
     "providers": {"p": {"kind": "openai-chat", "base_url": "http://127.0.0.1:1/v1"}},

@@ -10,12 +10,12 @@ from cursor_byok.agent.compaction import split
 from cursor_byok.agent.compaction import summary_message
 from cursor_byok.agent.compaction import truncate_tool_results
 from cursor_byok.agent.tokens import TokenMeter
+from cursor_byok.cursor.checkpoint import Transcript
+from cursor_byok.cursor.checkpoint import encode_message
+from cursor_byok.cursor.context_meter import CATEGORIES
+from cursor_byok.cursor.context_meter import breakdown
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.blob_ids import blob_id
-from cursor_byok.protocol.checkpoint import Transcript
-from cursor_byok.protocol.checkpoint import encode_message
-from cursor_byok.protocol.context_meter import CATEGORIES
-from cursor_byok.protocol.context_meter import breakdown
+from cursor_byok.wire.blob_ids import blob_id
 
 
 def user(text: str) -> dict:

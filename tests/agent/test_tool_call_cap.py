@@ -9,14 +9,14 @@ from cursor_byok.agent.model_call import MAX_TOOL_CALLS
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
 from cursor_byok.agent.turn import Turn
+from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.checkpoint import Transcript
 from cursor_byok.providers import Finish
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ToolCallEnd
 from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers.base import ProviderEvent
-from cursor_byok.providers.history import MessageBuilder
+from cursor_byok.providers.history_projection import MessageBuilder
 from cursor_byok.store.blobs import BlobStore
 
 CALLS = 10_000

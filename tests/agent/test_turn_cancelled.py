@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cursor_byok.agent.turn_errors import TurnCancelled
+from cursor_byok.agent.turn_endings import TurnCancelled
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from cursor_byok.agent.turn import Turn
+from cursor_byok.cursor.checkpoint import Transcript
+from cursor_byok.cursor.checkpoint import clear_volatile
+from cursor_byok.cursor.checkpoint import has_volatile
+from cursor_byok.cursor.checkpoint import timeless
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.checkpoint import Transcript
-from cursor_byok.protocol.checkpoint import clear_volatile
-from cursor_byok.protocol.checkpoint import has_volatile
-from cursor_byok.protocol.checkpoint import timeless
 from cursor_byok.store.blobs import BlobStore
 
 
@@ -83,7 +83,7 @@ async def test_blob_files_are_written_off_the_event_loop(tmp_path) -> None:
     worker thread, so a slow disk never stalls the proxy's event loop."""
     import threading
 
-    from cursor_byok.protocol.blob_ids import blob_id
+    from cursor_byok.wire.blob_ids import blob_id
 
     threads: list[int] = []
 

@@ -17,9 +17,6 @@ from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.cli import main as cli
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.connect import ErrorDetail
 from cursor_byok.providers.base import Finish
 from cursor_byok.providers.base import ModelRequest
 from cursor_byok.providers.base import ProviderEvent
@@ -30,11 +27,14 @@ from cursor_byok.providers.base import ToolCallEnd
 from cursor_byok.providers.base import ToolCallStart
 from cursor_byok.providers.base import ToolSpec
 from cursor_byok.providers.base import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.replay.frames import compare
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub
+from cursor_byok.wire import connect
+from cursor_byok.wire.connect import EndStreamError
+from cursor_byok.wire.connect import ErrorDetail
 
 RID = "req-1"
 

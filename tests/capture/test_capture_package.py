@@ -13,8 +13,8 @@ from cursor_byok.capture import redact
 from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.recorder import Recorder
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.providers import errors
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers import provider_error
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.secrets import REDACTED
 
 # Shapes only the capture redactor used to catch, and shapes only the provider-error redactor
@@ -38,16 +38,16 @@ PROVIDER_SHAPES = [
 @pytest.mark.parametrize("text", CAPTURE_SHAPES + PROVIDER_SHAPES)
 def test_one_redactor_catches_every_shape(text: str) -> None:
     secret = text.split()[-1].split("=")[-1].removeprefix("api_key_")
-    for scrubbed in (redact.scrub(text), errors.scrub(text, [])):
+    for scrubbed in (redact.scrub(text), provider_error.scrub(text, [])):
         assert secret not in scrubbed and REDACTED in scrubbed, scrubbed
         assert redact.scrub(scrubbed) == scrubbed
 
 
 def test_known_secrets_and_prose() -> None:
-    assert errors.scrub("the key is hunter2-secret", ["hunter2-secret"]) == (
+    assert provider_error.scrub("the key is hunter2-secret", ["hunter2-secret"]) == (
         f"the key is {REDACTED}"
     )
-    assert errors.scrub("abc", ["a"]) == "abc"  # too short to be a secret
+    assert provider_error.scrub("abc", ["a"]) == "abc"  # too short to be a secret
     prose = "basic usage: the token limit is reached, Basic Information; task-runner basics"
     assert redact.scrub(prose) == prose
     assert redact.scrub("Basic dXNlcjpwYXNz") == f"Basic {REDACTED}"

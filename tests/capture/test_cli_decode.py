@@ -17,8 +17,8 @@ from cursor_byok.capture import view as capture_view
 from cursor_byok.cli import main as cli
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data"  # real traces; see data/SOURCES.md
 GLIDER = CAPTURES / "glider_testdata"
@@ -81,7 +81,7 @@ def test_run_request_json(capsys: pytest.CaptureFixture[str], name: str) -> None
 
 def test_unknown_fields_are_shown(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     """A field our schema lacks (what a Cursor update adds) is shown by number, and listed."""
-    from cursor_byok.protocol.bidi import encode_bidi_append
+    from cursor_byok.wire.bidi import encode_bidi_append
 
     message = agent_v1_pb2.AgentClientMessage()
     message.run_request.conversation_id = "c"
@@ -359,7 +359,7 @@ def test_long_strings_are_elided(capsys: pytest.CaptureFixture[str], tmp_path: P
     st.sampled_from(capture_view.KINDS),
 )
 def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
-    """Whatever the input, decoding ends in a Capture or a CaptureError, and rendering works."""
+    """Whatever the input, decoding ends in a DecodedFile or a CaptureError, and rendering works."""
     try:
         capture = capture_view.load_capture(data, kind)
     except capture_view.CaptureError as exc:

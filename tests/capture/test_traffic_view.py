@@ -12,8 +12,8 @@ import pytest
 from cursor_byok.capture import traffic_view
 from cursor_byok.config import parse_config
 from cursor_byok.config.catalog import available_models_response
-from cursor_byok.protocol import bidi
-from cursor_byok.protocol import connect
+from cursor_byok.wire import bidi
+from cursor_byok.wire import connect
 
 CAPTURE = Path(__file__).resolve().parents[2] / "captures" / "scripted-read.jsonl"
 

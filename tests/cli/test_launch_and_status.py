@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-from cursor_byok.agent.turn import Usage
+from cursor_byok.agent.turn import UsageTally
 from cursor_byok.cli.launch import ALLOW_HOSTS
 from cursor_byok.cli.launch import CURSOR_PROCESSES
 from cursor_byok.cli.launch import LOCAL_SPEC
@@ -97,7 +97,7 @@ def test_local_spec_is_what_mitmproxy_parses_it_as() -> None:
 
 
 def test_status_table_shows_model_tokens_and_tool() -> None:
-    usage = Usage()
+    usage = UsageTally()
     usage.add(input_tokens=1200, output_tokens=300)
     turn = SimpleNamespace(
         usage=usage,
@@ -161,7 +161,7 @@ def test_doctor_subcommand_reports_each_check(tmp_path, capsys) -> None:
 
 
 def _turn(model: str, out: int, *, started: float, ended: float | None = None, tool=None):
-    usage = Usage()
+    usage = UsageTally()
     usage.add(input_tokens=123456, output_tokens=out, cache_read_tokens=100000)
     return SimpleNamespace(
         usage=usage,

@@ -30,10 +30,10 @@ from workspace_exec import execute
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_poll_request
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_poll_request
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 RUN_POLL = "/agent.v1.AgentService/RunPoll"

@@ -16,7 +16,7 @@ import zlib
 
 import brotli
 
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 _B64 = re.compile(rb"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(rb"[0-9a-fA-F]{16,}")

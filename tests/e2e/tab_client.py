@@ -10,7 +10,7 @@ import httpx
 from cursor_client import FAKE_TOKEN
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 STREAM_CPP = "/aiserver.v1.AiService/StreamCpp"
 MARKER = "TAB-PRIVATE-FILE-MARKER"

@@ -25,10 +25,10 @@ from provider_config import write_config
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import decode_bidi_append
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import decode_bidi_append
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(120)
 CURSOR_MODEL = "composer-1"

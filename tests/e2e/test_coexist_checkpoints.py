@@ -25,7 +25,7 @@ from provider_config import MODEL
 from provider_config import write_config
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(120)
 CURSOR_MODEL = "composer-1"

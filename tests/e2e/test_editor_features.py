@@ -21,7 +21,7 @@ from mitm import start_in_front_of
 from provider_config import write_config
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(120)
 CMDK = "/aiserver.v1.CmdKService/StreamCmdK"

@@ -22,9 +22,9 @@ from cursor_client import CursorTurn
 from mitm import TEST_HOST
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -27,8 +27,8 @@ from long_session import write_config
 from mitm import start_mitmdump
 
 from cursor_byok.agent.compaction import is_summary
+from cursor_byok.cursor.checkpoint import decode_message
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol.checkpoint import decode_message
 from cursor_byok.store.usage import UsageStore
 
 pytestmark = pytest.mark.timeout(400)

@@ -2,7 +2,7 @@
 stand-in for Cursor's backend that records every byte it receives (tests/fakes/fake_cursor.py).
 
 A BYOK conversation has a unique marker in its workspace and its message; before, during and
-after its turn the client sends every content call (protocol/content_calls.py) with the marker
+after its turn the client sends every content call (cursor/content_calls.py) with the marker
 in it. The backend must receive the marker 0 times in any encoding (tests/e2e/leaks.py), every
 call must get a valid answer, and the turn must answer. With `privacy = "cursor"` the same calls
 reach the backend; a Cursor-model conversation's calls reach it byte for byte."""
@@ -36,7 +36,7 @@ from cursor_byok.cli.doctor import check_census
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(120)
 AGENT = "/agent.v1.AgentService/"

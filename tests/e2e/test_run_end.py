@@ -11,7 +11,7 @@ import h2.exceptions
 import pytest
 from cursor_client import CursorLikeClient
 
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(90)
 

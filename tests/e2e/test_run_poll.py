@@ -17,8 +17,8 @@ from provider_config import MODEL
 from provider_config import write_config
 
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_run_poll_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_run_poll_request
 
 pytestmark = pytest.mark.timeout(120)
 RUN_POLL = "/agent.v1.AgentService/RunPoll"

@@ -20,7 +20,7 @@ from mitm import TEST_HOST
 from mitm import start_mitmdump
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(90)
 RUN = "/agent.v1.AgentService/Run"

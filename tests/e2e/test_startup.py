@@ -13,8 +13,8 @@ from cursor_client import ssl_context
 from mitm import TEST_HOST
 from mitm import start_mitmdump
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -14,7 +14,7 @@ from cursor_client import ssl_context
 from mitm import TEST_HOST
 from mitm import start_mitmdump
 
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(120)
 

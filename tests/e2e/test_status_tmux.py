@@ -31,7 +31,7 @@ from tmux_pane import Pane
 from tmux_pane import free_port
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 CMD_K = "/aiserver.v1.CmdKService/StreamCmdK"
 CMD_K_HEADERS = {

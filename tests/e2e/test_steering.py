@@ -18,7 +18,7 @@ from provider_config import MODEL
 from provider_config import write_config
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_bidi_append
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -27,7 +27,7 @@ from tab_client import unary
 
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(240)
 SOURCE = "import math\n\n\ndef area(r):\n    return \n\n\nprint(area(2))\n"

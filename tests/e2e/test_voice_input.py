@@ -21,9 +21,9 @@ from provider_config import MODEL
 from provider_config import write_config
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(120)
 STT_SSE = "/aiserver.v1.AiService/StreamSttSSE"
@@ -187,7 +187,7 @@ async def test_stt_stream_shares_the_agent_h2_connection(tmp_path, workspace) ->
 def test_the_stt_messages_look_as_described() -> None:
     """The fixtures: the config and audio do not parse as Agent messages of the right shape;
     the stop does (which is why the request id decides)."""
-    from cursor_byok.protocol.shape import classify
+    from cursor_byok.wire.shape import classify
 
     assert [classify(m).agent for m in STT_MESSAGES] == [False, False, True]
     assert pb.AgentClientMessage.FromString(STT_MESSAGES[2]).kv_client_message.id == 1

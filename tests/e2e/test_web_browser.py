@@ -28,7 +28,7 @@ from cursor_client import CursorLikeClient
 from mitm import TEST_HOST
 from mitm import start_mitmdump
 
-from cursor_byok.protocol.bidi import decode_bidi_append
+from cursor_byok.wire.bidi import decode_bidi_append
 
 pytestmark = [
     pytest.mark.timeout(180),

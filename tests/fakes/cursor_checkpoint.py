@@ -1,7 +1,7 @@
 """The checkpoint Cursor's backend writes at the end of a run, for the loopback stand-in.
 
 Built from protocol.md (§4.5 turn close, §9 KV, §10 checkpoints), independently of the
-addon's own writer (`cursor_byok.protocol.checkpoint`), so a BYOK turn that continues from it proves
+addon's own writer (`cursor_byok.cursor.checkpoint`), so a BYOK turn that continues from it proves
 we read Cursor's layout and not only our own:
 
 - `root_prompt_messages_json`: the incoming roots (append-only), then one JSON blob for the

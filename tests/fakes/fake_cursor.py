@@ -43,9 +43,9 @@ import h2.events
 import h11
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import decode_bidi_append
-from cursor_byok.protocol.bidi import decode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import decode_bidi_append
+from cursor_byok.wire.bidi import decode_run_sse_request
 from fakes.certs import self_signed
 from fakes.cursor_checkpoint import CursorCheckpoint
 from fakes.cursor_checkpoint import write_checkpoint

@@ -11,7 +11,7 @@ from typing import Any
 from cursor_byok.providers.adapter import StreamState
 from cursor_byok.providers.adapter import too_large
 from cursor_byok.providers.base import ProviderEvent
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.sse import SseParser
 from cursor_byok.providers.sse import SseTooLarge
 

@@ -16,7 +16,7 @@ from faultlib import peak_rss_mib
 from mitm import TEST_HOST
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_bidi_append
 
 pytestmark = [
     pytest.mark.timeout(180),

@@ -25,9 +25,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from mitm import start_mitmdump
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import decode_bidi_append
-from cursor_byok.protocol.bidi import encode_bidi_append
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import decode_bidi_append
+from cursor_byok.wire.bidi import encode_bidi_append
 
 pytestmark = pytest.mark.timeout(240)
 

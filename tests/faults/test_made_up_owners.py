@@ -23,10 +23,10 @@ from cursor_client import ssl_context
 from h2_client import H2Client
 from mitm import TEST_HOST
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_poll_request
-from cursor_byok.protocol.bidi import encode_run_sse_request
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_poll_request
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 pytestmark = pytest.mark.timeout(300)
 RUN = "/agent.v1.AgentService/Run"

@@ -19,7 +19,7 @@ from h2_client import H2Client
 from mitm import TEST_HOST
 
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 pytestmark = pytest.mark.timeout(240)
 STORM = 3000 if LARGE else 1200  # past the 1,024 live request ids of the issue

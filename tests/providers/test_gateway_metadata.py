@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from cursor_byok.providers.adapter import attribute
-from cursor_byok.providers.errors import error_from_response
+from cursor_byok.providers.provider_error import error_from_response
 
 META = {"kind": "agent", "mode": "plan", "conversation": "conv-1"}
 

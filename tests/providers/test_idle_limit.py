@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cursor_byok.providers.adapter import decode_stream
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.sse import SseEvent
 
 EVENT = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'

@@ -24,7 +24,7 @@ from cursor_byok.providers import TextDelta
 from cursor_byok.providers import backoff_delay
 from cursor_byok.providers import make_provider
 from cursor_byok.providers import stream_with_retries
-from cursor_byok.providers.errors import parse_retry_after
+from cursor_byok.providers.provider_error import parse_retry_after
 
 REQ = ModelRequest(model="m", system="s", messages=[{"role": "user", "content": "hi"}])
 SETTINGS = ProviderSettings(

@@ -10,10 +10,10 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.test import tutils
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_run_sse_request
 from cursor_byok.proxy.compose import compose
 from cursor_byok.proxy.console import warn_if_exposed
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 
 def run_sse_flow():

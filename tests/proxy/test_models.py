@@ -21,9 +21,9 @@ from cursor_byok.config import catalog as models
 from cursor_byok.config import parse_config
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
 from cursor_byok.proxy import model_picker
 from cursor_byok.proxy.model_picker import ModelPicker
+from cursor_byok.wire import connect
 
 HOST = "api2.cursor.sh"
 AVAILABLE = "/aiserver.v1.AiService/AvailableModels"

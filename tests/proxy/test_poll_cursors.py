@@ -1,5 +1,5 @@
 """RunPoll in-process (proxy/run_poll.py over the real shell and core): a superseded poll ends
-with nothing, a lost answer is sent again with the same seqnos, the cursor of protocol/polls.py."""
+with nothing, a lost answer is sent again with the same seqnos, the cursor of core/polls.py."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import asyncio
 from mitmproxy import http
 from mitmproxy.test import tflow
 
+from cursor_byok.core.polls import PollCursors
+from cursor_byok.core.polls import answer
+from cursor_byok.core.runs import RunConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import PollRequest
-from cursor_byok.protocol.polls import PollCursors
-from cursor_byok.protocol.polls import answer
-from cursor_byok.protocol.runs import SessionConfig
 from cursor_byok.proxy.run_poll import RunPolls
-from cursor_byok.proxy.shell import LiveRun
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import LiveRun
+from cursor_byok.proxy.run_registry import RunRegistry
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import PollRequest
 
 OWNER = b"me"
 
@@ -45,7 +45,7 @@ def messages(polls: list[aipb.BidiPollResponse]) -> list[str]:
     ]
 
 
-async def started_run(registry: SessionRegistry, request_id: str) -> None:
+async def started_run(registry: RunRegistry, request_id: str) -> None:
     """Start the run of `request_id` (its turn: `registry_with`)."""
     run = pb.AgentClientMessage()
     run.run_request.conversation_id = "c"
@@ -53,7 +53,7 @@ async def started_run(registry: SessionRegistry, request_id: str) -> None:
     registry.receive(request_id, 0, run, raw=run.SerializeToString(), owner=OWNER)
 
 
-def registry_with(release: asyncio.Event) -> SessionRegistry:
+def registry_with(release: asyncio.Event) -> RunRegistry:
     """A registry whose turns emit "one", wait for `release`, emit "two" and finish."""
 
     async def runner(live: LiveRun, _request: pb.AgentRunRequest) -> None:
@@ -62,9 +62,7 @@ def registry_with(release: asyncio.Event) -> SessionRegistry:
         live.emit(text("two"))
         live.finish()
 
-    registry = SessionRegistry(
-        runner, config=SessionConfig(heartbeat_interval=30.0, coalesce_window=0)
-    )
+    registry = RunRegistry(runner, config=RunConfig(heartbeat_interval=30.0, coalesce_window=0))
     registry.start()
     return registry
 

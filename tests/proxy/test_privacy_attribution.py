@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 
 from cursor_byok.config import parse_config
+from cursor_byok.cursor.content_calls import CALLS
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol.content_calls import CALLS
 from cursor_byok.proxy.privacy import Privacy
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routing

@@ -124,18 +124,18 @@ class FakeTurns:
 
 def routing_with(config_value):
     from cursor_byok.proxy.routing import Routing
-    from cursor_byok.proxy.shell import SessionRegistry
+    from cursor_byok.proxy.run_registry import RunRegistry
 
     async def runner(live, request) -> None:
         live.finish()
 
-    routing = Routing(FakeTurns(config_value), SessionRegistry(runner))  # type: ignore[arg-type]
+    routing = Routing(FakeTurns(config_value), RunRegistry(runner))  # type: ignore[arg-type]
     routing.routes.patience = 0.05  # a deadline the waits below run into
     return routing
 
 
 def append(request_id: str, message: pb.AgentClientMessage | None, *, agent: bool = True):
-    from cursor_byok.protocol.bidi import BidiAppend
+    from cursor_byok.wire.bidi import BidiAppend
 
     raw = message.SerializeToString() if message is not None else b"\x0a\x05\x0a\x03xyz"
     return BidiAppend(request_id, 1, message, raw, agent=agent)

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from cursor_byok.agent.turn import Usage
+from cursor_byok.agent.turn import UsageTally
 from cursor_byok.proxy.status import status_table
 
 
 def test_status_shows_cached_tokens_and_context_use() -> None:
-    usage = Usage()
+    usage = UsageTally()
     usage.add(input_tokens=5000, output_tokens=100, cache_read_tokens=4600)
     turn = SimpleNamespace(
         usage=usage,
@@ -33,7 +33,7 @@ def test_status_shows_cached_tokens_and_context_use() -> None:
 
 def test_status_names_the_model_a_fallback_served_for() -> None:
     turn = SimpleNamespace(
-        usage=Usage(),
+        usage=UsageTally(),
         started=time.monotonic() - 1,
         outcome=None,
         model="Claude Backup",
@@ -53,10 +53,10 @@ def test_the_rate_is_live_while_a_call_streams() -> None:
     the rate counts what streamed (~4 characters a token), then the reported tokens."""
     from types import SimpleNamespace
 
-    from cursor_byok.agent.turn import Usage
+    from cursor_byok.agent.turn import UsageTally
     from cursor_byok.proxy.status import _rate
 
-    usage = Usage()
+    usage = UsageTally()
     turn = SimpleNamespace(usage=usage, started=0.0, ended=None)
     assert _rate(turn, 10.0) == "0.0"
     usage.streaming_chars += 400  # 100 tokens streamed, none reported yet

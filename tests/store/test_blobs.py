@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from cursor_byok.protocol.blob_ids import BlobMismatch
 from cursor_byok.store.blobs import BlobStore
+from cursor_byok.wire.blob_ids import BlobMismatch
 
 
 def test_put_get_and_restart(tmp_path) -> None:
@@ -61,7 +61,7 @@ def test_put_all_stores_under_the_given_ids_and_skips_known_ones(tmp_path, monke
     """A turn stores each checkpoint's blobs, mostly stored already: those cost no disk call."""
     from pathlib import Path
 
-    from cursor_byok.protocol.blob_ids import blob_id
+    from cursor_byok.wire.blob_ids import blob_id
 
     store = BlobStore(tmp_path)
     blobs = {blob_id(d): d for d in (b"one", b"two")}

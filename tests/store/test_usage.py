@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from cursor_byok.agent.turn import Usage
+from cursor_byok.agent.turn import UsageTally
 from cursor_byok.config import parse_config
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import UsageStore
@@ -72,7 +72,7 @@ def test_parse_since() -> None:
 
 def test_record_turn_never_raises(tmp_path, caplog) -> None:
     turn = SimpleNamespace(
-        usage=Usage(input_tokens=7, output_tokens=3),
+        usage=UsageTally(input_tokens=7, output_tokens=3),
         run_request=SimpleNamespace(conversation_id="c1"),
         request_id="r1",
         model="Free",
@@ -101,7 +101,7 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
     from cursor_byok.proxy.status import session_cost_text
     from cursor_byok.proxy.status import status_table
 
-    usage = Usage()
+    usage = UsageTally()
     usage.add(input_tokens=1_000_000, output_tokens=100_000)
     turn = SimpleNamespace(
         usage=usage,

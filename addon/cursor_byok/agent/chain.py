@@ -25,11 +25,11 @@ from cursor_byok.config.catalog import find_model
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
-from cursor_byok.providers.errors import ProviderError
 from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.keys import KeyRing
 from cursor_byok.providers.keys import key_id
 from cursor_byok.providers.keys import rest_for
+from cursor_byok.providers.provider_error import ProviderError
 
 log = logging.getLogger(__name__)
 

@@ -30,18 +30,18 @@ from typing import Any
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import messages_bytes
 from cursor_byok.agent.turn import Turn
-from cursor_byok.agent.turn import Usage as TurnUsage
+from cursor_byok.agent.turn import UsageTally
+from cursor_byok.conversation.history_format import REPLAY_KEY
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.conversation.history_format import ToolResultPart
+from cursor_byok.conversation.history_format import UserHistoryMessage
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import REPLAY_KEY
-from cursor_byok.protocol.history_format import HistoryMessage
-from cursor_byok.protocol.history_format import ToolResultPart
-from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
 from cursor_byok.providers import TextDelta
 from cursor_byok.providers import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)
@@ -286,7 +286,7 @@ class Compactor:
         return summary
 
     async def _summarise(
-        self, older: list[HistoryMessage], bytes_per_token: float, usage: TurnUsage
+        self, older: list[HistoryMessage], bytes_per_token: float, usage: UsageTally
     ) -> str:
         """The summary text; the call's token usage is added to the turn's (it is billed)."""
         s = self.summariser

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from google.protobuf.message import DecodeError
 
 from cursor_byok.agent.turn import TurnError
+from cursor_byok.conversation.history_format import UserPart
+from cursor_byok.cursor import actions
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import actions
-from cursor_byok.protocol.history_format import UserPart
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn

@@ -20,14 +20,14 @@ from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import routed
+from cursor_byok.conversation.history_format import ImagePart
+from cursor_byok.conversation.history_format import UserPart
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import ImagePart
-from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
 from cursor_byok.providers import TextDelta
 from cursor_byok.providers import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)

@@ -25,10 +25,10 @@ from cursor_byok.agent import user_shell
 from cursor_byok.agent.chain import Chain
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import SummaryModel
-from cursor_byok.agent.errors import CUSTOM_MESSAGE
-from cursor_byok.agent.errors import configuration_error
-from cursor_byok.agent.errors import unknown_model
-from cursor_byok.agent.errors import unsupported_action
+from cursor_byok.agent.error_details import CUSTOM_MESSAGE
+from cursor_byok.agent.error_details import configuration_error
+from cursor_byok.agent.error_details import unknown_model
+from cursor_byok.agent.error_details import unsupported_action
 from cursor_byok.agent.images import image_parts
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.spend import turn_budget
@@ -48,11 +48,11 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import compaction_model
 from cursor_byok.config.routes import model_for_run
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.conversation.history_format import UserPart
+from cursor_byok.cursor import actions
+from cursor_byok.cursor.actions import Instruction
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import actions
-from cursor_byok.protocol.actions import Instruction
-from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.history_format import UserPart
 from cursor_byok.providers import Provider
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.keys import KeyPools

@@ -24,18 +24,18 @@ from cursor_byok.agent.chain import FALLBACK_KINDS
 from cursor_byok.agent.chain import Chain
 from cursor_byok.agent.chain import Option
 from cursor_byok.agent.chain import request_for
-from cursor_byok.agent.errors import CUSTOM_MESSAGE
-from cursor_byok.agent.errors import ContextOverflow
-from cursor_byok.agent.errors import provider_kind
-from cursor_byok.agent.errors import provider_turn_error
-from cursor_byok.agent.errors import stream_ended_early
+from cursor_byok.agent.error_details import CUSTOM_MESSAGE
+from cursor_byok.agent.error_details import ContextOverflow
+from cursor_byok.agent.error_details import provider_kind
+from cursor_byok.agent.error_details import provider_turn_error
+from cursor_byok.agent.error_details import stream_ended_early
 from cursor_byok.agent.tool_batch import PendingCall
 from cursor_byok.agent.tool_batch import tool_card
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers import Finish
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
@@ -47,7 +47,7 @@ from cursor_byok.providers import ToolCallArgsDelta
 from cursor_byok.providers import ToolCallEnd
 from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.task import TaskTool

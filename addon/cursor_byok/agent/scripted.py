@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from cursor_byok.agent.turn import Turn
+from cursor_byok.conversation.history_format import ToolCallPart
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import ToolCallPart
 
 _PATH = re.compile(r"[\w./\\-]*[./\\][\w./\\-]+")
 

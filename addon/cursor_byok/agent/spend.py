@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from cursor_byok.agent.errors import CUSTOM_MESSAGE
+from cursor_byok.agent.error_details import CUSTOM_MESSAGE
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config

@@ -27,8 +27,8 @@ from cursor_byok.agent.compaction import CompactionFailed
 from cursor_byok.agent.compaction import Compactor
 from cursor_byok.agent.compaction import summarize_conversation
 from cursor_byok.agent.context import add_user_message
-from cursor_byok.agent.errors import ContextOverflow
-from cursor_byok.agent.errors import too_large
+from cursor_byok.agent.error_details import ContextOverflow
+from cursor_byok.agent.error_details import too_large
 from cursor_byok.agent.model_call import Answer
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
@@ -46,8 +46,8 @@ from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import MODE_KEYS
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import AssistantHistoryMessage
 from cursor_byok.providers import ModelRequest
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
 from cursor_byok.providers import TextDelta
 from cursor_byok.providers import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)

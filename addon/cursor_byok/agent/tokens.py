@@ -6,7 +6,7 @@ counts bytes of what we send (system prompt, tool schemas, history), converts th
 tokens-per-byte ratio that starts at 1/4 and is re-fitted from each reported `input_tokens`,
 and between reports adds the estimate of what was appended since (providers.md §8).
 
-The meter's categories are Cursor's (`protocol/context_meter.py`).
+The meter's categories are Cursor's (`cursor/context_meter.py`).
 """
 
 from __future__ import annotations

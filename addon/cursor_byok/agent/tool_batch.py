@@ -24,11 +24,11 @@ from typing import cast
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent import subagents
 from cursor_byok.agent.turn import Turn
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.conversation.history_format import ToolHistoryMessage
+from cursor_byok.conversation.history_format import ToolResultPart
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.history_format import HistoryMessage
-from cursor_byok.protocol.history_format import ToolHistoryMessage
-from cursor_byok.protocol.history_format import ToolResultPart
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 

@@ -21,26 +21,26 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
-from cursor_byok.agent.history import load_transcript
+from cursor_byok.agent.history_restore import load_transcript
 from cursor_byok.agent.steering import Steering
 from cursor_byok.agent.tool_choice import ToolChoice
-from cursor_byok.agent.turn_errors import TurnCancelled
-from cursor_byok.agent.turn_errors import TurnError
-from cursor_byok.agent.turn_errors import TurnFailed
-from cursor_byok.agent.turn_errors import disk_full_error
+from cursor_byok.agent.turn_endings import TurnCancelled
+from cursor_byok.agent.turn_endings import TurnError
+from cursor_byok.agent.turn_endings import TurnFailed
+from cursor_byok.agent.turn_endings import disk_full_error
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.conversation.text import TextParts
+from cursor_byok.cursor.actions import Instruction
+from cursor_byok.cursor.actions import resolve as resolve_action
+from cursor_byok.cursor.checkpoint import Transcript
+from cursor_byok.cursor.checkpoint import referenced_blobs
+from cursor_byok.cursor.checkpoint import timeless
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.actions import Instruction
-from cursor_byok.protocol.actions import resolve as resolve_action
-from cursor_byok.protocol.blob_ids import BlobMismatch
-from cursor_byok.protocol.blob_ids import verify
-from cursor_byok.protocol.checkpoint import Transcript
-from cursor_byok.protocol.checkpoint import referenced_blobs
-from cursor_byok.protocol.checkpoint import timeless
-from cursor_byok.protocol.connect import EndStreamError
-from cursor_byok.protocol.history_format import AssistantHistoryMessage
-from cursor_byok.protocol.text import TextParts
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import record_turn
+from cursor_byok.wire.blob_ids import BlobMismatch
+from cursor_byok.wire.blob_ids import verify
+from cursor_byok.wire.connect import EndStreamError
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any m
 
 
 @dataclass
-class Usage:
+class UsageTally:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -172,7 +172,7 @@ class Turn:
         self.ack_timeout = ACK_TIMEOUT
         self.detached_call_limit = DETACHED_CALL_LIMIT
         self.tool_choice: ToolChoice | None = None  # the client's limits on the model's tools
-        self.usage = Usage()
+        self.usage = UsageTally()
         self.started = time.monotonic()
         self._step_id = 0
         self._step_started: float | None = None

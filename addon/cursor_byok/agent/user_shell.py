@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cursor_byok.agent.turn import Turn
+from cursor_byok.conversation.history_format import UserHistoryMessage
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.history_format import UserHistoryMessage
 from cursor_byok.tools.base import truncate_text
 from cursor_byok.tools.shell import ShellTool
 

@@ -1,5 +1,5 @@
 """The capture file format (`captures/README.md`): provider values as JSON, message kinds, and
-reading a file back as a `Capture`.
+reading a file back as a `RecordedTurn`.
 
 One JSON-lines file per request id: a request id is one turn of the protocol (one RunSSE stream,
 one append_seqno space, exec/KV ids counting from 1), so a file replays on its own.
@@ -33,7 +33,7 @@ from cursor_byok.providers import ToolCallEnd
 from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers import ToolSpec
 from cursor_byok.providers import Usage
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.secrets import scrub
 
 FORMAT = "cursor-byok-capture"
@@ -242,7 +242,7 @@ class ModelCall:
 
 
 @dataclass
-class Capture:
+class RecordedTurn:
     """One recorded turn."""
 
     request_id: str
@@ -273,10 +273,10 @@ class Capture:
         return out
 
 
-def parse_capture(lines: Iterable[str], path: Path | None = None) -> Capture:
+def parse_capture(lines: Iterable[str], path: Path | None = None) -> RecordedTurn:
     """Read capture lines (see captures/README.md); CaptureError says what is wrong where."""
     where = str(path) if path else "capture"
-    capture: Capture | None = None
+    capture: RecordedTurn | None = None
     previous: dict[str, Any] | None = None
     for number, text in enumerate(lines, 1):
         if not text.strip():
@@ -294,7 +294,7 @@ def parse_capture(lines: Iterable[str], path: Path | None = None) -> Capture:
                     raise CaptureError(f"not a {FORMAT} file (the first line is no format meta)")
                 if line.get("version") != VERSION:
                     raise CaptureError(f"capture format version {line.get('version')!r}")
-                capture = Capture(str(line["request_id"]), {}, path=path)
+                capture = RecordedTurn(str(line["request_id"]), {}, path=path)
             if kind == "meta":
                 capture.meta.update({k: v for k, v in line.items() if k not in ("t", "type")})
             elif kind == "client":
@@ -330,7 +330,7 @@ def parse_capture(lines: Iterable[str], path: Path | None = None) -> Capture:
     return capture
 
 
-def load_capture(path: Path) -> Capture:
+def load_capture(path: Path) -> RecordedTurn:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

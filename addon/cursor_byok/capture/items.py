@@ -42,7 +42,7 @@ class Item:
 
 
 @dataclass(slots=True)
-class Capture:
+class DecodedFile:
     kind: str  # the detected (or forced) kind of the whole file
     source: str
     items: list[Item]

@@ -24,8 +24,8 @@ from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.items import Item
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
-from cursor_byok.protocol import bidi
-from cursor_byok.protocol import connect
+from cursor_byok.wire import bidi
+from cursor_byok.wire import connect
 
 
 def json_docs(data: bytes) -> list[Any]:

@@ -48,7 +48,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
 from cursor_byok.providers import ProviderEvent
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.secrets import redact_headers
 from cursor_byok.secrets import scrub
 from cursor_byok.secrets import scrub_json

@@ -16,7 +16,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok.protocol.checkpoint import varint
+from cursor_byok.cursor.checkpoint import varint
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import scrub
 from cursor_byok.secrets import scrub_json

@@ -19,7 +19,7 @@ from rich.tree import Tree
 
 from cursor_byok.capture.items import BLOB_ID_SIZE
 from cursor_byok.capture.items import WIRE_TYPES
-from cursor_byok.capture.items import Capture
+from cursor_byok.capture.items import DecodedFile
 from cursor_byok.capture.items import Item
 from cursor_byok.capture.items import RawField
 from cursor_byok.capture.items import _is_map
@@ -461,7 +461,11 @@ def add_raw(tree: Tree, fields: tuple[RawField, ...], style: Style) -> None:
 
 
 def render_human(
-    capture: Capture, console: Console, style: Style | None = None, *, fold_heartbeats: bool = False
+    capture: DecodedFile,
+    console: Console,
+    style: Style | None = None,
+    *,
+    fold_heartbeats: bool = False,
 ) -> None:
     """Print a capture as summary lines plus one tree per message (`fold_heartbeats`: one line
     per run of heartbeats instead of a tree each, as the traffic window shows a turn)."""
@@ -518,7 +522,7 @@ def is_heartbeat(item: Item) -> bool:
     return False
 
 
-def _print_stream_summary(capture: Capture, console: Console) -> None:
+def _print_stream_summary(capture: DecodedFile, console: Console) -> None:
     for label, kind in (("client messages", "client_message"), ("messages", "server_message")):
         counts: dict[str, int] = {}
         for item in capture.items:
@@ -564,6 +568,6 @@ def item_json(item: Item) -> dict[str, Any]:
     return out
 
 
-def render_json(capture: Capture, write: Callable[[str], Any]) -> None:
+def render_json(capture: DecodedFile, write: Callable[[str], Any]) -> None:
     for item in capture.items:
         write(json.dumps(item_json(item), ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -21,7 +21,7 @@ from cursor_byok.capture import render as capture_render
 from cursor_byok.capture import view as capture_view
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 CONNECT_TYPES = ("application/connect+proto", "application/proto", "application/grpc")
 WIDTH = 140

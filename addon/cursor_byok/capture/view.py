@@ -37,7 +37,7 @@ from google.protobuf.message import Message
 from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.items import BLOB_ID_SIZE
 from cursor_byok.capture.items import WIRE_TYPES
-from cursor_byok.capture.items import Capture
+from cursor_byok.capture.items import DecodedFile
 from cursor_byok.capture.items import Item
 from cursor_byok.capture.items import Unknown
 from cursor_byok.capture.items import _bytes_json
@@ -50,15 +50,15 @@ from cursor_byok.capture.json_view import decode_json
 from cursor_byok.capture.json_view import error_detail_items
 from cursor_byok.pb import agent_v1_pb2
 from cursor_byok.pb import aiserver_v1_pb2
-from cursor_byok.protocol import bidi
-from cursor_byok.protocol import connect
+from cursor_byok.wire import bidi
+from cursor_byok.wire import connect
 
 __all__ = [
     "BLOB_ID_SIZE",
     "KINDS",
     "WIRE_TYPES",
-    "Capture",
     "CaptureError",
+    "DecodedFile",
     "Item",
     "Unknown",
     "_bytes_json",
@@ -104,7 +104,7 @@ def read_input(path: str) -> bytes:
     return data
 
 
-def load_capture(data: bytes, kind: str = "auto", source: str = "<bytes>") -> Capture:
+def load_capture(data: bytes, kind: str = "auto", source: str = "<bytes>") -> DecodedFile:
     """Decode capture bytes of the given (or detected) kind."""
     if kind not in KINDS:
         raise CaptureError(f"unknown kind {kind!r}")
@@ -118,7 +118,7 @@ def load_capture(data: bytes, kind: str = "auto", source: str = "<bytes>") -> Ca
         items = _DECODERS[kind](data)
         if items and items[0].kind == "recording_meta":
             kind = "recording"
-        return Capture(kind, source, items, notes)
+        return DecodedFile(kind, source, items, notes)
     except CaptureError:
         raise
     except (bidi.BidiDecodeError, connect.ConnectError) as exc:

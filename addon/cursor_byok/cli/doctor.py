@@ -174,7 +174,7 @@ def check_safety(config: Config, *, pinged: bool) -> list[Check]:
 async def _ping_model(config: Config, model: ModelConfig, timeout: float) -> Check:
     from cursor_byok.providers import ModelRequest
     from cursor_byok.providers import make_provider
-    from cursor_byok.providers.errors import ProviderError
+    from cursor_byok.providers.provider_error import ProviderError
 
     provider_name = model.provider
     title = f"provider {provider_name} ({model.model}) for the model {model.name}"

@@ -29,7 +29,7 @@ from cursor_byok.config import ModelConfig
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

@@ -21,12 +21,12 @@ from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import ToolSpec
 from .base import Usage
-from .errors import ProviderError
 from .fim import FIM_KINDS
 from .fim import FimProvider
-from .history import INTERRUPTED
+from .history_projection import INTERRUPTED
 from .openai_chat import OpenAIChatProvider
 from .openai_responses import OpenAIResponsesProvider
+from .provider_error import ProviderError
 from .retries import backoff_delay
 from .retries import stream_with_retries
 

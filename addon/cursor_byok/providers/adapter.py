@@ -21,13 +21,13 @@ from typing import cast
 from .base import ModelRequest
 from .base import ProviderEvent
 from .base import ProviderSettings
-from .errors import ProviderError
-from .errors import error_from_payload
-from .errors import error_from_response
-from .errors import scrub
 from .http import HttpClient
 from .http import HttpResponse
 from .http import Transport
+from .provider_error import ProviderError
+from .provider_error import error_from_payload
+from .provider_error import error_from_response
+from .provider_error import scrub
 from .retries import stream_started
 from .sse import SseEvent
 from .sse import SseParser

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from cursor_byok.protocol.history_format import UserPart
+from cursor_byok.conversation.history_format import UserPart
 
 from .adapter import SseProvider
 from .adapter import as_int
@@ -37,15 +37,15 @@ from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import Usage
-from .errors import ProviderError
-from .errors import error_from_payload
-from .history import AssistantTurn
-from .history import MessageBuilder
-from .history import UserTurn
-from .history import args_json
-from .history import native_reasoning
-from .history import normalise
-from .history import replay_data
+from .history_projection import AssistantTurn
+from .history_projection import MessageBuilder
+from .history_projection import UserTurn
+from .history_projection import args_json
+from .history_projection import native_reasoning
+from .history_projection import normalise
+from .history_projection import replay_data
+from .provider_error import ProviderError
+from .provider_error import error_from_payload
 from .sse import SseEvent
 from .tool_args import parse_tool_args
 from .tool_args import tool_schema

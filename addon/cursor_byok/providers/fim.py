@@ -25,8 +25,8 @@ from .base import ModelRequest
 from .base import ProviderEvent
 from .base import TextDelta
 from .base import Usage
-from .errors import ProviderError
-from .errors import error_from_payload
+from .provider_error import ProviderError
+from .provider_error import error_from_payload
 from .sse import SseEvent
 
 FIM_KINDS = ("openai-fim", "mistral-fim")

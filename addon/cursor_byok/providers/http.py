@@ -41,9 +41,9 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from cursor_byok import outbound
-from cursor_byok.protocol import inflate
+from cursor_byok.wire import inflate
 
-from .errors import ProviderError
+from .provider_error import ProviderError
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from .base import ModelRequest
 from .base import Provider
 from .base import ProviderEvent
-from .errors import ProviderError
+from .provider_error import ProviderError
 
 log = logging.getLogger(__name__)
 

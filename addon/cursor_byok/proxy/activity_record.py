@@ -16,7 +16,6 @@ from mitmproxy import http
 
 from cursor_byok.config.catalog import METADATA_KEY as PICKER_KEY
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.shape import unmodelled
 from cursor_byok.proxy import options
 from cursor_byok.proxy.hosts import host_matches
 from cursor_byok.store.activity import Activity
@@ -25,6 +24,7 @@ from cursor_byok.store.census import PASSED
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
 from cursor_byok.store.files import lock_data_dir
+from cursor_byok.wire.shape import unmodelled
 
 log = logging.getLogger(__name__)
 

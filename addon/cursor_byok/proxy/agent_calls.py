@@ -32,10 +32,8 @@ from google.protobuf import empty_pb2
 from mitmproxy import ctx
 from mitmproxy import http
 
+from cursor_byok.cursor.context_meter import usage_tree
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.blob_ids import BLOB_ID_SIZE
-from cursor_byok.protocol.blob_ids import blob_id
-from cursor_byok.protocol.context_meter import usage_tree
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.hosts import host_matches
@@ -43,13 +41,15 @@ from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import LOCAL
 from cursor_byok.proxy.routing import Routing
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.proxy.turns import ContextMeter
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.proxy.turns import meter_of
 from cursor_byok.store.census import Census
 from cursor_byok.store.files import MiB
 from cursor_byok.store.files import low_space
+from cursor_byok.wire.blob_ids import BLOB_ID_SIZE
+from cursor_byok.wire.blob_ids import blob_id
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class AgentCalls:
         self,
         routing: Routing,
         turns: Turns,
-        registry: SessionRegistry,
+        registry: RunRegistry,
         reach: Reachability,
         census: Census | None = None,
     ) -> None:

@@ -22,15 +22,8 @@ import uuid
 from mitmproxy import ctx
 from mitmproxy import http
 
+from cursor_byok.core.runs import Refused
 from cursor_byok.errors import ByokError
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import POLL_DATA_ENCODINGS
-from cursor_byok.protocol.bidi import BadFraming
-from cursor_byok.protocol.bidi import decode_bidi_append
-from cursor_byok.protocol.bidi import decode_run_poll_request
-from cursor_byok.protocol.bidi import decode_run_sse_request
-from cursor_byok.protocol.bidi import validate_request_id
-from cursor_byok.protocol.runs import Refused
 from cursor_byok.proxy import options
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import STREAMER
@@ -46,10 +39,17 @@ from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routing
 from cursor_byok.proxy.run_poll import RunPolls
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.proxy.run_upload import RunUpload
-from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.turns import ToolChoices
 from cursor_byok.store.census import SERVED
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import POLL_DATA_ENCODINGS
+from cursor_byok.wire.bidi import BadFraming
+from cursor_byok.wire.bidi import decode_bidi_append
+from cursor_byok.wire.bidi import decode_run_poll_request
+from cursor_byok.wire.bidi import decode_run_sse_request
+from cursor_byok.wire.bidi import validate_request_id
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class AgentRpc:
 
     def __init__(
         self,
-        registry: SessionRegistry,
+        registry: RunRegistry,
         loopback: Loopback,
         routing: Routing,
         recording: Recording,

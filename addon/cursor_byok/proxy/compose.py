@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cursor_byok.agent.turn import Agent
-from cursor_byok.protocol import actions
+from cursor_byok.cursor import actions
 from cursor_byok.proxy.activity_record import ActivityRecord
 from cursor_byok.proxy.agent_calls import AgentCalls
 from cursor_byok.proxy.agent_rpc import AgentRpc
@@ -30,9 +30,9 @@ from cursor_byok.proxy.privacy import Privacy
 from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import Routing
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.proxy.run_settings import RunSettings
 from cursor_byok.proxy.server_config import ServerConfig
-from cursor_byok.proxy.shell import SessionRegistry
 from cursor_byok.proxy.status import LiveStatus
 from cursor_byok.proxy.tab import Tab
 from cursor_byok.proxy.turns import Turns
@@ -43,7 +43,7 @@ from cursor_byok.store.feature_calls import FeatureCalls
 class Composition:
     """The addons of one proxy, and the parts embedders and tests reach for by name."""
 
-    registry: SessionRegistry
+    registry: RunRegistry
     turns: Turns
     routing: Routing
     recording: Recording
@@ -65,7 +65,7 @@ def compose(agent: Agent | None = None) -> Composition:
     """Every cursor-byok addon, wired; `agent` replaces the configured agent (tests, replay)."""
     recording = Recording()
     turns = Turns(recording, agent)
-    registry = SessionRegistry(
+    registry = RunRegistry(
         turns.run_turn, supersedes=actions.supersedes, live_action=turns.live_action
     )
     recording.attach(registry.observers)  # the frame observer, while recording

@@ -36,7 +36,6 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.features import describe as describe_features
 from cursor_byok.pb import aiserver_features_pb2 as fpb
-from cursor_byok.protocol import connect
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
@@ -55,6 +54,7 @@ from cursor_byok.store.usage import CMD_K
 from cursor_byok.store.usage import COMMIT_MESSAGE
 from cursor_byok.store.usage import TERMINAL
 from cursor_byok.store.usage import TERMINAL_AUTOCOMPLETE as AUTOCOMPLETE_KIND
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

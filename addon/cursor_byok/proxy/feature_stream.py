@@ -4,9 +4,10 @@ terminal Cmd-K, commit messages (and Tab, which may use it the same way).
 `Answer` runs one `agent.completion` call and turns its text deltas into the call's response
 messages (the caller says how), as Connect frames for a server stream, or as one text for a unary
 call. Every failure ends the call in the client's own protocol with the Connect code that says
-what happened (the Agent's table, `agent/errors.py`): a bad key `unauthenticated`, a missing key
-`failed_precondition`, a slow provider `deadline_exceeded`; never a hang. Each call leaves one
-usage row of its kind (`store/usage.py` FEATURE_KINDS) with its tokens, and one log line.
+what happened (the Agent's table, `agent/error_details.py`): a bad key `unauthenticated`, a
+missing key `failed_precondition`, a slow provider `deadline_exceeded`; never a hang. Each call
+leaves one usage row of its kind (`store/usage.py` FEATURE_KINDS) with its tokens, and one log
+line.
 """
 
 from __future__ import annotations
@@ -27,21 +28,21 @@ from google.protobuf.message import Message
 from cursor_byok.agent.completion import Completion
 from cursor_byok.agent.completion import EndedEarly
 from cursor_byok.agent.completion import stream_text
-from cursor_byok.agent.errors import PROVIDER_ERROR
-from cursor_byok.agent.errors import TITLES
-from cursor_byok.agent.errors import configuration_error
-from cursor_byok.agent.errors import provider_turn_error
-from cursor_byok.agent.errors import stream_ended_early
-from cursor_byok.agent.turn_errors import TurnError
+from cursor_byok.agent.error_details import PROVIDER_ERROR
+from cursor_byok.agent.error_details import TITLES
+from cursor_byok.agent.error_details import configuration_error
+from cursor_byok.agent.error_details import provider_turn_error
+from cursor_byok.agent.error_details import stream_ended_early
+from cursor_byok.agent.turn_endings import TurnError
 from cursor_byok.config import ConfigError
 from cursor_byok.errors import ByokError
-from cursor_byok.protocol import connect
 from cursor_byok.providers import Provider
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.store.feature_calls import FeatureCalls
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import feature_outcome
 from cursor_byok.store.usage import record_row
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

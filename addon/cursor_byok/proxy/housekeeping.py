@@ -14,9 +14,9 @@ import logging
 import time
 
 from cursor_byok.agent.context import attachment_ids
+from cursor_byok.cursor.actions import resolve as resolve_action
+from cursor_byok.cursor.checkpoint import referenced_blobs
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.actions import resolve as resolve_action
-from cursor_byok.protocol.checkpoint import referenced_blobs
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.files import MiB
 

@@ -2,7 +2,7 @@
 
 A BYOK turn is served here, but Cursor makes calls *around* it that carry the conversation: the
 title (NameAgent), transcripts, metadata, prompt-quality uploads, attached media, summaries,
-analytics with the prompt's hash and the model's name (`protocol/content_calls.py` lists them).
+analytics with the prompt's hash and the model's name (`cursor/content_calls.py` lists them).
 With `privacy = "local"` (the default) each such call about a BYOK conversation is answered
 here (`privacy_answers.py`) and nothing of it is forwarded; analytics batches go on without the
 events about BYOK conversations (the original bytes of the others). With `privacy = "cursor"`
@@ -10,7 +10,7 @@ they all go to Cursor as they came. Calls about Cursor-model conversations, and 
 is not about a conversation, pass through byte for byte.
 
 Whose a call is: the route of the conversation it names (by id, by a run's request id, by its
-message text or a transcript quoting one, or by naming a BYOK model; `protocol/privacy.py`). A
+message text or a transcript quoting one, or by naming a BYOK model; `cursor/privacy.py`). A
 call that comes before its conversation's first run waits for it (bounded by
 `cursor_byok_route_wait_ms`, as run appends do). A conversation still unknown after the wait is
 treated as private: a Cursor-model conversation then misses one title or metadata sync, while the
@@ -37,14 +37,13 @@ from cursor_byok.config.catalog import ID_PREFIX
 from cursor_byok.config.catalog import METADATA_KEY as PICKER_KEY
 from cursor_byok.config.catalog import find_model
 from cursor_byok.config.catalog import model_id
-from cursor_byok.protocol import analytics
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.content_calls import ANALYTICS
-from cursor_byok.protocol.content_calls import CALLS
-from cursor_byok.protocol.content_calls import AnalyticsCall
-from cursor_byok.protocol.content_calls import ContentCall
-from cursor_byok.protocol.privacy import MESSAGE_CHARS
-from cursor_byok.protocol.privacy import MIN_QUOTE
+from cursor_byok.cursor import analytics
+from cursor_byok.cursor.content_calls import ANALYTICS
+from cursor_byok.cursor.content_calls import CALLS
+from cursor_byok.cursor.content_calls import AnalyticsCall
+from cursor_byok.cursor.content_calls import ContentCall
+from cursor_byok.cursor.privacy import MESSAGE_CHARS
+from cursor_byok.cursor.privacy import MIN_QUOTE
 from cursor_byok.providers import Provider
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
@@ -61,6 +60,7 @@ from cursor_byok.store.census import RELAYED
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
 from cursor_byok.store.files import MiB
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""How a BYOK conversation's content calls are answered here (`protocol/content_calls.py` names
+"""How a BYOK conversation's content calls are answered here (`cursor/content_calls.py` names
 each call's answer; `proxy/privacy.py` decides which calls are answered).
 
 Every answer is one the client accepts: the call's own response message (an empty one is valid
@@ -27,12 +27,10 @@ from mitmproxy.net.http import multipart
 from cursor_byok.agent import titles
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.cursor.content_calls import ContentCall
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol import inflate
-from cursor_byok.protocol.content_calls import ContentCall
 from cursor_byok.providers import Provider
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
@@ -47,6 +45,8 @@ from cursor_byok.store.media import MediaStore
 from cursor_byok.store.usage import TITLE
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import record_row
+from cursor_byok.wire import connect
+from cursor_byok.wire import inflate
 
 log = logging.getLogger(__name__)
 

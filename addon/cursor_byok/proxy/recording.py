@@ -31,7 +31,7 @@ class Recording:
         self._observers: list[FrameObserver] | None = None
 
     def attach(self, observers: list[FrameObserver]) -> None:
-        """The run core's frame observers (`SessionRegistry.observers`): `frame` joins them
+        """The run core's frame observers (`RunRegistry.observers`): `frame` joins them
         while recording and leaves them when it stops."""
         self._observers = observers
         self._observe(self.recorder is not None)

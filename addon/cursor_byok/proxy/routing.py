@@ -6,7 +6,7 @@ reconnects) follows it. Requests that arrive before the run request can wait for
 
 A conversation's route is its latest run's; the calls around it (uploads, titles, analytics:
 `proxy/privacy.py`) follow that, and may wait for it too (`wait_for`). So they can be attributed,
-every routed run's ids, prompt hash and message are remembered (`protocol/privacy.py`).
+every routed run's ids, prompt hash and message are remembered (`cursor/privacy.py`).
 Conversation routes are also kept in the data dir (`store/routes.py`): a restart does not
 forget which conversations are BYOK.
 """
@@ -25,15 +25,15 @@ from mitmproxy import ctx
 
 from cursor_byok.config import Config
 from cursor_byok.config.routes import model_for_run
+from cursor_byok.cursor.actions import resolve as resolve_action
+from cursor_byok.cursor.privacy import Identifiers
+from cursor_byok.cursor.privacy import Messages
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.actions import resolve as resolve_action
-from cursor_byok.protocol.bidi import BidiAppend
-from cursor_byok.protocol.privacy import Identifiers
-from cursor_byok.protocol.privacy import Messages
 from cursor_byok.proxy import options
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.routes import RouteLog
+from cursor_byok.wire.bidi import BidiAppend
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class Routing:
     """An addon: the route of each run, decided by its run request, and how long requests that
     come before it wait for it (`cursor_byok_route_wait_ms`)."""
 
-    def __init__(self, turns: Turns, registry: SessionRegistry) -> None:
+    def __init__(self, turns: Turns, registry: RunRegistry) -> None:
         self.turns = turns
         self.registry = registry
         self.routes = Routes()

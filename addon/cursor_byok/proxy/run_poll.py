@@ -1,4 +1,4 @@
-"""RunPoll answered from the run core: one short server stream per poll (protocol/polls.py).
+"""RunPoll answered from the run core: one short server stream per poll (core/polls.py).
 
 A poll reads its attempt's run like a RunSSE stream does (a subscriber of the same attempt, the
 same backlog and replay rules), but stops after the first write: whatever was readable then,
@@ -15,14 +15,14 @@ import logging
 
 from mitmproxy import http
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import PollRequest
-from cursor_byok.protocol.polls import MAX_POLL_BYTES
-from cursor_byok.protocol.polls import PollCursors
-from cursor_byok.protocol.polls import answer
-from cursor_byok.protocol.polls import split_frames
-from cursor_byok.protocol.runs import Refused
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.core.polls import MAX_POLL_BYTES
+from cursor_byok.core.polls import PollCursors
+from cursor_byok.core.polls import answer
+from cursor_byok.core.polls import split_frames
+from cursor_byok.core.runs import Refused
+from cursor_byok.proxy.run_registry import RunRegistry
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import PollRequest
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ NO_RUN = "no run has this request id here (send its run request with BidiAppend 
 class RunPolls:
     """Every request id's poll cursor, and the poll waiting for each."""
 
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: RunRegistry) -> None:
         self.registry = registry
         self.cursors = PollCursors()
         self.data = "hex"  # how BidiPollResponse.data carries a message (cursor_byok_poll_data)

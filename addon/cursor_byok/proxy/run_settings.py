@@ -7,9 +7,9 @@ from __future__ import annotations
 from mitmproxy import ctx
 from mitmproxy import exceptions
 
-from cursor_byok.protocol.runs import SessionConfig
+from cursor_byok.core.runs import RunConfig
 from cursor_byok.proxy import options
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
 
 _TIMINGS = (
     "cursor_byok_heartbeat_ms",
@@ -26,7 +26,7 @@ _TIMINGS = (
 
 
 class RunSettings:
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: RunRegistry) -> None:
         self.registry = registry
 
     def load(self, loader) -> None:
@@ -37,7 +37,7 @@ class RunSettings:
         options.positive(opts, *_TIMINGS)
         if opts.cursor_byok_coalesce_ms < 0:
             raise exceptions.OptionsError("cursor_byok_coalesce_ms must not be negative")
-        self.registry.config = SessionConfig(
+        self.registry.config = RunConfig(
             heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
             grace_period=opts.cursor_byok_grace_ms / 1000,
             run_request_timeout=opts.cursor_byok_run_request_timeout_ms / 1000,

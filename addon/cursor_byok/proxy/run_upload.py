@@ -14,14 +14,14 @@ from collections.abc import Callable
 
 from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import parse_client_message
 from cursor_byok.proxy.loopback.spec import RELAY_RESET
 from cursor_byok.proxy.mitmproxy_compat import forget_traceback
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import LOCAL
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import parse_client_message
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class RunUpload:
 
     def __init__(
         self,
-        registry: SessionRegistry,
+        registry: RunRegistry,
         request_id: str,
         owner: bytes,
         encoding: str | None,

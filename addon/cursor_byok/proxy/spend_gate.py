@@ -15,7 +15,7 @@ from pathlib import Path
 from cursor_byok.agent.spend import cap_error
 from cursor_byok.config import Config
 from cursor_byok.config.spend import over_cap
-from cursor_byok.protocol import connect
+from cursor_byok.wire import connect
 
 TTL = 1.0  # seconds an answer of the usage database is reused
 

@@ -27,8 +27,8 @@ from cursor_byok.config import ConfigError
 from cursor_byok.proxy import options
 from cursor_byok.proxy.mitmproxy_compat import redirect_termlog
 from cursor_byok.proxy.routing import Routes
-from cursor_byok.proxy.shell import LiveRun
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import LiveRun
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.proxy.turns import Turns
 from cursor_byok.store.census import Census
 from cursor_byok.store.census import census_lines
@@ -84,7 +84,7 @@ CHROME = 3  # a column's share of the borders and padding ("│ x "), plus one f
 
 
 def status_table(
-    sessions: Iterable[LiveRun],
+    runs: Iterable[LiveRun],
     now: float | None = None,
     prices_for: Callable[[str], Prices | None] | None = None,
     session_cost: str = "",
@@ -103,7 +103,7 @@ def status_table(
     the least useful columns are left out (COLUMNS), so what matters never collapses to "…"."""
     now = time.monotonic() if now is None else now
     rows: list[list[str]] = []
-    for live in sessions:
+    for live in runs:
         turn = live.turn
         if turn is None:
             continue
@@ -285,7 +285,7 @@ class LiveStatus:
 
     def __init__(
         self,
-        registry: SessionRegistry,
+        registry: RunRegistry,
         routes: Routes,
         turns: Turns,
         census: Census | None = None,
@@ -333,7 +333,7 @@ class LiveStatus:
                         config = None
                     # A turn just ended: its row is on its way (the writer's thread); read
                     # now and at the next refresh, so the header does not lag by seconds.
-                    ended = sum(1 for r in self.registry.sessions.values() if _ended(r))
+                    ended = sum(1 for r in self.registry.runs.values() if _ended(r))
                     if ended != finished:
                         finished, reread = ended, 2
                     if reread or refreshes % SESSION_COST_EVERY == 0:
@@ -346,7 +346,7 @@ class LiveStatus:
                     refreshes += 1
                     live.update(
                         status_table(
-                            self.registry.sessions.values(),
+                            self.registry.runs.values(),
                             prices_for=prices_lookup(config),
                             session_cost=session_cost,
                             routed=list(self.routes.recent),

@@ -14,7 +14,7 @@ The editor starts a Tab request on nearly every keystroke and abandons most of t
 
 The answer streams as the model writes (through the loopback server, like Cmd-K's:
 `Loopback.serve_produced`, started in the request hook): model_info at once, the edit's start
-with the first text, `text` deltas, then its end. `protocol/tab.py` makes the prompt and the
+with the first text, `text` deltas, then its end. `cursor/tab.py` makes the prompt and the
 frames, and cleans the text as it comes (`Cleaner`: stop sequences, 12 lines). Tab's other calls are
 answered by `tab_calls.py`'s table. Each call leaves one usage row of kind `tab`.
 """
@@ -34,13 +34,12 @@ from mitmproxy import ctx
 from mitmproxy import http
 
 from cursor_byok.agent.chain import FALLBACK_KINDS
-from cursor_byok.agent.errors import provider_kind
+from cursor_byok.agent.error_details import provider_kind
 from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
+from cursor_byok.cursor import tab as tabp
 from cursor_byok.pb import aiserver_features_pb2 as fpb
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol import tab as tabp
 from cursor_byok.providers import FIM_KINDS
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderError
@@ -65,6 +64,7 @@ from cursor_byok.store.census import Census
 from cursor_byok.store.usage import TAB
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import record_row
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from cursor_byok.providers.pool import ProviderPool
 from cursor_byok.proxy import options
 from cursor_byok.proxy.housekeeping import Housekeeping
 from cursor_byok.proxy.recording import Recording
-from cursor_byok.proxy.shell import LiveRun
+from cursor_byok.proxy.run_registry import LiveRun
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore

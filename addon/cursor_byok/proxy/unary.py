@@ -20,9 +20,9 @@ from cursor_byok.config.catalog import encode_answer
 from cursor_byok.config.catalog import wire_format
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
-from cursor_byok.protocol import connect
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.store.census import SERVED
+from cursor_byok.wire import connect
 
 MAX_REQUEST = 64 * 1024 * 1024  # a unary request body we decode (UploadConversationBlobs batches)
 TOO_LARGE = Code.RESOURCE_EXHAUSTED  # a BadRequest's code when the body is over MAX_REQUEST

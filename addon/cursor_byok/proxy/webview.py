@@ -33,8 +33,6 @@ from mitmproxy.hooks import UpdateHook
 
 from cursor_byok.capture import traffic_view
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.bidi import BidiDecodeError
-from cursor_byok.protocol.bidi import decode_bidi_append
 from cursor_byok.proxy.agent_rpc import BIDI_APPEND_PATH
 from cursor_byok.proxy.agent_rpc import METADATA_KEY
 from cursor_byok.proxy.agent_rpc import PASS_KEY
@@ -45,6 +43,8 @@ from cursor_byok.proxy.agent_rpc import UPLOAD_KEY
 from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
 from cursor_byok.proxy.loopback.addon import ORIGIN_KEY
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
+from cursor_byok.wire.bidi import BidiDecodeError
+from cursor_byok.wire.bidi import decode_bidi_append
 
 log = logging.getLogger(__name__)
 

@@ -30,15 +30,12 @@ from google.protobuf import json_format
 from rich.console import Console
 from rich.text import Text
 
-from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import ModelCall
+from cursor_byok.capture.format import RecordedTurn
 from cursor_byok.capture.format import client_kind
 from cursor_byok.capture.format import server_kind
 from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_sse_request
 from cursor_byok.providers import Finish
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderEvent
@@ -53,6 +50,9 @@ from cursor_byok.replay.engine import _proxy
 from cursor_byok.replay.frames import BIDI_APPEND
 from cursor_byok.replay.frames import RUN_SSE
 from cursor_byok.replay.frames import parse_frame
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 # Kinds that stream: a run of them is one structural element.
 _DELTAS = frozenset(
@@ -246,7 +246,7 @@ def _merged(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class _Answers:
     """Recorded client answers, handed out by kind in recorded order."""
 
-    def __init__(self, capture: Capture) -> None:
+    def __init__(self, capture: RecordedTurn) -> None:
         self.exec: dict[str, list[list[pb.AgentClientMessage]]] = defaultdict(list)
         self.interaction: dict[str, list[pb.InteractionResponse]] = defaultdict(list)
         self.blobs: dict[bytes, bytes] = dict(capture.blobs)
@@ -328,7 +328,7 @@ class _Answers:
 
 @dataclass
 class Compared:
-    capture: Capture
+    capture: RecordedTurn
     theirs: Structure
     ours: Structure
     frames: list[bytes] = field(default_factory=list)
@@ -338,7 +338,7 @@ class Compared:
         return differences(self.theirs, self.ours)
 
 
-async def compare_capture(capture: Capture, *, stall: float = 5.0) -> Compared:
+async def compare_capture(capture: RecordedTurn, *, stall: float = 5.0) -> Compared:
     """Drive our server like their recording and compare the structures."""
     from cursor_byok import outbound
 

@@ -36,22 +36,22 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from cursor_byok.agent.turn import Turn
-from cursor_byok.capture.format import Capture
 from cursor_byok.capture.format import CaptureError
 from cursor_byok.capture.format import ClientLine
 from cursor_byok.capture.format import ModelCall
+from cursor_byok.capture.format import RecordedTurn
 from cursor_byok.capture.format import capture_files
 from cursor_byok.capture.format import error_from_json
 from cursor_byok.capture.format import load_capture
 from cursor_byok.capture.format import request_to_json
 from cursor_byok.capture.redact import scrub_end_stream
 from cursor_byok.errors import ByokError
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.bidi import encode_bidi_append
-from cursor_byok.protocol.bidi import encode_run_sse_request
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderEvent
-from cursor_byok.providers.errors import ProviderError
+from cursor_byok.providers.provider_error import ProviderError
+from cursor_byok.wire import connect
+from cursor_byok.wire.bidi import encode_bidi_append
+from cursor_byok.wire.bidi import encode_run_sse_request
 
 if TYPE_CHECKING:
     from cursor_byok.config import Config
@@ -113,7 +113,7 @@ class _NoProvider:
         return None
 
 
-def replay_config(capture: Capture) -> Config:
+def replay_config(capture: RecordedTurn) -> Config:
     """The recorded config facts as a Config (providers never contacted), or a guess."""
     from cursor_byok.config import Config
     from cursor_byok.config import ModelConfig
@@ -152,7 +152,7 @@ def replay_config(capture: Capture) -> Config:
 class ReplayAgent:
     """The agent the capture was recorded with, fed from the capture."""
 
-    def __init__(self, capture: Capture) -> None:
+    def __init__(self, capture: RecordedTurn) -> None:
         self.capture = capture
         self.provider = ReplayProvider(capture.calls)
 
@@ -319,7 +319,7 @@ async def _due(stream: _Stream, line: ClientLine, stall: float, settle: float) -
     return request is not None and stream.end is None
 
 
-async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0) -> _Driven:
+async def _drive(port: int, capture: RecordedTurn, stall: float, settle: float = 1.0) -> _Driven:
     """Play Cursor's side of one recorded turn against the proxy on `port`."""
     from cursor_byok import outbound
 
@@ -385,7 +385,7 @@ async def _drive(port: int, capture: Capture, stall: float, settle: float = 1.0)
 class Result:
     """One capture's replay."""
 
-    capture: Capture
+    capture: RecordedTurn
     frames: list[bytes]
     end: dict[str, Any] | None
     divergence: Divergence | None
@@ -423,7 +423,7 @@ class _Collect(logging.Handler):
 
 
 async def replay_capture(
-    capture: Capture, *, stall: float = 10.0, confdir: Path | None = None
+    capture: RecordedTurn, *, stall: float = 10.0, confdir: Path | None = None
 ) -> Result:
     """Replay one capture through a fresh in-process proxy and compare the streams."""
     from cursor_byok.store.blobs import BlobStore

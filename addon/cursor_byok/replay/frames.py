@@ -16,9 +16,9 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from cursor_byok.capture.format import server_kind
+from cursor_byok.cursor.checkpoint import VOLATILE_FIELDS
+from cursor_byok.cursor.checkpoint import clear_volatile
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.checkpoint import VOLATILE_FIELDS
-from cursor_byok.protocol.checkpoint import clear_volatile
 
 if TYPE_CHECKING:
     pass

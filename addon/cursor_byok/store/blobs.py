@@ -17,10 +17,10 @@ from collections.abc import Collection
 from collections.abc import Mapping
 from pathlib import Path
 
-from cursor_byok.protocol.blob_ids import BLOB_ID_SIZE
-from cursor_byok.protocol.blob_ids import blob_id
-from cursor_byok.protocol.blob_ids import verify
 from cursor_byok.store.files import private_dir
+from cursor_byok.wire.blob_ids import BLOB_ID_SIZE
+from cursor_byok.wire.blob_ids import blob_id
+from cursor_byok.wire.blob_ids import verify
 
 log = logging.getLogger(__name__)
 

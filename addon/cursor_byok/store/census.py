@@ -3,7 +3,7 @@
 Users' first complaint about every BYOK proxy is that a Cursor update silently broke it. So the
 proxy counts every Cursor RPC path it sees and what became of it (served here, passed through to
 Cursor, relayed to Cursor by the loopback server on a run's route), every case and field of a
-client message our schema does not model (protobuf's unknown fields, `protocol/shape.py`) or
+client message our schema does not model (protobuf's unknown fields, `wire/shape.py`) or
 that we model and do not serve, and every request id or blob id it could not resolve. The
 counts go into the activity record (`activity.json`), where `cursor-byok doctor --watch` reads
 them, and into the live status.

@@ -15,8 +15,8 @@ from typing import Any
 
 from cursor_byok.config import ImageGenerationConfig
 from cursor_byok.config import WebSearchConfig
+from cursor_byok.cursor.actions import resolve
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.protocol.actions import resolve
 from cursor_byok.providers import ToolSpec
 
 from .base import Tool

@@ -29,7 +29,7 @@ from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.mitmproxy_compat import direct_server
 from cursor_byok.proxy.routing import Routes
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
@@ -55,9 +55,7 @@ def _discard(chunk: bytes) -> list[bytes]:
 
 
 class Loopback:
-    def __init__(
-        self, registry: SessionRegistry, routes: Routes, census: Census | None = None
-    ) -> None:
+    def __init__(self, registry: RunRegistry, routes: Routes, census: Census | None = None) -> None:
         self.registry = registry
         self.routes = routes
         self.census = census

@@ -32,10 +32,10 @@ import h11
 
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
-from cursor_byok.protocol import connect
 from cursor_byok.proxy.loopback.spec import RELAY_RESET
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,8 @@ from collections.abc import Callable
 
 import h11
 
-from cursor_byok.protocol import connect
-from cursor_byok.protocol.attempts import Subscriber
-from cursor_byok.protocol.runs import Refused
+from cursor_byok.core.attempts import Subscriber
+from cursor_byok.core.runs import Refused
 from cursor_byok.proxy.loopback.ports import LISTENERS
 from cursor_byok.proxy.loopback.prefetch import Prefetched
 from cursor_byok.proxy.loopback.relay import UpstreamProxy
@@ -40,10 +39,11 @@ from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import Routes
-from cursor_byok.proxy.shell import SessionRegistry
+from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.store.census import RELAYED
 from cursor_byok.store.census import SERVED
 from cursor_byok.store.census import Census
+from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ _HOP_BY_HOP = {
 class Streamer:
     def __init__(
         self,
-        registry: SessionRegistry,
+        registry: RunRegistry,
         host: str = "127.0.0.1",
         *,
         routes: Routes | None = None,

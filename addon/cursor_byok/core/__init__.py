@@ -1,0 +1,1 @@
+"""The run core: attempts, runs, their outboxes, inboxes, states and deadlines. Sans-IO."""

@@ -1,0 +1,98 @@
+"""One request id of the run core (sans-IO): its ordered inbox, its response streams, the run
+it carries (`attempts.Registry` keeps them)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from dataclasses import field
+
+from cursor_byok.core.inbox import Inbox
+from cursor_byok.core.runs import Run
+from cursor_byok.core.states import ATTEMPT_TRANSITIONS
+from cursor_byok.core.states import AttemptEvent
+from cursor_byok.core.states import AttemptState
+from cursor_byok.core.states import step
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.wire.connect import EndStreamError
+
+
+@dataclass(slots=True)
+class Upload:
+    """One client message in an inbox. One that must wait for an earlier seqno keeps only its
+    bytes (a parsed protobuf can take several times their size); it is parsed again when its
+    turn comes, so the out-of-order budget bounds memory, not just a count."""
+
+    message: pb.AgentClientMessage | None
+    raw: bytes = b""
+
+    def park(self) -> None:
+        if self.raw:
+            self.message = None
+
+    def take(self) -> pb.AgentClientMessage | None:
+        if self.message is None and self.raw:
+            self.message = pb.AgentClientMessage.FromString(self.raw)
+        return self.message
+
+
+@dataclass(slots=True, eq=False)
+class Subscriber:
+    """One response stream (RunSSE or `Run`) reading an attempt's run."""
+
+    sid: int
+    attempt: Attempt
+    encoding: str | None
+    grpc_web: bool
+    last_sent_at: float
+    joined_at: int = 0  # heartbeats are live-only; frames before this index were replayed
+    position: int = 0
+    heartbeat_due: bool = False
+    done: bool = False
+
+
+@dataclass(eq=False)
+class Attempt:
+    """One request id: its ordered inbox, its response streams, the run it carries.
+
+    Its lifecycle is `ATTEMPT_TRANSITIONS`: NEW until its run request binds it to a run (BOUND);
+    ENDED when its streams end on their own while it carries a run, REFUSED when that happens
+    before; FORGOTTEN once the registry lets go of it."""
+
+    request_id: str
+    created_at: float
+    owner: bytes
+    transport: str  # "bidi" (RunSSE + BidiAppend) or "run" (one HTTP/2 stream)
+    inbox: Inbox[Upload]
+    client: str = ""  # the client connection that opened it ("" unknown): fairness, limits.py
+    state: AttemptState = AttemptState.NEW
+    run: Run | None = None  # set once BOUND (and kept when it ends)
+    bind_epoch: int = 0  # answers resolved before this epoch are not sent to this attempt
+    end: EndStreamError | None = None  # this attempt's own end (before or apart from its run)
+    last_active: float = 0.0
+    seqno_clashes: int = 0
+    early: list[pb.ConversationAction] = field(default_factory=list)  # queued before its run
+    _next_seqno: int = 0  # stream order, for `run` attempts
+    _digests: dict[int, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.subscribers: dict[int, Subscriber] = {}
+        self.last_active = self.created_at
+
+    def _step(self, event: AttemptEvent) -> None:
+        self.state = step(ATTEMPT_TRANSITIONS, self.state, event, f"request {self.request_id}")
+
+    @property
+    def ended(self) -> bool:
+        """Whether its streams end with its own end (ENDED or REFUSED)."""
+        return self.state is AttemptState.ENDED or self.state is AttemptState.REFUSED
+
+    def close(self, error: EndStreamError | None) -> None:
+        """End this attempt's streams (its run, if any, is not touched); the first end stays."""
+        if not self.ended:
+            self.end = error
+        self._step(AttemptEvent.END)
+
+
+def digest(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=16).digest()

@@ -1,0 +1,611 @@
+"""Runs: one agent execution each (`AgentRunRequest.run_id`), sans-IO.
+
+A run owns its outbox (every frame of the turn, which every attempt reads from the start), the
+requests it waits on (exec, KV, interaction), and its lifecycle (`RUN_TRANSITIONS`: attached or
+detached while it runs, then finished, then dropped). It takes `now` as an input and returns
+`Command`s for the shell; it never sleeps, reads a clock, logs or touches a socket: what the
+shell should log comes back as a `Note`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cursor_byok.core.deadlines import Deadlines
+from cursor_byok.core.outbox import Entry
+from cursor_byok.core.outbox import Outbox
+from cursor_byok.core.outbox import PendingKey
+from cursor_byok.core.outbox import PendingKind
+from cursor_byok.core.outbox import set_blob_frame
+from cursor_byok.core.states import RUN_TRANSITIONS
+from cursor_byok.core.states import HoldState
+from cursor_byok.core.states import RunEvent
+from cursor_byok.core.states import RunState
+from cursor_byok.core.states import step
+from cursor_byok.errors import ByokError
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.wire import connect
+from cursor_byok.wire.connect import EndStreamError
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """The core's timers and bounds, in seconds and bytes (the proxy's options set them)."""
+
+    heartbeat_interval: float = 5.0
+    grace_period: float = 180.0  # every stream of a running run gone this long → cancel it
+    run_request_timeout: float = 60.0  # an attempt without a run request this long → not_found
+    gap_timeout: float = 30.0  # an append_seqno gap open this long fails the run
+    linger: float = 600.0  # keep a finished run this long for late reconnects and retries
+    exec_timeout: float = 600.0  # an exec (other than shell) unanswered this long fails the run
+    # Deltas of one run that come within this long of the last deltas released to the streams
+    # are held until it has passed and go out as one frame; the first delta after a quiet spell
+    # goes at once (0: no holding, and every delta is its own frame unless a stream lags).
+    coalesce_window: float = 0.015
+    max_attempts: int = 1024  # live request ids, all runs together (limits.py: who makes room)
+    max_owner_attempts: int = 256  # live request ids of one owner (a credential)
+    max_owner_turns: int = 8  # turns of one owner running at once (limits.running_turns)
+    max_buffered_bytes: int = 48 * MiB  # out-of-order uploads waiting, all attempts together
+    max_attempt_buffered_bytes: int = 32 * MiB
+    # A run keeps every frame of its turn for reconnects and retries; a turn whose frames pass
+    # this fails with resource_exhausted. Real turns stream a few MiB (text, tool requests, blob
+    # SETs of what was read and written); this bounds a provider that streams without end.
+    max_backlog_bytes: int = 128 * MiB
+    # a turn still running this long fails with deadline_exceeded (real ones: minutes, an hour)
+    turn_timeout: float = 4 * 3600.0
+
+
+# --- commands for the async shell ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A line for the log: the core decides what is worth saying, the shell says it."""
+
+    level: str  # "debug", "info" or "warning"
+    template: str  # %-style, as logging takes it (formatted only if the level is on)
+    args: tuple[object, ...] = ()
+
+    def __str__(self) -> str:
+        return self.template % self.args
+
+    @classmethod
+    def debug(cls, template: str, *args: object) -> Note:
+        return cls("debug", template, args)
+
+    @classmethod
+    def info(cls, template: str, *args: object) -> Note:
+        return cls("info", template, args)
+
+    @classmethod
+    def warning(cls, template: str, *args: object) -> Note:
+        return cls("warning", template, args)
+
+
+class Refused(ByokError):
+    """A request the core will not take; `code` is the Connect code to answer with, `notes`
+    what the shell should log about it (the refusal itself is the caller's to report)."""
+
+    def __init__(self, code: str, message: str, notes: Iterable[Note] = ()) -> None:
+        super().__init__(message, code)
+        self.notes = tuple(notes)
+
+
+@dataclass(frozen=True, slots=True)
+class StartTurn:
+    run: Run
+    run_request: pb.AgentRunRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Resolve:
+    """A final answer to one pending request."""
+
+    run: Run
+    key: PendingKey
+    message: pb.ExecClientMessage | pb.KvClientMessage | pb.InteractionResponse
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """A non-final event of a streaming exec (shell output), for exec `exec_id`."""
+
+    run: Run
+    exec_id: int
+    message: pb.ExecClientMessage
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn:
+    run: Run
+    reason: str
+    action: pb.CancelAction | None = None
+    # Final for the client: a newer run replaced it, or its user stopped it. Its end says so, and
+    # Cursor's client does not try the run again (a plain `canceled` it retries, protocol.md §8).
+    final: str | None = None  # "superseded" | "user" | None
+
+
+@dataclass(frozen=True, slots=True)
+class FailTurn:
+    run: Run
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class LiveAction:
+    """A conversation action (other than cancel) sent while the run is going on."""
+
+    run: Run
+    action: pb.ConversationAction
+
+
+@dataclass(frozen=True, slots=True)
+class DropRun:
+    """A finished run lingered long enough and is forgotten."""
+
+    run: Run
+
+
+@dataclass(frozen=True, slots=True)
+class EndStreams:
+    """An attempt was ended to make room for another client: its streams write its end now."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """An id the core could not resolve (a request id no run request came for), for the census."""
+
+    kind: str
+    ident: str
+
+
+Command = (
+    StartTurn
+    | Resolve
+    | StreamEvent
+    | CancelTurn
+    | FailTurn
+    | LiveAction
+    | DropRun
+    | EndStreams
+    | Unresolved
+    | Note
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """What `Registry.tick` did: commands for the shell, request ids whose streams have
+    something to write now (a heartbeat, an end), runs whose new frames are readable."""
+
+    commands: list[Command]
+    wake: set[str]
+    runs: list[Run]
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Pending:
+    what: str  # the exec/KV/interaction variant, for errors and logs
+    since: float
+    watched: bool  # subject to the exec watchdog (shell execs keep their own timeout)
+
+
+_LATE_ACTIONS = frozenset({"user_message_action", "inject_context_action"})
+_SHELL_TERMINAL = frozenset(
+    {"exit", "rejected", "permission_denied", "sandbox_unsupported", "backgrounded"}
+)
+_UNWATCHED_EXECS = frozenset({"shell_args", "shell_stream_args", "background_shell_spawn_args"})
+
+
+class Run:
+    """One agent execution: outbox with backlog, pending client requests, run state.
+
+    Every state change goes through `_step`, which looks the event up in `RUN_TRANSITIONS` and
+    raises `IllegalEvent` for anything the table does not allow."""
+
+    def __init__(
+        self,
+        run_id: str,
+        run_request: pb.AgentRunRequest,
+        *,
+        owner: bytes,
+        now: float,
+        config: RunConfig,
+        deadlines: Deadlines[Run] | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.first_request_id = run_id  # the attempt that started it (logs, captures)
+        self.run_request = run_request
+        self.owner = owner
+        self.config = config
+        self.created_at = now
+        self.state = RunState.DETACHED  # until a stream reads it
+        self.outbox = Outbox()
+        self.attempt_ids: list[str] = []  # the request ids carrying it (attempts.py)
+        self.streams = 0  # response streams of those attempts reading it now
+        self.was_read = False  # a stream read it once (none now: its client left it)
+        self.pending: dict[PendingKey, _Pending] = {}
+        self.resolved: dict[PendingKey, int] = {}  # key → epoch of its answer
+        self.epoch = 0
+        self._next_exec_id = 1  # exec and interaction ids share one counter (protocol.md §3)
+        self._next_kv_id = 1
+        self._aborted_execs: set[int] = set()
+        self.last_client_at = now  # any client message of any attempt: liveness
+        self.detached_since = now  # while DETACHED: since when (or since the last cancel)
+        self.finished_at: float | None = None
+        self.end_stream: EndStreamError | None = None
+        self.ignored_results = 0
+        # user messages queued before its run request (attempts.py): the turn answers them
+        self.queued: list[pb.ConversationAction] = []
+        self.backlog_full_at: float | None = None  # when the backlog passed its bound
+        self._backlog_failed = False  # ... and the turn was failed for it (once)
+        self._timed_out = False  # the turn ran past turn_timeout and was failed for it (once)
+        self.timers: Deadlines[Run] = deadlines if deadlines is not None else Deadlines()
+        self.timers.due(now + config.grace_period)
+
+    def _step(self, event: RunEvent) -> None:
+        self.state = step(RUN_TRANSITIONS, self.state, event, f"run {self.run_id}")
+
+    @property
+    def running(self) -> bool:
+        return self.state.running
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.outbox.entries
+
+    @property
+    def conversation_id(self) -> str:
+        return self.run_request.conversation_id
+
+    # --- attempts and streams ---------------------------------------------------------------
+
+    def bind(self, request_id: str, *, streams: int, now: float) -> int:
+        """The attempt `request_id` (with `streams` streams open) carries this run from now on;
+        returns its bind epoch: answers resolved before it are not sent to that attempt."""
+        self._step(RunEvent.BIND)
+        epoch = self.epoch + 1 if self.attempt_ids else 0
+        self.attempt_ids.append(request_id)
+        self.last_client_at = now
+        for _ in range(streams):
+            self.stream_opened()
+        return epoch
+
+    def stream_opened(self) -> None:
+        self._step(RunEvent.STREAM_OPENED)
+        self.streams += 1
+        self.was_read = True
+
+    def stream_closed(self, *, now: float) -> None:
+        """A stream of one of its attempts went away; the grace period starts with the last."""
+        self.streams -= 1
+        if self.streams:
+            return
+        attached = self.state is RunState.ATTACHED
+        self._step(RunEvent.STREAMS_GONE)
+        if attached:
+            self.detached_since = now
+            self.timers.due(now + self.config.grace_period)
+
+    def drop(self) -> None:
+        self._step(RunEvent.DROP)
+
+    # --- client → server --------------------------------------------------------------------
+
+    def dispatch(self, message: pb.AgentClientMessage, *, now: float) -> list[Command]:
+        """One client message of any attempt, in its attempt's order."""
+        self._step(RunEvent.ANSWER)
+        self.last_client_at = now
+        kind = message.WhichOneof("message")
+        if kind == "run_request" or kind == "client_heartbeat" or kind is None:
+            return []
+        if kind == "exec_client_message":
+            return self._exec_result(message.exec_client_message)
+        if kind == "kv_client_message":
+            kv = message.kv_client_message
+            if kv.WhichOneof("message") is None:
+                return []
+            return self._resolve((PendingKind.KV, kv.id), kv)
+        if kind == "interaction_response":
+            reply = message.interaction_response
+            return self._resolve((PendingKind.INTERACTION, reply.id), reply)
+        if kind == "exec_client_control_message":
+            return self._exec_control(message.exec_client_control_message)
+        if kind == "conversation_action":
+            action = message.conversation_action
+            if not self.running:
+                # A message for the conversation's next run (queued while this one closed), or
+                # steering that came too late; the shell says which (`_LATE_ACTIONS`).
+                late = action.WhichOneof("action") in _LATE_ACTIONS
+                return [LiveAction(self, action)] if late else []
+            if action.WhichOneof("action") == "cancel_action":
+                return [
+                    CancelTurn(self, "cancelled by the user", action.cancel_action, final="user")
+                ]
+            return [LiveAction(self, action)]
+        return [Note.info("run %s: client message %s ignored", self.run_id, kind)]
+
+    def _exec_result(self, result: pb.ExecClientMessage) -> list[Command]:
+        kind = result.WhichOneof("message")
+        if kind is None:  # not a result (protocol.md §5): keep waiting
+            return []
+        key = (PendingKind.EXEC, result.id)
+        if kind == "mcp_result" and result.mcp_result.WhichOneof("result") == "approved":
+            # The user approved the call; the real result follows with the same id.
+            return [StreamEvent(self, result.id, result)] if key in self.pending else []
+        if kind == "shell_stream":
+            event = result.shell_stream.WhichOneof("event")
+            if event not in _SHELL_TERMINAL:
+                if key in self.pending:
+                    return [StreamEvent(self, result.id, result)]
+                return self._unknown(key)
+        return self._resolve(key, result)
+
+    def _exec_control(self, control: pb.ExecClientControlMessage) -> list[Command]:
+        if control.WhichOneof("message") == "throw":
+            key = (PendingKind.EXEC, control.throw.id)
+            if key in self.pending:
+                # The client failed to run it: an empty result the tool layer reads as an error.
+                note = Note.info("run %s: client threw for exec %d", self.run_id, key[1])
+                return [note, *self._resolve(key, pb.ExecClientMessage(id=control.throw.id))]
+        return []
+
+    def _resolve(
+        self,
+        key: PendingKey,
+        message: pb.ExecClientMessage | pb.KvClientMessage | pb.InteractionResponse,
+    ) -> list[Command]:
+        if self.pending.pop(key, None) is None:
+            return self._unknown(key)
+        self.epoch += 1
+        self.resolved[key] = self.epoch
+        return [Resolve(self, key, message)]
+
+    def _unknown(self, key: PendingKey) -> list[Command]:
+        kind, ident = key
+        if key in self.resolved or (kind is PendingKind.EXEC and ident in self._aborted_execs):
+            return [
+                Note.debug("run %s: repeated or late result for %s %d dropped", self.run_id, *key)
+            ]
+        self.ignored_results += 1
+        return [
+            Note.warning(
+                "run %s: result for unknown %s id %d ignored", self.run_id, kind.value, ident
+            )
+        ]
+
+    def answers_unissued(self, message: pb.AgentClientMessage) -> bool:
+        """Whether a client message answers an exec or KV request this run never sent."""
+        kind = message.WhichOneof("message")
+        if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.EXEC, message.exec_client_message.id))
+        if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
+            return not self.issued((PendingKind.KV, message.kv_client_message.id))
+        return False
+
+    def issued(self, key: PendingKey) -> bool:
+        """Whether we ever sent this request id (for protocol checks on `Run` streams)."""
+        kind, ident = key
+        counter = self._next_kv_id if kind is PendingKind.KV else self._next_exec_id
+        return 0 < ident < counter
+
+    # --- server → client --------------------------------------------------------------------
+
+    def emit(self, message: pb.AgentServerMessage, *, now: float) -> bool:
+        """Queue one server message for every stream of the run, present and future (coalesced
+        as `Outbox.add` says); True when its streams have something new to read now."""
+        self._step(RunEvent.EMIT)
+        outbox = self.outbox
+        holds = outbox.holds
+        news = outbox.add(message, now=now, window=self.config.coalesce_window)
+        if outbox.holds != holds:  # a hold began: its release is a deadline of the core
+            self.timers.release_at(outbox.hold_until, self)
+        if outbox.backlog() > self.config.max_backlog_bytes:
+            self._backlog_full(now)
+        return news
+
+    def _backlog_full(self, now: float) -> None:
+        """The backlog passed its bound: the next tick fails the turn (frames still queue
+        until the turn stops, at its next await: a frame or two beyond the bound)."""
+        if self.backlog_full_at is None:
+            self.backlog_full_at = now
+            self.timers.due(now)
+
+    # The outbox as the shell sees it.
+
+    @property
+    def held_from(self) -> int | None:
+        outbox = self.outbox
+        return outbox.held_from if outbox.hold is HoldState.HELD else None
+
+    @property
+    def hold_until(self) -> float:
+        return self.outbox.hold_until
+
+    def release_due(self, now: float) -> bool:
+        return self.outbox.release_due(now)
+
+    def final(self) -> int:
+        return self.outbox.final()
+
+    def _request(
+        self,
+        frame: bytes,
+        key: PendingKey,
+        what: str,
+        now: float,
+        *,
+        watched: bool = True,
+    ) -> None:
+        self._step(RunEvent.REQUEST)
+        watched = watched and what not in _UNWATCHED_EXECS
+        self.pending[key] = _Pending(what, now, watched)
+        self.outbox.append(frame, key=key)
+        if self.outbox.size > self.config.max_backlog_bytes:
+            self._backlog_full(now)
+        if watched:
+            self.timers.due(now + self.config.exec_timeout)
+
+    def open_exec(self, exec_message: pb.ExecServerMessage, *, now: float) -> int:
+        """Assign an id to an exec request, register it as pending, and send it."""
+        ident = self._take_exec_id()
+        exec_message.id = ident
+        if not exec_message.exec_id:
+            exec_message.exec_id = f"exec-{self.run_id[:8]}-{ident}"
+        what = exec_message.WhichOneof("message") or "?"
+        message = pb.AgentServerMessage(exec_server_message=exec_message)
+        self._request(_frame(message), (PendingKind.EXEC, ident), what, now)
+        return ident
+
+    def open_interaction(self, query: pb.InteractionQuery, *, now: float) -> int:
+        ident = self._take_exec_id()
+        query.id = ident
+        message = pb.AgentServerMessage(interaction_query=query)
+        key = (PendingKind.INTERACTION, ident)
+        # A person answers: no watchdog.
+        self._request(_frame(message), key, query.WhichOneof("query") or "?", now, watched=False)
+        return ident
+
+    def open_kv(self, kv: pb.KvServerMessage, *, now: float) -> int:
+        ident = self._next_kv_id
+        self._next_kv_id += 1
+        kv.id = ident
+        message = pb.AgentServerMessage(kv_server_message=kv)
+        self._request(
+            _frame(message), (PendingKind.KV, ident), kv.WhichOneof("message") or "?", now
+        )
+        return ident
+
+    def open_set_blob(self, blob_id: bytes, data: bytes, *, now: float) -> int:
+        """`open_kv` of a SetBlobArgs, its frame made straight from the blob's bytes (one copy:
+        a protobuf message would take three more of a blob that may be megabytes)."""
+        ident = self._next_kv_id
+        self._next_kv_id += 1
+        self._request(
+            set_blob_frame(ident, blob_id, data), (PendingKind.KV, ident), "set_blob_args", now
+        )
+        return ident
+
+    def _take_exec_id(self) -> int:
+        ident = self._next_exec_id
+        self._next_exec_id += 1
+        return ident
+
+    def describe_pending(self, keys: Iterable[PendingKey], now: float) -> str:
+        """`exec 3 (read_args, 12 s)` for each key still pending, for error messages."""
+        parts = []
+        for key in keys:
+            pending = self.pending.get(key)
+            if pending is not None:
+                parts.append(
+                    f"{key[0].value} {key[1]} ({pending.what}, {now - pending.since:.0f} s)"
+                )
+        return ", ".join(parts) or "nothing"
+
+    def abort_pending(self, *, now: float) -> list[PendingKey]:
+        """Abort every pending exec on the client and forget every other pending request."""
+        self._step(RunEvent.ABORT)
+        keys = list(self.pending)
+        for kind, ident in keys:
+            if kind is PendingKind.EXEC and self.running:
+                self._aborted_execs.add(ident)
+                abort = pb.ExecServerControlMessage(abort=pb.ExecServerAbort(id=ident))
+                self.emit(pb.AgentServerMessage(exec_server_control_message=abort), now=now)
+        self.pending.clear()
+        return keys
+
+    def finish(self, error: EndStreamError | None = None, *, now: float) -> None:
+        """Append the end-stream frame; nothing may be sent after it."""
+        if not self.running:
+            return  # idempotent: every path that ends a turn may call it
+        self.pending.clear()
+        self.end_stream = error
+        self.outbox.append(connect.encode_end_stream(error), end=True)
+        self._step(RunEvent.FINISH)
+        self.finished_at = now
+        self.timers.due(now + self.config.linger)
+
+    # --- time -------------------------------------------------------------------------------
+
+    def deadlines(self) -> list[float]:
+        cfg = self.config
+        if not self.running:
+            if self.state is RunState.FINISHED and self.finished_at is not None:
+                return [self.finished_at + cfg.linger]
+            return []
+        out = [] if self._timed_out else [self.created_at + cfg.turn_timeout]
+        if self.backlog_full_at is not None and not self._backlog_failed:
+            out.append(self.backlog_full_at)
+        if self.state is RunState.DETACHED:
+            out.append(self.detached_since + cfg.grace_period)
+        watched = [p.since for p in self.pending.values() if p.watched]
+        if watched:
+            out.append(min(watched) + cfg.exec_timeout)
+        return out
+
+    def tick(self, now: float) -> list[Command]:
+        cfg = self.config
+        if not self.running:
+            if (
+                self.state is RunState.FINISHED
+                and self.finished_at is not None
+                and now >= self.finished_at + cfg.linger
+            ):
+                return [DropRun(self)]
+            return []
+        if self.backlog_full_at is not None and not self._backlog_failed:
+            self._backlog_failed = True
+            limit = cfg.max_backlog_bytes
+            size = f"{limit / MiB:g} MiB" if limit >= MiB else f"{limit} bytes"
+            return [
+                FailTurn(
+                    self,
+                    "resource_exhausted",
+                    f"this turn's output passed {size}, the output limit of a turn (everything "
+                    "it sends Cursor is kept for reconnects; max_backlog_bytes, raise it with "
+                    "--set cursor_byok_max_turn_output_mb=...); the turn was ended",
+                )
+            ]
+        if not self._timed_out and now >= self.created_at + cfg.turn_timeout:
+            self._timed_out = True
+            why = f"this turn ran for {_hours(cfg.turn_timeout)}, the time limit of a turn"
+            why += " (turn_timeout, raise it with --set cursor_byok_turn_timeout_ms=...);"
+            why += " the turn was ended"
+            return [FailTurn(self, "deadline_exceeded", why)]
+        if self.state is RunState.DETACHED and now >= self.detached_since + cfg.grace_period:
+            self.detached_since = now  # one cancel per expiry
+            return [CancelTurn(self, "the client went away (no stream open)")]
+        overdue = [
+            key
+            for key, p in self.pending.items()
+            if p.watched and now >= p.since + cfg.exec_timeout
+        ]
+        if overdue:
+            missing = self.describe_pending(overdue, now)
+            for key in overdue:
+                self.pending[key].watched = False  # one failure per request
+            return [
+                FailTurn(
+                    self,
+                    "deadline_exceeded",
+                    f"the client did not answer {missing} within {cfg.exec_timeout:.0f} s",
+                )
+            ]
+        return []
+
+
+def _frame(message: pb.AgentServerMessage) -> bytes:
+    return connect.encode_frame_raw(0, message.SerializeToString())
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"

@@ -1,0 +1,384 @@
+"""Conversation checkpoints: `ConversationStateStructure` and the blobs it points to (§10).
+
+The client stores our conversation state for us and hands it back on the next turn as
+`run_request.conversation_state`. The history lives in blobs: each `root_prompt_messages_json`
+entry is the SHA-256 id of one JSON message (AI-SDK style, the same neutral format the provider
+adapters read; typed in `history_format.py`), each `turns` entry the id of a
+`ConversationTurnStructure`. Everything here is pure: it computes structures and the blobs they
+need; sending and acknowledging is the turn runner's job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Container
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from json.encoder import encode_basestring
+from typing import Any
+from typing import cast
+
+from google.protobuf.message import Message
+
+from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.conversation.history_format import UserHistoryMessage
+from cursor_byok.cursor.context_meter import breakdown
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.wire.blob_ids import blob_id
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+# Fields the proxy fills from clocks and uuids: equal runs of a turn differ only in these
+# (replay compares without them; `timeless` keys steps by everything else).
+VOLATILE_FIELDS = frozenset(
+    {
+        "model_call_id",
+        "started_at_ms",
+        "completed_at_ms",
+        "step_duration_ms",
+        "thinking_duration_ms",
+        "duration_ms",  # ThinkingMessage steps in the checkpoint's turn blobs
+        "exec_id",
+        "execution_time",  # shell: measured by the proxy around the exec
+        "created_at",  # todos (protobuf items and JSON blobs)
+        "updated_at",
+    }
+)
+
+
+def clear_volatile(message: Message) -> None:
+    """Clear every `VOLATILE_FIELDS` field in a message tree, in place."""
+    for fd, value in message.ListFields():
+        if fd.name in VOLATILE_FIELDS:
+            message.ClearField(fd.name)
+        elif fd.message_type is not None:
+            items = value.values() if isinstance(value, Mapping) else value
+            for item in [value] if isinstance(value, Message) else items:
+                if isinstance(item, Message):
+                    clear_volatile(item)
+
+
+def has_volatile(message: Message) -> bool:
+    """Whether any `VOLATILE_FIELDS` field is set in a message tree. Reads only message fields
+    and the volatile ones (a text field read would copy the text out of the message)."""
+    for fd in message.DESCRIPTOR.fields:
+        if fd.name in VOLATILE_FIELDS:
+            if fd.has_presence and message.HasField(fd.name):
+                return True
+            if not fd.has_presence and getattr(message, fd.name):
+                return True
+        elif fd.message_type is not None:
+            value = getattr(message, fd.name)
+            if fd.message_type.GetOptions().map_entry:
+                items = list(value.values()) if fd.message_type.fields[1].message_type else []
+            elif fd.is_repeated:
+                items = list(value)
+            else:
+                items = [value] if message.HasField(fd.name) else []
+            if any(has_volatile(item) for item in items):
+                return True
+    return False
+
+
+def timeless(message: Message) -> bytes:
+    """A message's bytes without its `VOLATILE_FIELDS`: equal for equal content at any speed."""
+    if not has_volatile(message):  # most steps: their bytes as they are, no copy first
+        return message.SerializeToString(deterministic=True)
+    copy = type(message)()
+    copy.CopyFrom(message)
+    clear_volatile(copy)
+    return copy.SerializeToString(deterministic=True)
+
+
+def encode_message(message: HistoryMessage) -> bytes:
+    """Canonical bytes of one history message: stable, so equal messages share a blob id."""
+    return _json(message).encode()
+
+
+def _json(message: HistoryMessage) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_SLICE = 1 << 16
+
+
+def message_id(message: HistoryMessage) -> bytes:
+    """`blob_id(encode_message(message))` without making those bytes: the JSON is hashed
+    piece by piece, a long string escaped 64 KiB at a time, so knowing the id of a message the
+    client already holds costs no copy of its text."""
+    digest = hashlib.sha256()
+    for piece in _json_pieces(message):
+        digest.update(piece.encode())
+    return digest.digest()
+
+
+def _json_pieces(value: object) -> Iterator[str]:
+    """`encode_message`'s JSON text in pieces of at most a slice of any one string (escaping
+    is per character, so escaped slices join into the escaped whole)."""
+    if isinstance(value, str):
+        if len(value) <= _SLICE:
+            yield encode_basestring(value)
+            return
+        yield '"'
+        for start in range(0, len(value), _SLICE):
+            yield encode_basestring(value[start : start + _SLICE])[1:-1]
+        yield '"'
+    elif isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield f",{encode_basestring(key)}:" if index else f"{encode_basestring(key)}:"
+            yield from _json_pieces(item)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from _json_pieces(item)
+        yield "]"
+    else:  # numbers, booleans, null (and anything json itself would reject)
+        yield _ENCODER.encode(value)
+
+
+def decode_message(data: bytes) -> HistoryMessage:
+    """One history blob. Only the role is checked: readers check the rest (`history_format`)."""
+    message = json.loads(data.decode("utf-8"))
+    if not isinstance(message, dict) or "role" not in message:
+        raise ValueError("a history blob must be a JSON object with a role")
+    return cast(HistoryMessage, message)
+
+
+@dataclass
+class Transcript:
+    """One turn's view of a conversation: what it inherited plus what it adds.
+
+    `base` is the checkpoint the client sent; `history` the messages its roots resolve to. New
+    messages and steps are appended during the turn; checkpoints are computed from both, keeping
+    the root list append-only so provider prompt caches stay warm.
+    """
+
+    base: pb.ConversationStateStructure
+    history: list[HistoryMessage]
+    request_id: str
+    user_message: pb.UserMessage | None = None
+    new_messages: list[HistoryMessage] = field(default_factory=list)
+    # a step, or the blob id of one the client and the data dir hold (`settle_steps`)
+    steps: list[pb.ConversationStep | bytes] = field(default_factory=list)
+    read_paths: list[str] = field(default_factory=list)
+    todos: list[dict[str, Any]] = field(default_factory=list)  # TodoWrite state, one blob each
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    used_tokens: int = 0
+    # Task cards: parent tool call id → run state (subagent_runs_by_parent_tool_call_id).
+    subagent_runs: dict[str, pb.SubagentRunState] = field(default_factory=dict)
+    # A shell command the user ran from the chat: (command, output) as a shell turn.
+    shell_turn: tuple[str, str] | None = None
+    # The assistant message whose tool batch is running (for checkpoints taken by tools).
+    pending_message: AssistantHistoryMessage | None = None
+    # bytes per context-meter category (tokens.CATEGORIES), set by the agent before each call
+    category_bytes: dict[str, int] = field(default_factory=dict)
+    # compaction: the roots were replaced by [summary, recent messages] during this turn
+    rewritten: bool = False
+    summary: str | None = None
+    summarized: list[HistoryMessage] = field(default_factory=list)  # folded into the summary
+    # id(step) -> its blob id: steps never change once added, so each is serialised once more
+    # only while the client may still lack it (`checkpoint(have=...)`)
+    _step_ids: dict[int, bytes] = field(default_factory=dict, repr=False)
+
+    def messages(self) -> list[HistoryMessage]:
+        """The whole model-facing history: inherited then new."""
+        return self.history + self.new_messages
+
+    def append(self, message: HistoryMessage) -> None:
+        self.new_messages.append(message)
+
+    def add_step(self, step: pb.ConversationStep | bytes) -> None:
+        self.steps.append(step)
+
+    def settle_steps(self, have: Container[bytes]) -> dict[int, bytes]:
+        """Keep only the blob id of each step in `have` (the client and the data dir hold it):
+        a step's text is needed again only to SET it, so the turn lets it go once stored.
+        Returns id(step) -> blob id for the steps let go (the turn forgets them too)."""
+        settled: dict[int, bytes] = {}
+        for index, step in enumerate(self.steps):
+            if isinstance(step, bytes):
+                continue
+            ident = self._step_ids.get(id(step))
+            if ident is not None and ident in have:
+                self.steps[index] = settled[id(step)] = ident
+        for key in settled:  # the step may die now, and its id() be reused by another
+            del self._step_ids[key]
+        return settled
+
+    def compact(
+        self,
+        summary: str,
+        summary_message: UserHistoryMessage,
+        summarized: list[HistoryMessage],
+        recent: list[HistoryMessage],
+    ) -> None:
+        """Replace the history by the summary message and the recent messages kept verbatim.
+
+        The next checkpoint rewrites `root_prompt_messages_json` (once; later checkpoints
+        append again) and records the summary in `summary` / `summary_archives`, so Cursor and
+        any later turn, on this proxy or another, continue from it."""
+        self.summarized.extend(summarized)
+        self.history = [summary_message, *recent]
+        self.new_messages = []
+        self.rewritten = True
+        self.summary = summary
+
+    def checkpoint(
+        self,
+        *,
+        pending: AssistantHistoryMessage | None = None,
+        mode: int | None = None,
+        into: pb.ConversationStateStructure | None = None,
+        have: Container[bytes] = frozenset(),
+    ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
+        """The state to publish and every blob it references that this turn created, except
+        those in `have` (the client and the data dir hold them already): their ids are found
+        without making their bytes again, so the turn's last checkpoints hold no extra copy of
+        the answer.
+
+        With `pending` (an assistant message whose tool batch has not settled) the checkpoint is
+        *staged*: that message stays out of the roots and travels inline in `pending_tool_calls`.
+        """
+        blobs: dict[bytes, bytes] = {}
+
+        def store(data: bytes) -> bytes:
+            ident = blob_id(data)
+            if ident not in have:
+                blobs[ident] = data
+            return ident
+
+        def store_message(message: HistoryMessage) -> bytes:
+            if not have:
+                return store(encode_message(message))
+            ident = message_id(message)
+            if ident not in have:
+                blobs[ident] = encode_message(message)
+            return ident
+
+        def store_step(step: pb.ConversationStep | bytes) -> bytes:
+            if isinstance(step, bytes):
+                return step
+            ident = self._step_ids.get(id(step))
+            if ident is None or ident not in have:
+                ident = self._step_ids[id(step)] = store(step.SerializeToString())
+            return ident
+
+        state = pb.ConversationStateStructure() if into is None else into
+        state.CopyFrom(self.base)
+        del state.pending_tool_calls[:]
+        if self.rewritten:
+            del state.root_prompt_messages_json[:]
+            state.root_prompt_messages_json.extend(store_message(m) for m in self.history)
+            self._store_summary(state, store)
+        settled = [m for m in self.new_messages if m is not pending]
+        state.root_prompt_messages_json.extend(store_message(m) for m in settled)
+        if pending is not None:
+            state.pending_tool_calls.append(_json(pending))
+        if self.user_message is not None:
+            turn = pb.AgentConversationTurnStructure(
+                user_message=store(self.user_message.SerializeToString()),
+                steps=[store_step(s) for s in self.steps],
+                request_id=self.request_id,
+            )
+            wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)
+            state.turns.append(store(wrapper.SerializeToString()))
+        if self.shell_turn is not None:
+            command, output = self.shell_turn
+            shell = pb.ShellConversationTurnStructure(
+                shell_command=store(pb.ShellCommand(command=command).SerializeToString()),
+                shell_output=store(output.encode()),
+            )
+            wrapper = pb.ConversationTurnStructure(shell_conversation_turn=shell)
+            state.turns.append(store(wrapper.SerializeToString()))
+        for call_id, run in self.subagent_runs.items():
+            state.subagent_runs_by_parent_tool_call_id[call_id].CopyFrom(run)
+        if mode is not None:
+            # proto3 enums are open (any int is stored); the stubs name only AgentMode's members
+            state.mode = cast(pb.AgentMode, mode)
+        del state.todos[:]
+        state.todos.extend(store(encode_todo(t)) for t in self.todos)
+        for path in self.read_paths:
+            if path not in state.read_paths:
+                state.read_paths.append(path)
+        if not state.agent_type:
+            state.agent_type = "ide"
+        details = state.token_details
+        details.max_tokens = self.context_window
+        details.used_tokens = min(self.used_tokens or self._estimate_tokens(), 2**32 - 1)
+        if self.category_bytes:
+            snapshot = details.breakdown
+            snapshot.Clear()
+            snapshot.total_used_tokens = details.used_tokens
+            snapshot.max_tokens = details.max_tokens
+            for ident, label, tokens, chars in breakdown(
+                details.used_tokens, self.category_bytes, details.max_tokens
+            ):
+                snapshot.categories.add(
+                    id=ident, label=label, estimated_tokens=tokens, character_count=chars
+                )
+        return state, blobs
+
+    def _store_summary(self, state: pb.ConversationStateStructure, store) -> None:
+        """`summary` = blob of ConversationSummary{summary}; `summary_archives` += blob of
+        ConversationSummaryArchive{summarized_messages, summary, window_tail, summary_message}
+        (the Structure form holds blob ids, like `turns`; shapes from the client's schema)."""
+        if self.summary is None:
+            return
+        text = self.summary.encode()
+        state.summary = store(_field(1, text))
+        summarized = b"".join(_field(1, store(encode_message(m))) for m in self.summarized)
+        archive = (
+            summarized
+            + _field(2, text)
+            + _varint_field(3, max(0, len(self.history) - 1))
+            + _field(4, blob_id(encode_message(self.history[0])))
+        )
+        state.summary_archives.append(store(archive))
+        state.self_summary_count += 1
+
+    def _estimate_tokens(self) -> int:
+        """About 4 bytes per token; shown as approximate until a provider reports usage."""
+        return sum(len(encode_message(m)) for m in self.messages()) // 4
+
+
+def varint(value: int) -> bytes:
+    """A protobuf base-128 varint (for protobuf bytes built or rewritten by hand)."""
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field (our generated schema lacks these two messages)."""
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value)
+
+
+def encode_todo(todo: dict[str, Any]) -> bytes:
+    return json.dumps(todo, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def referenced_blobs(state: pb.ConversationStateStructure) -> set[bytes]:
+    """Blob ids a client-sent checkpoint refers to directly (the client has these)."""
+    ids = set(state.root_prompt_messages_json)
+    ids.update(state.turns)
+    ids.update(state.todos)
+    return ids

@@ -1,0 +1,40 @@
+"""TextParts: the text of many small pieces, kept in few large strings."""
+
+from __future__ import annotations
+
+import sys
+
+from cursor_byok.conversation.text import BLOCK
+from cursor_byok.conversation.text import TextParts
+
+
+def test_take_is_the_pieces_joined_and_empties_it() -> None:
+    parts = TextParts()
+    pieces = [f"piece {i}; " for i in range(5000)] + ["", "é✓", "x" * 20000]
+    for piece in pieces:
+        parts.append(piece)
+    assert parts and parts.chars == sum(map(len, pieces))
+    assert parts.take() == "".join(pieces)
+    assert not parts and parts.take() == ""
+
+
+def test_small_pieces_cost_about_their_characters() -> None:
+    parts = TextParts()
+    for _ in range(50_000):
+        parts.append("a" * 20)  # one million characters
+    held = sum(sys.getsizeof(block) for block in parts._blocks) + sum(
+        sys.getsizeof(piece) for piece in parts._pieces
+    )
+    assert held < 1.1 * 1_000_000  # a list of the pieces: ~3.5 MB
+    assert len(parts._pieces) * 20 < BLOCK
+
+
+def test_truncate_forgets_what_came_after_a_mark() -> None:
+    parts = TextParts()
+    for i in range(3000):
+        parts.append(f"{i:05d}")
+    mark = parts.chars
+    parts.append("abandoned " * 2000)
+    parts.truncate(mark)
+    parts.truncate(mark + 5)  # past the end: nothing changes
+    assert parts.take() == "".join(f"{i:05d}" for i in range(3000))

@@ -1,0 +1,64 @@
+"""Checkpoints name blobs the client already holds without making their bytes again."""
+
+from __future__ import annotations
+
+from cursor_byok.cursor.checkpoint import Transcript
+from cursor_byok.cursor.checkpoint import encode_message
+from cursor_byok.cursor.checkpoint import message_id
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.wire.blob_ids import blob_id
+
+
+def test_message_id_is_the_blob_id_of_the_encoded_message() -> None:
+    long = 'é"\\\n\u2028x' * 40_000  # escapes and multi-byte text in one piece past a slice
+    messages = [
+        {"role": "assistant", "content": [{"type": "text", "text": long}], "n": 1.5},
+        {"role": "user", "content": "ünïcødé 🙂", "empty": [], "none": None, "map": {}},
+        {"role": "tool", "content": [{"ok": True, "n": -3, "f": 1e300, "t": ("a", 2)}]},
+        {"role": "tool", "content": {1: "int key", "x": ["\x00\x1f" * 70_000, False]}},
+    ]
+    for message in messages:
+        assert message_id(message) == blob_id(encode_message(message))  # type: ignore[arg-type]
+
+
+def _transcript() -> Transcript:
+    transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
+    transcript.user_message = pb.UserMessage(text="q")
+    transcript.append({"role": "user", "content": "q"})
+    transcript.append({"role": "assistant", "content": "a" * 100_000})
+    step = pb.ConversationStep()
+    step.assistant_message.text = "a" * 100_000
+    transcript.add_step(step)
+    return transcript
+
+
+def test_held_blobs_are_named_but_not_returned() -> None:
+    transcript = _transcript()
+    first, blobs = transcript.checkpoint()
+    first = pb.ConversationStateStructure.FromString(first.SerializeToString())
+    again, rest = transcript.checkpoint(have=set(blobs))
+    assert again == first  # the same checkpoint, to the byte
+    assert rest == {}  # but no blob made again
+    held = set(first.root_prompt_messages_json)  # the client lacks only the step and turn
+    third, missing = transcript.checkpoint(have=held)
+    assert third == first
+    assert set(missing) == set(blobs) - held
+    assert all(blob_id(data) == ident for ident, data in missing.items())
+
+
+def test_settled_steps_keep_only_their_ids() -> None:
+    transcript = _transcript()
+    first, blobs = transcript.checkpoint()
+    expected = first.SerializeToString()
+    assert transcript.settle_steps(set()) == {}  # nothing held: the step stays
+    settled = transcript.settle_steps(set(blobs))
+    assert list(settled.values()) == [transcript.steps[0]]
+    assert isinstance(transcript.steps[0], bytes)  # the text is let go
+    again, rest = transcript.checkpoint(have=set(blobs))
+    assert again.SerializeToString() == expected and rest == {}
+    # a new step (maybe at the freed step's address) is serialised afresh, never a stale id
+    step = pb.ConversationStep()
+    step.assistant_message.text = "b"
+    transcript.add_step(step)
+    _, new = transcript.checkpoint(have=set(blobs))
+    assert step.SerializeToString() in new.values()
