@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 from cursor_byok.agent.attended import attended
 
@@ -33,14 +34,15 @@ class Channel:
 class FakeTurn:
     def __init__(self, limit: float) -> None:
         self.live = Channel()
-        self.detached_call_limit = limit
+        self.options = SimpleNamespace(detached_call_limit=limit)
         self.request_id = "r1"
         self.shown: list[str] = []
+        self.ui = self
 
-    def ui_mark(self) -> int:
+    def mark(self) -> int:
         return len(self.shown)
 
-    def ui_rewind(self, mark: int) -> None:
+    def rewind(self, mark: int) -> None:
         del self.shown[mark:]
 
 

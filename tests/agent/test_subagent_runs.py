@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from cursor_byok.agent import subagents
@@ -88,8 +90,11 @@ def test_checkpoint_records_shell_turn_and_task_cards() -> None:
 class _ChildTurn(_Turn):
     def __init__(self, conversation: str, prompt: str) -> None:
         super().__init__(conversation)
-        self.user_message = pb.UserMessage(text=prompt)
+        self.instruction = SimpleNamespace(user_message=pb.UserMessage(text=prompt))
         self.mirror = None
+
+    def mirror_to(self, mirror) -> None:
+        self.mirror = mirror
 
 
 def test_child_progress_reaches_the_waiting_task_only() -> None:

@@ -30,12 +30,12 @@ def _close_blobs(tmp_path, durations: list[int]) -> tuple[list[bytes], pb.Conver
     run.action.user_message_action.user_message.text = "q"
     transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
     turn = Turn(_Live(), run, BlobStore(tmp_path / "blobs"), transcript, set())  # type: ignore[arg-type]
-    turn.transcript.user_message = turn.user_message
+    turn.transcript.user_message = turn.instruction.user_message
     for ms in durations:
         turn.thinking("Look first.")
         turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=ms))
         turn.text("ok")
-        turn.flush_steps()
+        turn.ui.flush()
     _state, blobs = turn.checkpoint()
     return list(blobs), transcript.steps[-2]
 
@@ -97,6 +97,6 @@ async def test_blob_files_are_written_off_the_event_loop(tmp_path) -> None:
     store = Recorded(tmp_path / "blobs")
     turn = Turn(_Live(), run, store, transcript, set())  # type: ignore[arg-type]
     data = b"a blob the client sent"
-    assert await turn._accept(blob_id(data), data) == data
+    assert await turn.blobs._accept(blob_id(data), data) == data
     assert threads and threading.get_ident() not in threads
     assert store.get(blob_id(data)) == data

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from cursor_byok.agent.turn import UsageTally
+from cursor_byok.agent.turn_status import TurnStatus
 from cursor_byok.cli.launch import ALLOW_HOSTS
 from cursor_byok.cli.launch import CURSOR_PROCESSES
 from cursor_byok.cli.launch import LOCAL_SPEC
@@ -101,11 +102,13 @@ def test_status_table_shows_model_tokens_and_tool() -> None:
     usage.add(input_tokens=1200, output_tokens=300)
     turn = SimpleNamespace(
         usage=usage,
-        started=time.monotonic() - 10,
-        outcome=None,
-        model="my-model",
-        current_tool="shell_tool_call",
         run_request=SimpleNamespace(conversation_id="conv-1234567890"),
+        status=TurnStatus(
+            started=time.monotonic() - 10,
+            outcome=None,
+            model="my-model",
+            current_tool="shell_tool_call",
+        ),
     )
     live = SimpleNamespace(
         turn=turn,
@@ -165,13 +168,15 @@ def _turn(model: str, out: int, *, started: float, ended: float | None = None, t
     usage.add(input_tokens=123456, output_tokens=out, cache_read_tokens=100000)
     return SimpleNamespace(
         usage=usage,
-        started=started,
-        ended=ended,
-        outcome="ok" if ended is not None else None,
-        model=model,
-        current_tool=tool,
         run_request=SimpleNamespace(conversation_id="conv-1234567890"),
         transcript=SimpleNamespace(used_tokens=150000, context_window=200000),
+        status=TurnStatus(
+            started=started,
+            ended=ended,
+            outcome="ok" if ended is not None else None,
+            model=model,
+            current_tool=tool,
+        ),
     )
 
 
@@ -212,18 +217,16 @@ def test_a_finished_turn_keeps_its_final_rate() -> None:
 
 
 def test_the_running_tool_shows_until_the_last_of_a_batch_completes() -> None:
-    from cursor_byok.agent.turn import Turn
     from cursor_byok.pb import agent_v1_pb2 as pb
 
-    turn = Turn.__new__(Turn)  # only the tool tracking; no run behind it
-    turn._running_tools, turn.current_tool, turn.ended = {}, None, None
+    turn = TurnStatus()  # only the tool tracking; no run behind it
 
     def card(kind: str) -> pb.ToolCall:
         call = pb.ToolCall()
         getattr(call, kind).SetInParent()
         return call
 
-    turn._track_tools(
+    turn.track(
         {
             "partial_tool_call": pb.PartialToolCallUpdate(
                 call_id="1", tool_call=card("read_tool_call")
@@ -231,14 +234,14 @@ def test_the_running_tool_shows_until_the_last_of_a_batch_completes() -> None:
         }
     )
     assert turn.current_tool == "read_tool_call…"
-    turn._track_tools(
+    turn.track(
         {
             "tool_call_started": pb.ToolCallStartedUpdate(
                 call_id="1", tool_call=card("read_tool_call")
             )
         }
     )
-    turn._track_tools(
+    turn.track(
         {
             "tool_call_started": pb.ToolCallStartedUpdate(
                 call_id="2", tool_call=card("shell_tool_call")
@@ -246,9 +249,9 @@ def test_the_running_tool_shows_until_the_last_of_a_batch_completes() -> None:
         }
     )
     assert turn.current_tool == "shell_tool_call"
-    turn._track_tools({"tool_call_completed": pb.ToolCallCompletedUpdate(call_id="2")})
+    turn.track({"tool_call_completed": pb.ToolCallCompletedUpdate(call_id="2")})
     assert turn.current_tool == "read_tool_call"  # the Read still runs
-    turn._track_tools({"tool_call_completed": pb.ToolCallCompletedUpdate(call_id="1")})
+    turn.track({"tool_call_completed": pb.ToolCallCompletedUpdate(call_id="1")})
     assert turn.current_tool is None
 
 

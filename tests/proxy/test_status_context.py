@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from cursor_byok.agent.turn import UsageTally
+from cursor_byok.agent.turn_status import TurnStatus
 from cursor_byok.proxy.status import status_table
 
 
@@ -16,12 +17,9 @@ def test_status_shows_cached_tokens_and_context_use() -> None:
     usage.add(input_tokens=5000, output_tokens=100, cache_read_tokens=4600)
     turn = SimpleNamespace(
         usage=usage,
-        started=time.monotonic() - 1,
-        outcome=None,
-        model="m",
-        current_tool=None,
         run_request=SimpleNamespace(conversation_id="conv"),
         transcript=SimpleNamespace(used_tokens=5100, context_window=64000),
+        status=TurnStatus(started=time.monotonic() - 1, outcome=None, model="m", current_tool=None),
     )
     live = SimpleNamespace(turn=turn, request_id="req-1", state="running")
     console = Console(width=220, record=True)
@@ -34,13 +32,15 @@ def test_status_shows_cached_tokens_and_context_use() -> None:
 def test_status_names_the_model_a_fallback_served_for() -> None:
     turn = SimpleNamespace(
         usage=UsageTally(),
-        started=time.monotonic() - 1,
-        outcome=None,
-        model="Claude Backup",
-        fallback_from="OpenAI Primary",
-        current_tool=None,
         run_request=SimpleNamespace(conversation_id="conv"),
         transcript=SimpleNamespace(used_tokens=0, context_window=64000),
+        status=TurnStatus(
+            started=time.monotonic() - 1,
+            outcome=None,
+            model="Claude Backup",
+            fallback_from="OpenAI Primary",
+            current_tool=None,
+        ),
     )
     live = SimpleNamespace(turn=turn, request_id="req-1", state="running")
     console = Console(width=220, record=True)
@@ -57,7 +57,7 @@ def test_the_rate_is_live_while_a_call_streams() -> None:
     from cursor_byok.proxy.status import _rate
 
     usage = UsageTally()
-    turn = SimpleNamespace(usage=usage, started=0.0, ended=None)
+    turn = SimpleNamespace(usage=usage, status=TurnStatus(started=0.0))
     assert _rate(turn, 10.0) == "0.0"
     usage.streaming_chars += 400  # 100 tokens streamed, none reported yet
     assert _rate(turn, 10.0) == "10.0"

@@ -8,12 +8,13 @@ from types import SimpleNamespace
 import pytest
 
 from cursor_byok.agent.turn import UsageTally
+from cursor_byok.agent.turn_status import TurnStatus
 from cursor_byok.config import parse_config
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import UsageStore
 from cursor_byok.store.usage import format_cost
 from cursor_byok.store.usage import parse_since
-from cursor_byok.store.usage import record_turn
+from cursor_byok.store.usage import record_row
 from cursor_byok.store.usage import summarise
 from cursor_byok.store.usage import writer_for
 
@@ -70,24 +71,32 @@ def test_parse_since() -> None:
         parse_since("yesterday-ish", now)
 
 
-def test_record_turn_never_raises(tmp_path, caplog) -> None:
+def test_a_turn_row_is_built_by_the_turn_and_recording_never_raises(tmp_path, caplog) -> None:
+    from cursor_byok.agent.turn import usage_row
+
     turn = SimpleNamespace(
         usage=UsageTally(input_tokens=7, output_tokens=3),
         run_request=SimpleNamespace(conversation_id="c1"),
         request_id="r1",
-        model="Free",
-        live=SimpleNamespace(route="regular proxy"),
+        status=TurnStatus(model="Free"),
+        options=SimpleNamespace(route="regular proxy"),
         transcript=SimpleNamespace(used_tokens=1200, context_window=200_000),
     )
-    record_turn(tmp_path, turn, outcome="ok", duration=1.5)
+    row = usage_row(turn, "ok", 1.5)  # type: ignore[arg-type]
+    record_row(tmp_path, row)
     assert writer_for(tmp_path).flush(10)  # written by the writer's thread
     store = UsageStore(tmp_path)
     [recorded] = store.rows()
     store.close()
     assert recorded["route"] == "regular proxy" and recorded["input_tokens"] == 7
     assert (recorded["context_used"], recorded["context_max"]) == (1200, 200_000)
+    assert (recorded["model"], recorded["request"], recorded["conversation"]) == (
+        "Free",
+        "r1",
+        "c1",
+    )
     (tmp_path / "file").write_text("")
-    record_turn(tmp_path / "file", turn, outcome="ok", duration=1.0)  # not a directory
+    record_row(tmp_path / "file", row)  # not a directory
     assert writer_for(tmp_path / "file").flush(10)
     assert "could not record the usage" in caplog.text
 
@@ -105,11 +114,10 @@ def test_live_status_shows_the_turn_cost_and_the_session_total(tmp_path) -> None
     usage.add(input_tokens=1_000_000, output_tokens=100_000)
     turn = SimpleNamespace(
         usage=usage,
-        started=time.monotonic() - 1,
-        outcome=None,
-        model="Priced",
-        current_tool=None,
         run_request=SimpleNamespace(conversation_id="c"),
+        status=TurnStatus(
+            started=time.monotonic() - 1, outcome=None, model="Priced", current_tool=None
+        ),
     )
     live = SimpleNamespace(turn=turn, request_id="r" * 10, state="running")
     store = UsageStore(tmp_path)

@@ -44,7 +44,7 @@ async def until_attended(turn: Turn) -> None:
     logged = False
     while True:
         idle = unattended_for(turn)
-        if idle is None or idle < turn.detached_call_limit:
+        if idle is None or idle < turn.options.detached_call_limit:
             return
         if not logged:
             logged = True
@@ -59,10 +59,10 @@ async def until_attended(turn: Turn) -> None:
 async def attended[T](turn: Turn, call: Callable[[], Awaitable[T]]) -> T:
     """Run one model call (`call()` makes it afresh each time) under the limit: aborted when
     the run has been unattended for `detached_call_limit`, made again once a stream is back."""
-    limit = turn.detached_call_limit
+    limit = turn.options.detached_call_limit
     while True:
         await until_attended(turn)
-        mark = turn.ui_mark()
+        mark = turn.ui.mark()
         task: asyncio.Future[T] = asyncio.ensure_future(call())
         try:
             while True:
@@ -82,7 +82,7 @@ async def attended[T](turn: Turn, call: Callable[[], Awaitable[T]]) -> T:
             if not task.done():
                 task.cancel()
                 await asyncio.wait({task})  # its connection closed before anything goes on
-        turn.ui_rewind(mark)
+        turn.ui.rewind(mark)
         log.info(
             "turn %s: no stream for %.1f s: model call aborted (nobody reads it); it is made "
             "again when the client reconnects",

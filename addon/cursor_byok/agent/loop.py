@@ -176,7 +176,7 @@ class ProviderAgent:
         the steps (or only the compaction, for /summarize), and always release the providers."""
         kind = instruction.kind
         model = self.route(turn.run_request)
-        turn.model = model.name
+        turn.status.serve(model.name)
         budget = await turn_budget(turn, self.config)  # a cap reached: no model call at all
         # The provider's model behind the BYOK name (InteractionUpdate.routed_model, [inf]).
         turn.update(routed_model=pb.RoutedModelUpdate(display_name=routed_name(model)))
@@ -194,7 +194,7 @@ class ProviderAgent:
         elif kind == actions.RESUME:
             turn.transcript.user_message = None  # the resumed turn's steps are already shown
             resumed = pending_batch(turn.run_request.conversation_state)
-            queued = queued_messages(turn.queued)
+            queued = turn.messages.before()
             if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
                 log.info("turn %s: resume with nothing pending", turn.request_id)
                 return
@@ -225,9 +225,9 @@ class ProviderAgent:
             model.first_token_timeout or provider_config.first_token_timeout,
             self._chain(turn, model, provider, extra),
         )
-        if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
+        if turn.run_request.subagent_type_name or turn.options.parent_tool_call_id:
             subagents.register(turn)
-            subagents.attach(turn, turn.parent_tool_call_id or None)
+            subagents.attach(turn, turn.options.parent_tool_call_id or None)
         steps = StepLoop(
             turn=turn,
             config=self.config,
@@ -248,11 +248,11 @@ class ProviderAgent:
             if resumed is not None:
                 await steps.resume(resumed)
             if kind == actions.RESUME:  # messages queued while the turn was down: once each
-                for message in queued_messages(turn.queued):
+                for message in turn.messages.before():
                     await prompts.add_user_message(turn, message, images=await images_for(message))
             await steps.run(self.config.max_steps)
         finally:
-            if turn.run_request.subagent_type_name or turn.parent_tool_call_id:
+            if turn.run_request.subagent_type_name or turn.options.parent_tool_call_id:
                 subagents.unregister(turn)
             if self._owns_provider:
                 await provider.aclose()
@@ -318,9 +318,9 @@ async def _add_user_turn(
     `UploadConversationBlobs` put in our store; else pre-fetched or from the client's KV) and
     what the model gets for its images (`images_for`, `images.py`)."""
     if instruction.todos:  # Build: the plan's todos become the conversation's
-        turn.transcript.todos[:] = instruction.todos
+        turn.transcript.set_todos(instruction.todos)
     if instruction.completions:  # background subagents: their Task cards end
-        turn.transcript.subagent_runs.update(
+        turn.transcript.set_subagent_runs(
             actions.finished_subagent_runs(
                 turn.run_request.conversation_state,
                 instruction.completions,
@@ -328,28 +328,10 @@ async def _add_user_turn(
             )
         )
 
-    for queued in queued_messages(turn.queued, instruction.user_message):
+    for queued in turn.messages.before(instruction.user_message):
         await prompts.add_user_message(turn, queued, images=await images_for(queued))
     message = instruction.user_message
     await prompts.add_user_message(turn, message, images=await images_for(message))
-
-
-def queued_messages(
-    queued: list[pb.UserMessage], current: pb.UserMessage | None = None
-) -> list[pb.UserMessage]:
-    """The messages queued for a turn, each once: none that is the turn's own message (by id or
-    text) or repeats an earlier one (a retry, or the same text queued twice)."""
-    seen: set[str] = set()
-    if current is not None:
-        seen.update(key for key in (current.message_id, current.text) if key)
-    out = []
-    for message in queued:
-        keys = [key for key in (message.message_id, message.text) if key]
-        if not keys or any(key in seen for key in keys):
-            continue
-        seen.update(keys)
-        out.append(message)
-    return out
 
 
 def routed_name(model: ModelConfig) -> str:

@@ -138,19 +138,17 @@ async def stream_answer(
 
 def _note_served(turn: Turn, chain: Chain, option: Option) -> None:
     """The turn's model is the one that served (usage prices it, the status shows it)."""
-    if option.model.name == turn.model:
+    if option.model.name == turn.status.model:
         return
-    if option.model.name != chain.primary.name:
-        turn.fallback_from = chain.primary.name
+    fallback_from = chain.primary.name if option.model.name != chain.primary.name else None
+    if fallback_from is not None:
         log.info(
             "turn %s: served by %s (fallback for %s)",
             turn.request_id,
             option.model.name,
-            chain.primary.name,
+            fallback_from,
         )
-    else:
-        turn.fallback_from = None
-    turn.model = option.model.name
+    turn.status.serve(option.model.name, fallback_from)
 
 
 def _exhausted(chain: Chain, last: Unserved | None) -> TurnError:
@@ -373,7 +371,7 @@ def _complete_call(
     if call.error is not None:
         return
     if isinstance(call.tool, TaskTool):  # in the staged checkpoint too
-        turn.transcript.subagent_runs[call.call_id] = running_state(call.call_id, args or {})
+        turn.transcript.set_subagent_runs({call.call_id: running_state(call.call_id, args or {})})
     call.mark_started()
     turn.update(
         tool_call_started=pb.ToolCallStartedUpdate(

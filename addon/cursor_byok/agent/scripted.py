@@ -27,7 +27,7 @@ class ScriptedAgent:
     name = "scripted"
 
     async def run(self, turn: Turn) -> None:
-        user_text = turn.user_message.text
+        user_text = turn.instruction.user_message.text
         path = pick_path(user_text)
         turn.transcript.append({"role": "user", "content": [{"type": "text", "text": user_text}]})
         earlier = sum(1 for m in turn.transcript.history if m.get("role") == "user")
@@ -85,8 +85,8 @@ class ScriptedAgent:
                 ],
             }
         )
-        if path not in turn.transcript.read_paths and ok:
-            turn.transcript.read_paths.append(path)
+        if ok:
+            turn.transcript.note_read(path)
 
         turn.step_started()
         lines = content.splitlines()

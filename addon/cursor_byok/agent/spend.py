@@ -37,7 +37,7 @@ class Budget:
     statuses: list[CapStatus]
 
     def spent_in_turn(self, turn: Turn) -> float:
-        prices = self.config.prices_of(turn.model) if turn.model else None
+        prices = self.config.prices_of(turn.status.model) if turn.status.model else None
         return turn_cost(prices, vars(turn.usage)) or 0.0
 
     def check(self, turn: Turn) -> None:
@@ -53,7 +53,7 @@ async def turn_budget(turn: Turn, config: Config) -> Budget | None:
     already, before any model call."""
     if not config.limits.caps():
         return None
-    store = store_for(turn.blobs.root.parent)  # the usage database beside the blobs
+    store = store_for(turn.blobs.store.root.parent)  # the usage database beside the blobs
     conversation = turn.run_request.conversation_id or None
     statuses = await asyncio.to_thread(cap_statuses, config, store, conversation)
     for status in statuses:

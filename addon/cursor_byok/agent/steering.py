@@ -16,7 +16,8 @@ send the text again as a follow-up message. So:
   text reaches the model exactly once either way.
 
 Messages queued while no turn ran (a user-message action before a `resume_action` run request,
-or on a run that had just ended) are not steering: they are the next turn's (`loop.py`).
+or on a run that had just ended) are not steering: they are the next turn's, in the same
+`MessageQueue` (its `earlier`), given to the model once each (`loop.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -32,6 +34,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 16  # injections waiting for the next model call; more are queued for next turn
+MAX_EARLIER = 16  # messages queued for a conversation's next turn while none of it runs
 
 
 @dataclass
@@ -40,18 +43,50 @@ class Injection:
     message: pb.UserMessage
 
 
-class Steering:
-    """The injections of one turn: waiting for the next model call, or closed for good."""
+def _unconfirmed(**_variant) -> None:
+    """No turn yet to confirm an injection to (`MessageQueue.bind` gives it one)."""
 
-    def __init__(
-        self, update: Callable[..., None], finished: Callable[[], bool], name: str = ""
-    ) -> None:
-        self.update = update  # the turn's `update(**variant)`: emit one interaction update
-        self.finished = finished  # whether the run's stream has ended (nothing may follow)
-        self.name = name  # the turn's request id, for logs
+
+class MessageQueue:
+    """Every user message for a turn other than its own: those that came before it started
+    (`earlier`: queued while no turn ran, given to the model once each), and the injections
+    sent while it runs (steering: waiting for the next model call, or closed for good).
+
+    The proxy keeps one per conversation between its turns (`queue_next`) and hands it to the
+    conversation's next turn, which binds it to its UI updates (`bind`)."""
+
+    def __init__(self, earlier: Iterable[pb.UserMessage] = ()) -> None:
+        self.earlier: list[pb.UserMessage] = list(earlier)
+        self.update: Callable[..., None] = _unconfirmed  # the turn's `update(**variant)`
+        self.finished: Callable[[], bool] = lambda: False  # whether the run's stream ended
+        self.name = ""  # the turn's request id, for logs
         self.pending: list[Injection] = []
         self.delivered: list[Injection] = []
         self.closed = False  # the model part of the turn is over: too late to join it
+
+    def bind(self, update: Callable[..., None], finished: Callable[[], bool], name: str) -> None:
+        """The turn that takes these messages: injections are confirmed with its updates."""
+        self.update, self.finished, self.name = update, finished, name
+
+    def queue_next(self, message: pb.UserMessage) -> None:
+        """A message for the next turn, sent while none ran (bounded: more are dropped)."""
+        if len(self.earlier) < MAX_EARLIER:
+            self.earlier.append(message)
+
+    def before(self, current: pb.UserMessage | None = None) -> list[pb.UserMessage]:
+        """The messages queued before the turn, each once: none that is the turn's own message
+        (by id or text) or repeats an earlier one (a retry, or the same text queued twice)."""
+        seen: set[str] = set()
+        if current is not None:
+            seen.update(key for key in (current.message_id, current.text) if key)
+        out = []
+        for message in self.earlier:
+            keys = [key for key in (message.message_id, message.text) if key]
+            if not keys or any(key in seen for key in keys):
+                continue
+            seen.update(keys)
+            out.append(message)
+        return out
 
     def offer(self, action: pb.InjectContextAction, run_id: str) -> None:
         """An inject_context_action on the running run (answered with its first state now)."""

@@ -66,7 +66,8 @@ def max_steps_note(max_steps: int) -> str:
 def call_metadata(turn: Turn, kind: str) -> dict[str, str]:
     """Who a model call is for, for a team gateway's records: the conversation, Cursor's mode
     and the kind of call (`agent`, `subagent`, `compaction`; titles say `title`)."""
-    if kind == "agent" and (turn.run_request.subagent_type_name or turn.parent_tool_call_id):
+    subagent = turn.run_request.subagent_type_name or turn.options.parent_tool_call_id
+    if kind == "agent" and subagent:
         kind = "subagent"
     metadata = {"kind": kind, "mode": MODE_KEYS.get(turn.mode, "other")}
     if turn.run_request.conversation_id:
@@ -125,7 +126,7 @@ class StepLoop:
                 turn.step_completed()
                 if answer.reason == "pause_turn":  # a long server-side search: go on
                     continue
-                if turn.steering.pending:  # the user wrote meanwhile: one more call for it
+                if turn.messages.pending:  # the user wrote meanwhile: one more call for it
                     continue
                 if answer.reason == "length":
                     turn.text(LENGTH_NOTE)
@@ -154,7 +155,7 @@ class StepLoop:
     async def _steered(self, step: int) -> None:
         """Messages the user sent while the model worked (agent/steering.py) join the
         conversation right before this step's model call, each once, confirmed delivered."""
-        for injection in self.turn.steering.take(step):
+        for injection in self.turn.messages.take(step):
             await add_user_message(
                 self.turn, injection.message, inline_images=self.model.supports_images
             )

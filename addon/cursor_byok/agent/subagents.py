@@ -49,7 +49,7 @@ def awaiting_child(
     finally:
         _waiting.remove(entry)
         if entry.child is not None:
-            entry.child.mirror = None  # type: ignore[attr-defined]
+            entry.child.mirror_to(None)  # type: ignore[attr-defined]
 
 
 def attach(turn, parent_tool_call_id: str | None = None) -> bool:
@@ -63,7 +63,7 @@ def attach(turn, parent_tool_call_id: str | None = None) -> bool:
     if parent_tool_call_id:
         found = [w for w in free if w.tool_call_id == parent_tool_call_id]
     else:
-        text = turn.user_message.text.strip()
+        text = turn.instruction.user_message.text.strip()
         found = [w for w in free if w.prompt == text]
     if len(found) != 1:
         return False
@@ -74,7 +74,7 @@ def attach(turn, parent_tool_call_id: str | None = None) -> bool:
         if update.WhichOneof("message") in RELAYED:
             entry.relay(update)
 
-    turn.mirror = mirror
+    turn.mirror_to(mirror)
     return True
 
 

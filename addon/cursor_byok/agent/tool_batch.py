@@ -87,7 +87,7 @@ class CallContext:
         self.todos = turn.transcript.todos
         self.run_request = turn.run_request  # for tools that act on the run (Task)
         self.subagent_runs = turn.transcript.subagent_runs
-        self.model_name = turn.model
+        self.model_name = turn.status.model
 
     async def publish_checkpoint(self) -> None:
         """A checkpoint now, keeping the running batch staged (Task card states)."""
@@ -212,8 +212,8 @@ async def _run_call(
     )
     if call.name == "Read" and not outcome.is_error:
         path = (call.args or {}).get("path") or (call.args or {}).get("target_file")
-        if isinstance(path, str) and path not in turn.transcript.read_paths:
-            turn.transcript.read_paths.append(path)
+        if isinstance(path, str):
+            turn.transcript.note_read(path)
     return outcome
 
 

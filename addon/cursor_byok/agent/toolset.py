@@ -31,7 +31,7 @@ class Toolset:
 
 def native_search(config: Config, turn: Turn, context: pb.RequestContext) -> bool:
     """The model searches the web itself (model `web_search = true`, client allows it)."""
-    model = find_model(config, turn.model)
+    model = find_model(config, turn.status.model)
     allowed = context.HasField("web_search_enabled") and context.web_search_enabled
     return bool(model is not None and model.web_search and allowed)
 
@@ -45,8 +45,9 @@ def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContex
         web_search=None if native_search(config, turn, context) else config.web_search,
         image_generation=config.image_generation,
     )
-    if turn.tool_choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
-        tools = turn.tool_choice.apply(tools)
+    choice = turn.options.tool_choice
+    if choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
+        tools = choice.apply(tools)
     definition = custom_subagent(turn.run_request, context)
     if definition is not None and definition.tools:
         allowed = {name.lower() for name in definition.tools}

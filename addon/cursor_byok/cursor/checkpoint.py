@@ -199,6 +199,18 @@ class Transcript:
     def add_step(self, step: pb.ConversationStep | bytes) -> None:
         self.steps.append(step)
 
+    def note_read(self, path: str) -> None:
+        """A file the model has read (once each, in order)."""
+        if path not in self.read_paths:
+            self.read_paths.append(path)
+
+    def set_todos(self, todos: list[dict[str, Any]]) -> None:
+        self.todos[:] = todos  # in place: a running tool batch's context holds this list
+
+    def set_subagent_runs(self, runs: Mapping[str, pb.SubagentRunState]) -> None:
+        """Task cards' states by parent tool call id (the newer state of a card wins)."""
+        self.subagent_runs.update(runs)
+
     def settle_steps(self, have: Container[bytes]) -> dict[int, bytes]:
         """Keep only the blob id of each step in `have` (the client and the data dir hold it):
         a step's text is needed again only to SET it, so the turn lets it go once stored.

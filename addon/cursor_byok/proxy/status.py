@@ -45,7 +45,7 @@ SESSION_COST_EVERY = 10  # refreshes between two reads of the usage database
 
 
 def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
-    prices = prices_for(turn.model) if prices_for and turn.model else None
+    prices = prices_for(turn.status.model) if prices_for and turn.status.model else None
     if prices is None:
         return ""
     usage = turn.usage
@@ -55,8 +55,8 @@ def _turn_cost(turn, prices_for: Callable[[str], Prices | None] | None) -> str:
 
 def _served(turn) -> str:
     """The model that serves the turn; a fallback says whose place it took."""
-    model = turn.model or "?"
-    fallback_from = getattr(turn, "fallback_from", None)
+    model = turn.status.model or "?"
+    fallback_from = turn.status.fallback_from
     return f"{model} ← {fallback_from}" if fallback_from else model
 
 
@@ -108,7 +108,7 @@ def status_table(
         if turn is None:
             continue
         usage = turn.usage
-        state = turn.outcome or live.state
+        state = turn.status.outcome or live.state
         rows.append(
             [
                 live.request_id[:8],
@@ -121,7 +121,7 @@ def status_table(
                 str(usage.output_tokens),
                 _rate(turn, now),
                 _context(turn),
-                tool_label(turn.current_tool),
+                tool_label(turn.status.current_tool),
                 _turn_cost(turn, prices_for),
             ]
         )
@@ -240,8 +240,8 @@ def tool_label(tool: str | None) -> str:
 def _rate(turn, now: float) -> str:
     """Output tokens per second of the turn, frozen at its end (a finished turn keeps its
     final rate instead of sinking while the clock runs on)."""
-    ended = getattr(turn, "ended", None)
-    elapsed = max((ended if ended is not None else now) - turn.started, 1e-3)
+    ended = turn.status.ended
+    elapsed = max((ended if ended is not None else now) - turn.status.started, 1e-3)
     usage = turn.usage
     live = getattr(usage, "live_output_tokens", None)  # while a call streams: estimated
     tokens = live() if live is not None else usage.output_tokens
@@ -266,7 +266,7 @@ def session_cost_text(data_dir: Path, since: float, config: Config | None) -> st
 
 
 def _ended(live: LiveRun) -> bool:
-    return live.turn is not None and live.turn.outcome is not None
+    return live.turn is not None and live.turn.status.outcome is not None
 
 
 def _context(turn) -> str:

@@ -25,6 +25,7 @@ from cursor_byok.agent.loop import CUSTOM_MESSAGE
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.agent.steering import Injection
+from cursor_byok.agent.steering import MessageQueue
 from cursor_byok.agent.tool_choice import ALLOWED_HEADER
 from cursor_byok.agent.tool_choice import EXCLUDED_HEADER
 from cursor_byok.agent.tool_choice import ToolChoice
@@ -33,6 +34,7 @@ from cursor_byok.agent.turn import DETACHED_CALL_LIMIT
 from cursor_byok.agent.turn import Agent
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
+from cursor_byok.agent.turn import TurnOptions
 from cursor_byok.agent.turn import run_turn
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -53,7 +55,6 @@ from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
 MAX_METERS = 1024
-MAX_QUEUED = 16  # messages queued for one conversation's next turn
 CONFIG_POLL = 1.0  # seconds between looks at the config file (a reload is said at once)
 
 
@@ -122,7 +123,7 @@ class Turns:
         self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
         # conversation id → user messages queued while no turn of it ran (given to the next)
-        self.queued: OrderedDict[str, list[pb.UserMessage]] = OrderedDict()
+        self.queued: OrderedDict[str, MessageQueue] = OrderedDict()
         self.housekeeping = Housekeeping()  # the blob store's size cap
 
     def load(self, loader) -> None:
@@ -244,11 +245,13 @@ class Turns:
     async def run_turn(self, live: LiveRun, run_request: pb.AgentRunRequest) -> None:
         if self.blobs is None:  # configure() has run before any flow can start a turn
             raise RuntimeError("the blob store is not configured")
-        live.route = route_of(live)
         if live.parent is not None:
             run_request = self._child_request(live, run_request, live.parent)
-        queued = [a.user_message_action.user_message for a in live.core.queued]
-        queued += self.queued.pop(run_request.conversation_id, [])
+        waiting = self.queued.pop(run_request.conversation_id, None)
+        messages = MessageQueue(
+            [a.user_message_action.user_message for a in live.core.queued]
+            + (waiting.earlier if waiting is not None else [])
+        )
         agent = self.agent()
         data_dir = self.blobs.root.parent
         full = await asyncio.to_thread(low_space, data_dir, ctx.options.cursor_byok_min_free_mb)
@@ -268,12 +271,15 @@ class Turns:
                 run_request,
                 blobs=self.blobs,
                 agent=agent,
-                ack_timeout=self.ack_timeout,
-                detached_call_limit=self.detached_call_limit,
-                tool_choice=self.tool_choices.get(live.request_id),
-                on_unresolved=self.on_unresolved,
-                queued=queued,
-                parent_tool_call_id=live.parent[1] if live.parent else "",
+                options=TurnOptions(
+                    ack_timeout=self.ack_timeout,
+                    detached_call_limit=self.detached_call_limit,
+                    tool_choice=self.tool_choices.get(live.request_id),
+                    on_unresolved=self.on_unresolved,
+                    parent_tool_call_id=live.parent[1] if live.parent else "",
+                    route=route_of(live),
+                ),
+                messages=messages,
             )
         finally:
             self.housekeeping.ended(live.request_id)
@@ -299,14 +305,14 @@ class Turns:
                     injection.injection_id,
                 )
                 return
-            live.turn.steering.offer(injection, live.core.run_id)
+            live.turn.messages.offer(injection, live.core.run_id)
             return
         if kind == "user_message_action":
             message = action.user_message_action.user_message
             if live.finished or live.turn is None:
                 self._queue(live.core.conversation_id, message, live.request_id)
             else:
-                live.turn.steering.add(Injection("", message))
+                live.turn.messages.add(Injection("", message))
             return
         if not live_actions.handles(action):
             log.info("run %s: %s ignored mid-run", live.request_id, action.WhichOneof("action"))
@@ -319,7 +325,7 @@ class Turns:
         """A subagent run linked to its parent by headers takes the parent's model when it names
         none we serve (Cursor names the model of its Task args, or none at all)."""
         parent_run = live.registry.run_for(parent[0])
-        model = parent_run.turn.model if parent_run is not None and parent_run.turn else ""
+        model = parent_run.turn.status.model if parent_run is not None and parent_run.turn else ""
         log.info(
             "run %s: subagent of run %s (tool call %s)%s",
             live.request_id,
@@ -345,9 +351,7 @@ class Turns:
         """A message for the conversation's next turn (bounded per conversation and in all)."""
         if not conversation_id:
             return
-        queued = self.queued.setdefault(conversation_id, [])
-        if len(queued) < MAX_QUEUED:
-            queued.append(message)
+        self.queued.setdefault(conversation_id, MessageQueue()).queue_next(message)
         self.queued.move_to_end(conversation_id)
         while len(self.queued) > MAX_METERS:
             self.queued.popitem(last=False)

@@ -114,6 +114,8 @@ def feature_outcome(kind: str, problem: str = "") -> str:
 
 @dataclass(frozen=True)
 class TurnUsage:
+    """One row of the usage database (a turn's, or another model call's), built by its caller."""
+
     started: float
     duration: float
     conversation: str
@@ -445,42 +447,14 @@ def close_writers(timeout: float = 2.0) -> None:
         writer.close(timeout)
 
 
-def record_turn(data_dir: Path, turn: Any, *, outcome: str, duration: float) -> None:
-    """Hand one turn's usage to the writer; never raises, never waits (a turn must not fail,
-    nor stall the event loop, because of accounting).
-
-    `turn` is a `cursor_byok.agent.turn.Turn`; its live session may carry a `route`
-    attribute (how the turn's calls reached the proxy), recorded when present.
-    """
-    try:
-        usage = turn.usage
-        row = TurnUsage(
-            started=time.time() - duration,
-            duration=duration,
-            conversation=turn.run_request.conversation_id or "",
-            request=turn.request_id,
-            model=turn.model or "",
-            input_tokens=usage.input_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            output_tokens=usage.output_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            outcome=outcome,
-            route=str(getattr(turn.live, "route", "") or ""),
-            context_used=turn.transcript.used_tokens,
-            context_max=turn.transcript.context_window,
-        )
-        writer_for(data_dir).add(row)
-    except Exception as exc:
-        log.warning("could not record the usage of a turn: %s", exc)
-
-
 def record_row(data_dir: Path, row: TurnUsage) -> None:
-    """Append one row for a model call that is not a turn (a chat's title); never raises."""
+    """Hand one row (a turn's, or a model call's that is not a turn: a chat's title) to the
+    writer; never raises, never waits (a turn must not fail, nor stall the event loop, because
+    of accounting). The caller builds the row: this module knows no agent."""
     try:
         writer_for(data_dir).add(row)
     except Exception as exc:
-        log.warning("could not record the usage of a %s call: %s", row.outcome, exc)
+        log.warning("could not record the usage of a call (%s): %s", row.outcome, exc)
 
 
 # --- the report --------------------------------------------------------------------------------
