@@ -187,18 +187,50 @@ class ProviderAgent:
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window
-        summarize = kind == actions.SUMMARIZE
-        resumed: AssistantHistoryMessage | None = None
-        if summarize:
-            turn.transcript.user_message = None  # /summarize adds no user turn
-        elif kind == actions.RESUME:
-            turn.transcript.user_message = None  # the resumed turn's steps are already shown
-            resumed = pending_batch(turn.run_request.conversation_state)
-            queued = turn.messages.before()
-            if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
-                log.info("turn %s: resume with nothing pending", turn.request_id)
-                return
+        go, resumed = _conversation_for(turn, kind)
+        if not go:
+            return
         extra: list[Provider] = []
+        images_for = self._images_for(turn, model, extra)
+        try:
+            if kind not in (actions.SUMMARIZE, actions.RESUME):
+                await _add_user_turn(turn, instruction, images_for)
+            provider = self._factory(model)
+        except BaseException:
+            await self._release(extra)
+            raise
+        if self._wrap is not None:
+            provider = self._wrap(provider, turn.request_id)
+        child = bool(turn.run_request.subagent_type_name or turn.options.parent_tool_call_id)
+        try:
+            if child:
+                subagents.register(turn)
+                subagents.attach(turn, turn.options.parent_tool_call_id or None)
+            steps = StepLoop(
+                turn=turn,
+                config=self.config,
+                model=model,
+                caller=self._caller(turn, model, provider, extra),
+                context=context,
+                toolset=toolset,
+                native_search=search,
+                compactor=self._compactor(turn, model, provider, extra),
+                meter=TokenMeter(),
+                budget=budget,
+            )
+            await _run_steps(turn, steps, kind, resumed, images_for, self.config.max_steps)
+        finally:
+            if child:
+                subagents.unregister(turn)
+            if self._owns_provider:
+                await provider.aclose()
+            await self._release(extra)
+
+    def _images_for(
+        self, turn: Turn, model: ModelConfig, extra: list[Provider]
+    ) -> Callable[[pb.UserMessage], Awaitable[list[UserPart]]]:
+        """What the model gets for a message's images (`images.py`; a vision model's provider
+        joins `extra`)."""
 
         async def images_for(message: pb.UserMessage) -> list[UserPart]:
             return await image_parts(
@@ -209,54 +241,20 @@ class ProviderAgent:
                 lambda other: self._extra_provider(other, turn, extra),
             )
 
-        try:
-            if kind not in (actions.SUMMARIZE, actions.RESUME):
-                await _add_user_turn(turn, instruction, images_for)
-            provider = self._factory(model)
-        except BaseException:
-            await self._release(extra)
-            raise
-        if self._wrap is not None:
-            provider = self._wrap(provider, turn.request_id)
+        return images_for
+
+    def _caller(
+        self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
+    ) -> Caller:
+        """Who answers the turn's calls: `provider` with its retry budget and first-token
+        deadline, and the model's key pool and fallbacks (`_chain`)."""
         provider_config = self.config.providers[model.provider]
-        caller = Caller(
+        return Caller(
             provider,
             provider_config.max_retries,
             model.first_token_timeout or provider_config.first_token_timeout,
             self._chain(turn, model, provider, extra),
         )
-        if turn.run_request.subagent_type_name or turn.options.parent_tool_call_id:
-            subagents.register(turn)
-            subagents.attach(turn, turn.options.parent_tool_call_id or None)
-        steps = StepLoop(
-            turn=turn,
-            config=self.config,
-            model=model,
-            caller=caller,
-            context=context,
-            toolset=toolset,
-            native_search=search,
-            compactor=self._compactor(turn, model, provider, extra),
-            meter=TokenMeter(),
-            budget=budget,
-        )
-        steps.seed_meter()
-        try:
-            if summarize:
-                await steps.summarize()
-                return
-            if resumed is not None:
-                await steps.resume(resumed)
-            if kind == actions.RESUME:  # messages queued while the turn was down: once each
-                for message in turn.messages.before():
-                    await prompts.add_user_message(turn, message, images=await images_for(message))
-            await steps.run(self.config.max_steps)
-        finally:
-            if turn.run_request.subagent_type_name or turn.options.parent_tool_call_id:
-                subagents.unregister(turn)
-            if self._owns_provider:
-                await provider.aclose()
-            await self._release(extra)
 
     def _extra_provider(self, model: ModelConfig, turn: Turn, extra: list[Provider]) -> Provider:
         """A provider for a helper model of the turn (the vision model), released with the
@@ -306,6 +304,45 @@ class ProviderAgent:
             context_window=model.context_window,
             compact_at=model.compact_at,
         )
+
+
+def _conversation_for(turn: Turn, kind: str) -> tuple[bool, AssistantHistoryMessage | None]:
+    """Whether the model has anything to answer, and the tool batch a resume finishes: neither
+    /summarize nor a resume adds a user turn of its own to the checkpoint."""
+    if kind == actions.SUMMARIZE:
+        turn.transcript.user_message = None  # /summarize adds no user turn
+        return True, None
+    if kind != actions.RESUME:
+        return True, None
+    turn.transcript.user_message = None  # the resumed turn's steps are already shown
+    resumed = pending_batch(turn.run_request.conversation_state)
+    queued = turn.messages.before()
+    if resumed is None and not queued and not awaits_answer(turn.transcript.messages()):
+        log.info("turn %s: resume with nothing pending", turn.request_id)
+        return False, None
+    return True, resumed
+
+
+async def _run_steps(
+    turn: Turn,
+    steps: StepLoop,
+    kind: str,
+    resumed: AssistantHistoryMessage | None,
+    images_for: Callable[[pb.UserMessage], Awaitable[list[UserPart]]],
+    max_steps: int,
+) -> None:
+    """The model's part: only the compaction for /summarize; else a resumed batch first, the
+    messages queued while the turn was down (once each), then the step loop."""
+    steps.seed_meter()
+    if kind == actions.SUMMARIZE:
+        await steps.summarize()
+        return
+    if resumed is not None:
+        await steps.resume(resumed)
+    if kind == actions.RESUME:  # messages queued while the turn was down: once each
+        for message in turn.messages.before():
+            await prompts.add_user_message(turn, message, images=await images_for(message))
+    await steps.run(max_steps)
 
 
 async def _add_user_turn(

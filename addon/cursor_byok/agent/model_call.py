@@ -184,27 +184,12 @@ async def _stream_one(
 ) -> Answer:
     """One option's call, shown as it streams; raises `Unserved` for a failure that may go
     to the next option (nothing reached Cursor yet)."""
-    calls: dict[str, PendingCall] = {}
-    order: list[str] = []
-    server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
-    thinking_since: float | None = None
-    last_usage: Usage | None = None
-    call: PendingCall | None
-    over: set[str] = set()  # calls past MAX_TOOL_CALLS
-    shown = False  # text visible to the user (an overflow then cannot be retried cleanly)
-
-    def end_thinking() -> None:
-        nonlocal thinking_since
-        if thinking_since is not None:
-            ms = max(1, int((time.monotonic() - thinking_since) * 1000))
-            turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=ms))
-            thinking_since = None
 
     async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
         log.info("provider %s, retry %d in %.1fs: %s", error.kind, attempt, delay, error)
 
     provider = caller.provider if option is None else option.provider
-    emitted = False  # any event that shows in Cursor (usage alone does not)
+    shown = _Shown(turn, tools, model_call_id)
     try:
         async for event in stream_with_retries(
             provider,
@@ -216,97 +201,147 @@ async def _stream_one(
             ),
             retry_if=_not_rate_limit if option is not None and option.pooled else None,
         ):
-            emitted = emitted or not isinstance(event, Usage)
-            match event:
-                case ReasoningDelta(text):
-                    if thinking_since is None:
-                        thinking_since = time.monotonic()
-                    turn.thinking(text)
-                case TextDelta(text):
-                    end_thinking()
-                    shown = True
-                    turn.text(text)
-                case ToolCallStart(call_id, name):
-                    end_thinking()
-                    if len(order) >= MAX_TOOL_CALLS:
-                        over.add(call_id)  # not shown, not run: see `_cap_calls`
-                        continue
-                    call = PendingCall(call_id, name, tools.get(name))
-                    calls[call_id] = call
-                    order.append(call_id)
-                    turn.update(
-                        partial_tool_call=pb.PartialToolCallUpdate(
-                            call_id=call_id,
-                            tool_call=tool_card(call, {}),
-                            model_call_id=model_call_id,
-                        )
-                    )
-                case ToolCallArgsDelta(call_id, fragment):
-                    call = calls.get(call_id)
-                    if call is not None:
-                        turn.update(
-                            partial_tool_call=pb.PartialToolCallUpdate(
-                                call_id=call_id,
-                                tool_call=tool_card(call, {}),
-                                args_text_delta=fragment,
-                                model_call_id=model_call_id,
-                            )
-                        )
-                case ToolCallEnd(call_id, name, args, _raw, error):
-                    end_thinking()
-                    call = calls.get(call_id)
-                    if call is None and (call_id in over or len(order) >= MAX_TOOL_CALLS):
-                        over.add(call_id)
-                        continue
-                    if call is None:
-                        call = PendingCall(call_id, name, tools.get(name))
-                        calls[call_id] = call
-                        order.append(call_id)
-                    _complete_call(turn, call, name, args, error, tools, model_call_id)
-                case ServerToolCall(call_id, _name, args):
-                    end_thinking()
-                    server_calls[call_id] = _server_search_card(call_id, args)
-                    turn.update(
-                        tool_call_started=pb.ToolCallStartedUpdate(
-                            call_id=call_id,
-                            tool_call=server_calls[call_id],
-                            model_call_id=model_call_id,
-                        )
-                    )
-                case ServerToolResult(call_id, _name, references, error):
-                    card = server_calls.pop(call_id, None) or _server_search_card(call_id, {})
-                    _show_search_result(turn, call_id, card, references, error, model_call_id)
-                case Usage() as usage:
-                    last_usage = usage
-                    _count_usage(turn, usage)
-                case Finish(reason, message):
-                    end_thinking()
-                    if reason == "context_length" and not order and not shown:
-                        raise ContextOverflow(None, "the model stopped: context window exceeded")
-                    # the adapters build it (`MessageBuilder`); `Finish` types it as a dict
-                    answer = cast(AssistantHistoryMessage, message)
-                    pending = [calls[c] for c in order]
-                    capped = _cap_calls(answer, calls, over, tools) if over else None
-                    if capped is not None:
-                        pending.append(capped)
-                    return Answer(answer, pending, reason, last_usage)
+            answer = shown.take(event)
+            if answer is not None:
+                return answer
     except ProviderError as exc:
-        if exc.kind == "context_length" and not shown:
-            raise ContextOverflow(exc, str(exc)) from None
-        kind = provider_kind(exc)
-        if option is not None and not emitted and kind in FALLBACK_KINDS:
-            raise Unserved(exc, kind) from None
-        failure = provider_turn_error(exc)
-        if emitted and caller.chain is not None and caller.chain.has_fallbacks():
-            raise TurnError(
-                failure.code,
-                f"{failure} (the answer had begun, so no fallback was tried)",
-                title=failure.title,
-                error=failure.error,
-                retryable=failure.retryable,
-            ) from None
-        raise failure from None
+        raise _call_failed(exc, shown, caller, option) from None
     raise stream_ended_early()
+
+
+class _Shown:
+    """One call's answer as it streams into Cursor: the updates each event makes, and what the
+    call made so far (its tool calls in order, the usage it reported last)."""
+
+    def __init__(self, turn: Turn, tools: dict[str, Tool], model_call_id: str) -> None:
+        self.turn = turn
+        self.tools = tools
+        self.model_call_id = model_call_id
+        self.calls: dict[str, PendingCall] = {}
+        self.order: list[str] = []
+        self.server_calls: dict[str, pb.ToolCall] = {}  # provider-run searches awaiting results
+        self.thinking_since: float | None = None
+        self.last_usage: Usage | None = None
+        self.over: set[str] = set()  # calls past MAX_TOOL_CALLS
+        self.text = False  # text visible to the user (an overflow then cannot be retried cleanly)
+        self.emitted = False  # any event that shows in Cursor (usage alone does not)
+
+    def take(self, event: object) -> Answer | None:
+        """Show one provider event; the `Answer` once the call finished."""
+        self.emitted = self.emitted or not isinstance(event, Usage)
+        match event:
+            case ReasoningDelta(text):
+                if self.thinking_since is None:
+                    self.thinking_since = time.monotonic()
+                self.turn.thinking(text)
+            case TextDelta(text):
+                self._end_thinking()
+                self.text = True
+                self.turn.text(text)
+            case ToolCallStart(call_id, name):
+                self._end_thinking()
+                self._started(call_id, name)
+            case ToolCallArgsDelta(call_id, fragment):
+                call = self.calls.get(call_id)
+                if call is not None:
+                    self._partial(call, fragment)
+            case ToolCallEnd(call_id, name, args, _raw, error):
+                self._end_thinking()
+                self._ended(call_id, name, args, error)
+            case ServerToolCall(call_id, _name, args):
+                self._end_thinking()
+                self._server_call(call_id, args)
+            case ServerToolResult(call_id, _name, references, error):
+                card = self.server_calls.pop(call_id, None) or _server_search_card(call_id, {})
+                _show_search_result(self.turn, call_id, card, references, error, self.model_call_id)
+            case Usage() as usage:
+                self.last_usage = usage
+                _count_usage(self.turn, usage)
+            case Finish(reason, message):
+                self._end_thinking()
+                return self._finish(reason, cast(AssistantHistoryMessage, message))
+        return None
+
+    def _end_thinking(self) -> None:
+        if self.thinking_since is not None:
+            ms = max(1, int((time.monotonic() - self.thinking_since) * 1000))
+            self.turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=ms))
+            self.thinking_since = None
+
+    def _started(self, call_id: str, name: str) -> None:
+        if len(self.order) >= MAX_TOOL_CALLS:
+            self.over.add(call_id)  # not shown, not run: see `_cap_calls`
+            return
+        call = self._add(call_id, name)
+        self._partial(call, "")
+
+    def _add(self, call_id: str, name: str) -> PendingCall:
+        call = PendingCall(call_id, name, self.tools.get(name))
+        self.calls[call_id] = call
+        self.order.append(call_id)
+        return call
+
+    def _partial(self, call: PendingCall, fragment: str) -> None:
+        """The call's card while its arguments stream (`fragment`: the latest of them)."""
+        update = pb.PartialToolCallUpdate(
+            call_id=call.call_id, tool_call=tool_card(call, {}), model_call_id=self.model_call_id
+        )
+        if fragment:
+            update.args_text_delta = fragment
+        self.turn.update(partial_tool_call=update)
+
+    def _ended(self, call_id: str, name: str, args: dict | None, error: str | None) -> None:
+        call = self.calls.get(call_id)
+        if call is None and (call_id in self.over or len(self.order) >= MAX_TOOL_CALLS):
+            self.over.add(call_id)
+            return
+        if call is None:
+            call = self._add(call_id, name)
+        _complete_call(self.turn, call, name, args, error, self.tools, self.model_call_id)
+
+    def _server_call(self, call_id: str, args: dict) -> None:
+        self.server_calls[call_id] = _server_search_card(call_id, args)
+        self.turn.update(
+            tool_call_started=pb.ToolCallStartedUpdate(
+                call_id=call_id,
+                tool_call=self.server_calls[call_id],
+                model_call_id=self.model_call_id,
+            )
+        )
+
+    def _finish(self, reason: str, answer: AssistantHistoryMessage) -> Answer:
+        """The call's end: its answer and calls (an overflow before anything showed is raised,
+        for the step loop to compact and call again)."""
+        if reason == "context_length" and not self.order and not self.text:
+            raise ContextOverflow(None, "the model stopped: context window exceeded")
+        # the adapters build the message (`MessageBuilder`); `Finish` types it as a dict
+        pending = [self.calls[c] for c in self.order]
+        capped = _cap_calls(answer, self.calls, self.over, self.tools) if self.over else None
+        if capped is not None:
+            pending.append(capped)
+        return Answer(answer, pending, reason, self.last_usage)
+
+
+def _call_failed(
+    exc: ProviderError, shown: _Shown, caller: Caller, option: Option | None
+) -> Exception:
+    """What a provider failure raises: an overflow the step loop may compact for, `Unserved`
+    when the next option may take the call, else the turn's error."""
+    if exc.kind == "context_length" and not shown.text:
+        return ContextOverflow(exc, str(exc))
+    kind = provider_kind(exc)
+    if option is not None and not shown.emitted and kind in FALLBACK_KINDS:
+        return Unserved(exc, kind)
+    failure = provider_turn_error(exc)
+    if shown.emitted and caller.chain is not None and caller.chain.has_fallbacks():
+        return TurnError(
+            failure.code,
+            f"{failure} (the answer had begun, so no fallback was tried)",
+            title=failure.title,
+            error=failure.error,
+            retryable=failure.retryable,
+        )
+    return failure
 
 
 def _not_rate_limit(error: ProviderError) -> bool:

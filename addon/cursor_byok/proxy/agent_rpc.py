@@ -242,12 +242,7 @@ class AgentRpc:
                 flow.metadata[CENSUS_KEY] = SERVED
                 if not append.agent and append.raw:
                     raise BadFraming("BidiAppendRequest.data is not an Agent client message")
-                if link is not None:
-                    self.registry.parents[append.request_id] = link
-                try:
-                    self._bidi_append(flow, append)
-                finally:
-                    self.registry.parents.pop(append.request_id, None)
+                self._bidi_append(flow, append, link)
             elif path == RUN_POLL_PATH:
                 await self._run_poll(flow)
             else:
@@ -328,7 +323,10 @@ class AgentRpc:
         flow.metadata[CENSUS_KEY] = SERVED
         await self.polls.answer(flow, poll, self._owner(flow))
 
-    def _bidi_append(self, flow: http.HTTPFlow, append) -> None:
+    def _bidi_append(
+        self, flow: http.HTTPFlow, append, parent: tuple[str, str] | None = None
+    ) -> None:
+        """One BidiAppend; `parent`: a subagent's parent link, from its run request's headers."""
         request = flow.request
         flow.metadata[METADATA_KEY] = append.request_id
         kind = append.message.WhichOneof("message") if append.message else None
@@ -344,6 +342,7 @@ class AgentRpc:
             raw=append.raw,
             owner=self._owner(flow),
             client=self._client(flow),
+            parent=parent,
         )
         del append  # see _forget: Response.make must not find the body on this frame
         if _is_grpc_web(request):

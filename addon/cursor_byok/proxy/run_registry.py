@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cursor_byok.agent.turn import TurnCancelled
@@ -309,8 +310,6 @@ class RunRegistry:
         self._core = Registry(config, supersedes=supersedes)
         self.live_action = live_action  # serves mid-run actions (cancel one subagent, …)
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
-        # request id → the parent its run request's headers name, for its run when it starts
-        self.parents: dict[str, tuple[str, str]] = {}
         self.clock = clock
         self.observers: list[FrameObserver] = []
         self.runs: dict[str, LiveRun] = {}
@@ -366,8 +365,10 @@ class RunRegistry:
         owner: bytes = b"",
         transport: str = "bidi",
         client: str = "",
+        parent: tuple[str, str] | None = None,
     ) -> None:
-        """One client message (raises `Refused` for requests the core will not take)."""
+        """One client message (raises `Refused` for requests the core will not take); `parent`:
+        the (request id, tool call id) a subagent's run request names, for the run it starts."""
         try:
             commands = self._core.receive(
                 request_id,
@@ -382,7 +383,7 @@ class RunRegistry:
         except Refused as refused:
             self.apply(list(refused.notes))
             raise
-        self.apply(commands)
+        self.apply(commands, {request_id: parent} if parent is not None else None)
         self._wake(request_id)  # its streams: the run it now carries, or its own end
         self._streams_changed(request_id)  # binding an attempt with streams attaches its run
         self.reschedule()
@@ -501,12 +502,16 @@ class RunRegistry:
         for request_id in run.attempt_ids:
             self._wake(request_id)
 
-    def apply(self, commands: list[Command]) -> None:
+    def apply(
+        self, commands: list[Command], parents: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
+        """Carry out the core's commands; `parents`: a starting run's parent link, by the request
+        id of its first attempt (`receive`)."""
         for command in commands:
             match command:
                 case StartTurn(run, run_request):
                     starting = self.live(run)
-                    starting.parent = self.parents.pop(run.first_request_id, None)
+                    starting.parent = parents.get(run.first_request_id) if parents else None
                     starting.start(run_request, self.runner)
                 case Resolve(run, key, message):
                     self.live(run).resolve(key, message)

@@ -94,20 +94,17 @@ class RunUpload:
                 if self.observe is not None:
                     self.observe(self.request_id, message)
                 self.messages += 1
-                if self.parent is not None and message.WhichOneof("message") == "run_request":
-                    self.registry.parents[self.request_id] = self.parent  # for its run's start
-                try:
-                    self.registry.receive(
-                        self.request_id,
-                        None,
-                        message,
-                        raw=frame.payload,
-                        owner=self.owner,
-                        transport="run",
-                        client=self.client,
-                    )
-                finally:
-                    self.registry.parents.pop(self.request_id, None)
+                starts = message.WhichOneof("message") == "run_request"
+                self.registry.receive(
+                    self.request_id,
+                    None,
+                    message,
+                    raw=frame.payload,
+                    owner=self.owner,
+                    transport="run",
+                    client=self.client,
+                    parent=self.parent if starts else None,  # for its run's start
+                )
         except ByokError as exc:
             self._fail(exc.code, f"Run request stream: {exc}")
             forget_traceback(exc)
