@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 from typing import ClassVar
+from typing import NoReturn
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 
@@ -172,6 +173,44 @@ class TaskTool(Tool):
     async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         prompt = arg_str(args, "prompt", required=True)
         arg_str(args, "description")  # a string if given (the card shows it)
+        sub = self._subagent_args(args, ctx, prompt)
+        runs: dict[str, pb.SubagentRunState] | None = getattr(ctx, "subagent_runs", None)
+        state = running_state(ctx.call_id, args)
+        if runs is not None:
+            runs[ctx.call_id] = state
+            await _publish(ctx)
+        started = time.monotonic()
+        reply = await _run_child(ctx, sub, prompt, state)
+        result = result_of(reply, "subagent_result")
+        state.completed_timestamp_ms = int(time.time() * 1000)
+        call = self._ui_call(args)
+        if result is None or result.WhichOneof("result") != "success":
+            await _failed(ctx, reply, result, state, call)
+        assert result is not None
+        success = result.success
+        state.subagent_id = success.agent_id or state.subagent_id
+        is_background = sub.run_in_background or bool(success.background_reason)
+        state.status = (
+            pb.SUBAGENT_RUN_STATUS_BACKGROUNDED if is_background else pb.SUBAGENT_RUN_STATUS_SUCCESS
+        )
+        if success.transcript_path:
+            state.transcript_path = success.transcript_path
+        await _publish(ctx)
+        done = call.task_tool_call.result.success
+        done.agent_id = success.agent_id
+        done.is_background = is_background
+        done.duration_ms = int((time.monotonic() - started) * 1000)
+        done.background_reason = success.background_reason
+        if success.transcript_path:
+            done.transcript_path = success.transcript_path
+        return ToolOutcome(
+            text=_result_text(success, is_background), is_error=False, tool_call=call
+        )
+
+    def _subagent_args(
+        self, args: dict[str, Any], ctx: ToolContext, prompt: str
+    ) -> pb.SubagentArgs:
+        """What the client needs to start the child run (its model, mode, readonly, background)."""
         kind = arg_str(args, "subagent_type", default="generalPurpose") or "generalPurpose"
         run_request: pb.AgentRunRequest | None = getattr(ctx, "run_request", None)
         # Multitask mode: subagents always run in the background (tools.md §2).
@@ -196,77 +235,68 @@ class TaskTool(Tool):
         if run_request is not None and run_request.conversation_id:
             sub.parent_conversation_id = run_request.conversation_id
             sub.root_parent_conversation_id = run_request.conversation_id
-        runs: dict[str, pb.SubagentRunState] | None = getattr(ctx, "subagent_runs", None)
-        state = running_state(ctx.call_id, args)
-        if runs is not None:
-            runs[ctx.call_id] = state
-            await _publish(ctx)
-        started = time.monotonic()
+        return sub
 
-        def relay(update: pb.InteractionUpdate) -> None:
-            ctx.delta(
-                pb.ToolCallDelta(
-                    task_tool_call_delta=pb.TaskToolCallDelta(interaction_update=update)
-                )
-            )
 
-        # The agent links the child run to this call (its progress shows on this card).
-        follow = getattr(ctx, "follow_subagent", None)
-        watch = follow(prompt, relay) if follow is not None else contextlib.nullcontext()
-        try:
-            with watch:
-                reply = await ctx.exec(exec_message(subagent_args=sub))
-        except BaseException:
-            state.status = pb.SUBAGENT_RUN_STATUS_ABORTED
-            state.completed_timestamp_ms = int(time.time() * 1000)
-            raise
-        result = result_of(reply, "subagent_result")
-        state.completed_timestamp_ms = int(time.time() * 1000)
-        call = self._ui_call(args)
-        if result is None or result.WhichOneof("result") != "success":
-            if result is None:
-                message = no_result_text(reply, "run the subagent")
-            else:
-                message = result.error.error or "the subagent failed"
-                if result.error.agent_id:
-                    state.subagent_id = result.error.agent_id
-            state.status = pb.SUBAGENT_RUN_STATUS_ERROR
-            state.detail = message[:500]
-            await _publish(ctx)
-            call.task_tool_call.result.error.error = message
-            raise ToolError(f"The subagent failed: {message}", call)
-        success = result.success
-        state.subagent_id = success.agent_id or state.subagent_id
-        is_background = background or bool(success.background_reason)
-        state.status = (
-            pb.SUBAGENT_RUN_STATUS_BACKGROUNDED if is_background else pb.SUBAGENT_RUN_STATUS_SUCCESS
+async def _run_child(
+    ctx: ToolContext, sub: pb.SubagentArgs, prompt: str, state: pb.SubagentRunState
+) -> pb.ExecClientMessage:
+    """Ask the client for the child run and wait for its result; while it runs, the agent links
+    the child to this call (`follow_subagent`), whose card shows its progress."""
+
+    def relay(update: pb.InteractionUpdate) -> None:
+        ctx.delta(
+            pb.ToolCallDelta(task_tool_call_delta=pb.TaskToolCallDelta(interaction_update=update))
         )
-        if success.transcript_path:
-            state.transcript_path = success.transcript_path
-        await _publish(ctx)
-        done = call.task_tool_call.result.success
-        done.agent_id = success.agent_id
-        done.is_background = is_background
-        done.duration_ms = int((time.monotonic() - started) * 1000)
-        done.background_reason = success.background_reason
-        if success.transcript_path:
-            done.transcript_path = success.transcript_path
-        if is_background:
-            who = f" (agent id {success.agent_id})" if success.agent_id else ""
-            text = (
-                f"The subagent{who} is running in the background; "
-                "its result will arrive as a notification when it finishes."
-            )
-        else:
-            final = truncate_text(success.final_message, max_chars=MAX_FINAL_MESSAGE_CHARS)
-            if success.agent_id:
-                how = f"subagent agent id: {success.agent_id}; pass it as `resume` to continue it"
-            else:  # the client reported none: a `resume` could name nothing
-                how = "the client reported no agent id for this subagent, so it cannot be resumed"
-            text = (final or "(the subagent ended without a final message)") + (
-                f"\n\n[{how}; {success.tool_call_count} tool calls]"
-            )
-        return ToolOutcome(text=text, is_error=False, tool_call=call)
+
+    follow = getattr(ctx, "follow_subagent", None)
+    watch = follow(prompt, relay) if follow is not None else contextlib.nullcontext()
+    try:
+        with watch:
+            return await ctx.exec(exec_message(subagent_args=sub))
+    except BaseException:
+        state.status = pb.SUBAGENT_RUN_STATUS_ABORTED
+        state.completed_timestamp_ms = int(time.time() * 1000)
+        raise
+
+
+async def _failed(
+    ctx: ToolContext,
+    reply: pb.ExecClientMessage,
+    result: pb.SubagentResult | None,
+    state: pb.SubagentRunState,
+    call: pb.ToolCall,
+) -> NoReturn:
+    """The child run failed (or the client gave no result): its card and the model say why."""
+    if result is None:
+        message = no_result_text(reply, "run the subagent")
+    else:
+        message = result.error.error or "the subagent failed"
+        if result.error.agent_id:
+            state.subagent_id = result.error.agent_id
+    state.status = pb.SUBAGENT_RUN_STATUS_ERROR
+    state.detail = message[:500]
+    await _publish(ctx)
+    call.task_tool_call.result.error.error = message
+    raise ToolError(f"The subagent failed: {message}", call)
+
+
+def _result_text(success: pb.SubagentSuccess, is_background: bool) -> str:
+    """What the model reads of a finished (or backgrounded) child run."""
+    if is_background:
+        who = f" (agent id {success.agent_id})" if success.agent_id else ""
+        return (
+            f"The subagent{who} is running in the background; "
+            "its result will arrive as a notification when it finishes."
+        )
+    final = truncate_text(success.final_message, max_chars=MAX_FINAL_MESSAGE_CHARS)
+    if success.agent_id:
+        how = f"subagent agent id: {success.agent_id}; pass it as `resume` to continue it"
+    else:  # the client reported none: a `resume` could name nothing
+        how = "the client reported no agent id for this subagent, so it cannot be resumed"
+    return (final or "(the subagent ended without a final message)") + (
+        f"\n\n[{how}; {success.tool_call_count} tool calls]"
+    )
 
 
 async def _publish(ctx: ToolContext) -> None:
