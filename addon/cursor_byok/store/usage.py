@@ -4,7 +4,8 @@ A BYOK user pays per token, so every turn's usage (model, input / cached / outpu
 tokens, duration, outcome, route) is kept locally in `<data_dir>/usage.sqlite3` (stdlib sqlite3,
 WAL, private to the user). Costs are not stored: `cursor-byok usage` prices the rows with the
 `prices` of each model in the current config, so prices added later apply to past turns too.
-Recording must never break a turn, nor wait for the database: `record_turn` hands the row to
+Recording must never break a turn, nor wait for the database: `record_row` hands the row (the
+caller builds it: a turn its `TurnUsage`, `agent/turn.usage_row`) to
 a writer thread (`UsageWriter`) and returns. The thread retries while another program holds the
 database's lock (a DB browser, a backup), and keeps rows it could not write in a spool file
 beside the database (`usage-spool.jsonl`, one JSON row a line, synced) that it, or the next
