@@ -13,6 +13,7 @@ import re
 
 from cursor_byok.agent.turn import Turn
 from cursor_byok.conversation.history_format import ToolCallPart
+from cursor_byok.conversation.history_format import ToolResultPart
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 _PATH = re.compile(r"[\w./\\-]*[./\\][\w./\\-]+")
@@ -36,57 +37,8 @@ class ScriptedAgent:
         turn.thinking(f"The user wants {path}; this is message {earlier + 1} of the chat.")
         turn.update(thinking_completed=pb.ThinkingCompletedUpdate(thinking_duration_ms=1))
         turn.text(f"Reading `{path}`.")
-        call_id = f"call-{turn.request_id}-1"
-        model_call_id = f"model-{turn.request_id}-1"
-        args = pb.ReadToolArgs(path=path)
-        turn.update(
-            tool_call_started=pb.ToolCallStartedUpdate(
-                call_id=call_id,
-                tool_call=pb.ToolCall(read_tool_call=pb.ReadToolCall(args=args)),
-                model_call_id=model_call_id,
-            )
-        )
-        exec_message = pb.ExecServerMessage(read_args=pb.ReadArgs(path=path, tool_call_id=call_id))
-        result = await turn.exec(exec_message)
-        content, ok = _read_outcome(result)
-        tool_result = pb.ReadToolResult()
-        if ok:
-            tool_result.success.content = content
-        else:
-            tool_result.error.error_message = content
-        turn.update(
-            tool_call_completed=pb.ToolCallCompletedUpdate(
-                call_id=call_id,
-                tool_call=pb.ToolCall(
-                    read_tool_call=pb.ReadToolCall(args=args, result=tool_result)
-                ),
-                model_call_id=model_call_id,
-            )
-        )
+        content, ok = await _read(turn, path)
         turn.step_completed()
-        call: ToolCallPart = {
-            "type": "tool-call",
-            "toolCallId": call_id,
-            "toolName": "Read",
-            "args": {"path": path},
-        }
-        turn.transcript.append({"role": "assistant", "content": [call]})
-        turn.transcript.append(
-            {
-                "role": "tool",
-                "content": [
-                    {
-                        "type": "tool-result",
-                        "toolCallId": call_id,
-                        "toolName": "Read",
-                        "result": content,
-                        "isError": not ok,
-                    }
-                ],
-            }
-        )
-        if ok:
-            turn.transcript.note_read(path)
 
         turn.step_started()
         lines = content.splitlines()
@@ -101,6 +53,43 @@ class ScriptedAgent:
         turn.step_completed()
         turn.transcript.append({"role": "assistant", "content": [{"type": "text", "text": answer}]})
         turn.usage.add(input_tokens=100 * (earlier + 1), output_tokens=len(answer) // 4 + 1)
+
+
+async def _read(turn: Turn, path: str) -> tuple[str, bool]:
+    """The one Read call: its card, the exec on the client, the call and result in the history."""
+    call_id = f"call-{turn.request_id}-1"
+    model_call_id = f"model-{turn.request_id}-1"
+    args = pb.ReadToolArgs(path=path)
+    turn.update(
+        tool_call_started=pb.ToolCallStartedUpdate(
+            call_id=call_id,
+            tool_call=pb.ToolCall(read_tool_call=pb.ReadToolCall(args=args)),
+            model_call_id=model_call_id,
+        )
+    )
+    exec_message = pb.ExecServerMessage(read_args=pb.ReadArgs(path=path, tool_call_id=call_id))
+    content, ok = _read_outcome(await turn.exec(exec_message))
+    tool_result = pb.ReadToolResult()
+    if ok:
+        tool_result.success.content = content
+    else:
+        tool_result.error.error_message = content
+    turn.update(
+        tool_call_completed=pb.ToolCallCompletedUpdate(
+            call_id=call_id,
+            tool_call=pb.ToolCall(read_tool_call=pb.ReadToolCall(args=args, result=tool_result)),
+            model_call_id=model_call_id,
+        )
+    )
+    call: ToolCallPart = {"type": "tool-call", "toolCallId": call_id, "toolName": "Read",
+                          "args": {"path": path}}  # fmt: skip
+    turn.transcript.append({"role": "assistant", "content": [call]})
+    result: ToolResultPart = {"type": "tool-result", "toolCallId": call_id, "toolName": "Read",
+                              "result": content, "isError": not ok}  # fmt: skip
+    turn.transcript.append({"role": "tool", "content": [result]})
+    if ok:
+        turn.transcript.note_read(path)
+    return content, ok
 
 
 def _read_outcome(result: pb.ExecClientMessage) -> tuple[str, bool]:
