@@ -65,7 +65,6 @@ class LiveRun:
         self._streams: dict[int, asyncio.Queue[pb.ExecClientMessage]] = {}
         self.task: asyncio.Task | None = None
         self.turn: Turn | None = None  # the running Turn, for the status display
-        self.route = ""  # how the run's calls reached the proxy (mode, transport), for usage
         self.parent: tuple[str, str] | None = None  # a subagent's parent request, tool call
         self._interrupt: BaseException | None = None
         self._observed = 0  # frames handed to observers so far
