@@ -325,6 +325,15 @@ def test_unusable_captures_are_rejected(tmp_path) -> None:
         parse_capture([meta.replace('"version":1', '"version":99')])
     with pytest.raises(CaptureError, match="before its request"):
         parse_capture([meta, '{"type":"provider_event","call":1,"event":{"type":"text"}}'])
+    with pytest.raises(CaptureError, match="capture:2: provider_error for call 2 before"):
+        parse_capture([meta, '{"type":"provider_error","call":2,"error":{}}'])
+    with pytest.raises(CaptureError, match="capture:3: bad client line: KeyError"):
+        parse_capture([meta, "", '{"type":"client","raw":""}'])
+    with pytest.raises(CaptureError, match="capture: empty file"):
+        parse_capture(["", "  "])
+    # Line types this version does not know (a later version's) are skipped, whatever they are.
+    with pytest.raises(CaptureError, match="no run request"):
+        parse_capture([meta, '{"type":"note"}', '{"type":["x"]}', '{"type":7}'])
     bad = tmp_path / "bad.jsonl"
     bad.write_text("hello\n")
     assert cli.main(["replay", str(bad)]) == 2

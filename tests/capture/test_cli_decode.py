@@ -371,7 +371,7 @@ def test_any_bytes_decode_or_fail_cleanly(data: bytes, kind: str) -> None:
 
 
 def test_summary_lists_attached_images() -> None:
-    from cursor_byok.capture.render import run_request_summary
+    from cursor_byok.capture.run_summary import run_request_summary
     from cursor_byok.pb import agent_v1_pb2 as pb
 
     run = pb.AgentRunRequest()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from collections import namedtuple
 
 import pytest
 
+from cursor_byok.store import files
 from cursor_byok.store.media import MediaRefused
 from cursor_byok.store.media import MediaStore
 
@@ -49,3 +52,17 @@ def test_bounds_per_upload_in_total_and_free_space(tmp_path) -> None:
     full = MediaStore(tmp_path / "other", min_free=1 << 62)
     with pytest.raises(MediaRefused, match="cursor_byok_min_free_mb"):
         full.put(full.address(full.owner("t"), "c/x"), b"x")
+
+
+def test_the_one_free_space_check_counts_what_is_about_to_be_written(tmp_path, monkeypatch) -> None:
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(0, 0, 1000))
+    assert files.short_of_space(tmp_path, 900, adding=100) is None
+    assert files.short_of_space(tmp_path, 900, adding=101) == 1000
+    assert files.low_space(tmp_path, 1000 / files.MiB) is None
+    assert "only 0.0 MiB free" in (files.low_space(tmp_path, 1001 / files.MiB) or "")
+    store = MediaStore(tmp_path / "media", min_free=900)
+    address = store.address(store.owner("t"), "c/x")
+    store.put(address, bytes(100))
+    with pytest.raises(MediaRefused, match=r"only 0\.0 MiB free"):
+        store.put(address, bytes(101))

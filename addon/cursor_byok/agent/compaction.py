@@ -19,7 +19,6 @@ The planning parts (`split`, `truncate_tool_results`, `render_transcript`) are p
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cursor_byok.agent.completion import complete
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import messages_bytes
 from cursor_byok.agent.turn import Turn
@@ -39,10 +39,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
-from cursor_byok.providers import TextDelta
-from cursor_byok.providers import Usage
 from cursor_byok.providers.provider_error import ProviderError
-from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)
 
@@ -309,29 +306,14 @@ class Compactor:
             reasoning=False,
             metadata=dict(s.metadata or {}),
         )
-        parts: list[str] = []
-        events = stream_with_retries(
+        return await complete(
             s.provider,
             request,
+            usage.add,
             max_retries=s.max_retries,
             first_token_timeout=s.first_token_timeout,
+            what="the summary",
         )
-        async with contextlib.aclosing(events) as stream:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    parts.append(event.text)
-                elif isinstance(event, Usage):
-                    usage.add(
-                        input_tokens=event.input_tokens,
-                        output_tokens=event.output_tokens,
-                        cache_read_tokens=event.cache_read_tokens,
-                        cache_write_tokens=event.cache_write_tokens,
-                        reasoning_tokens=event.reasoning_tokens,
-                    )
-        summary = "".join(parts).strip()
-        if not summary:
-            raise ProviderError("protocol", "the summary came back empty", retryable=False)
-        return summary
 
 
 async def summarize_conversation(turn: Turn, compactor: Compactor, meter: TokenMeter) -> None:

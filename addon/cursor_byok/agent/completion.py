@@ -1,6 +1,9 @@
-"""One streamed completion on the user's model, for the editor's features beyond the Agent (Cmd-K,
-terminal Cmd-K, commit messages; Tab may use it too): a system prompt and one user message in,
-the answer's text deltas out as they come, its token counts kept for the usage record.
+"""One completion on a model, outside the agent's loop: a system prompt and one user message in,
+the answer's text out, its token counts given to whoever bills it.
+
+`complete` is the whole answer at once: a chat's title, a compaction summary, an image's
+description. `stream_text` streams one for the editor's features beyond the Agent (Cmd-K,
+terminal Cmd-K, commit messages; Tab may use it too): text deltas out as they come.
 
 No tools, no history, no retries once text was shown (a retry would repeat it). The caller owns
 the deadline and the cancellation: closing the iterator (or cancelling its task) closes the
@@ -14,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import Protocol
 
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
@@ -34,6 +38,58 @@ USAGE_FIELDS = (
     "cache_write_tokens",
     "reasoning_tokens",
 )
+
+
+class UsageSink(Protocol):
+    """Where a call's token counts go (`UsageTally.add`, or `add_counts` into a dict); a count
+    the provider did not report is None."""
+
+    def __call__(self, **counts: int | None) -> object: ...
+
+
+def usage_counts(event: Usage) -> dict[str, int | None]:
+    """A usage event's token counts by name (None: not reported)."""
+    return {name: getattr(event, name) for name in USAGE_FIELDS}
+
+
+def add_counts(total: dict[str, int]) -> UsageSink:
+    """A sink that adds each count to `total` (one not reported counts 0)."""
+
+    def add(**counts: int | None) -> None:
+        for name, value in counts.items():
+            total[name] = total.get(name, 0) + (value or 0)
+
+    return add
+
+
+async def complete(
+    provider: Provider,
+    request: ModelRequest,
+    usage: UsageSink,
+    *,
+    max_retries: int,
+    first_token_timeout: float | None = None,
+    what: str = "",
+) -> str:
+    """The answer's whole text, stripped; each usage event's counts go to `usage` as they come.
+
+    With `what` ("the summary"), an empty answer raises ProviderError ("… came back empty");
+    without it, the caller judges an empty answer. Retried before the first event only (the
+    retry policy's rules, `first_token_timeout` over all attempts)."""
+    parts: list[str] = []
+    events = stream_with_retries(
+        provider, request, max_retries=max_retries, first_token_timeout=first_token_timeout
+    )
+    async with contextlib.aclosing(events) as stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, Usage):
+                usage(**usage_counts(event))
+    text = "".join(parts).strip()
+    if what and not text:
+        raise ProviderError("protocol", f"{what} came back empty", retryable=False)
+    return text
 
 
 class EndedEarly(ProviderError):
@@ -87,8 +143,7 @@ async def stream_text(
                 if event.text:
                     yield event.text
             elif isinstance(event, Usage):
-                for name in USAGE_FIELDS:
-                    call.usage[name] = call.usage.get(name, 0) + (getattr(event, name) or 0)
+                add_counts(call.usage)(**usage_counts(event))
             elif isinstance(event, Finish):
                 finished = True
     if not finished:

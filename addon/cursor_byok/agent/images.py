@@ -10,11 +10,11 @@ the model is told an image was left out and Cursor shows a note that says why an
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cursor_byok.agent.completion import complete
 from cursor_byok.agent.turn import Turn
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.config import Config
@@ -25,10 +25,7 @@ from cursor_byok.conversation.history_format import UserPart
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
-from cursor_byok.providers import TextDelta
-from cursor_byok.providers import Usage
 from cursor_byok.providers.provider_error import ProviderError
-from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)
 
@@ -189,28 +186,13 @@ async def _describe(
             params=dict(vision.params),
             reasoning=False,
         )
-        out.append(await _text_of(turn, provider, request, settings.max_retries, budget))
+        text = await complete(
+            provider,
+            request,
+            turn.usage.add,
+            max_retries=settings.max_retries,
+            first_token_timeout=budget,
+            what="the description",
+        )
+        out.append(text)
     return out
-
-
-async def _text_of(
-    turn: Turn, provider: Provider, request: ModelRequest, retries: int, budget: float | None
-) -> str:
-    parts: list[str] = []
-    events = stream_with_retries(provider, request, max_retries=retries, first_token_timeout=budget)
-    async with contextlib.aclosing(events) as stream:
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, Usage):
-                turn.usage.add(
-                    input_tokens=event.input_tokens,
-                    output_tokens=event.output_tokens,
-                    cache_read_tokens=event.cache_read_tokens,
-                    cache_write_tokens=event.cache_write_tokens,
-                    reasoning_tokens=event.reasoning_tokens,
-                )
-    text = "".join(parts).strip()
-    if not text:
-        raise ProviderError("protocol", "the description came back empty", retryable=False)
-    return text

@@ -11,22 +11,20 @@ it (`cursor-byok usage` shows title calls with their cost).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 
+from cursor_byok.agent.completion import add_counts
+from cursor_byok.agent.completion import complete
 from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import routed
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
-from cursor_byok.providers import TextDelta
-from cursor_byok.providers import Usage
 from cursor_byok.providers.provider_error import ProviderError
-from cursor_byok.providers.retries import stream_with_retries
 
 log = logging.getLogger(__name__)
 
@@ -122,19 +120,4 @@ async def _ask(provider: Provider, model: ModelConfig, message: str, usage: dict
         reasoning=False,
         metadata={"kind": "title"},  # the conversation is not known here (NameAgent)
     )
-    parts: list[str] = []
-    events = stream_with_retries(provider, request, max_retries=0)
-    async with contextlib.aclosing(events) as stream:
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, Usage):
-                for name in (
-                    "input_tokens",
-                    "output_tokens",
-                    "cache_read_tokens",
-                    "cache_write_tokens",
-                    "reasoning_tokens",
-                ):
-                    usage[name] = usage.get(name, 0) + (getattr(event, name) or 0)
-    return "".join(parts)
+    return await complete(provider, request, add_counts(usage), max_retries=0)

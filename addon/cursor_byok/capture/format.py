@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
+from typing import ClassVar
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
@@ -276,8 +278,7 @@ class RecordedTurn:
 def parse_capture(lines: Iterable[str], path: Path | None = None) -> RecordedTurn:
     """Read capture lines (see captures/README.md); CaptureError says what is wrong where."""
     where = str(path) if path else "capture"
-    capture: RecordedTurn | None = None
-    previous: dict[str, Any] | None = None
+    reader = _CaptureReader(path)
     for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
@@ -289,45 +290,78 @@ def parse_capture(lines: Iterable[str], path: Path | None = None) -> RecordedTur
             raise CaptureError(f"{where}:{number}: a line must be an object with a type")
         kind = line["type"]
         try:
-            if capture is None:
-                if kind != "meta" or line.get("format") != FORMAT:
-                    raise CaptureError(f"not a {FORMAT} file (the first line is no format meta)")
-                if line.get("version") != VERSION:
-                    raise CaptureError(f"capture format version {line.get('version')!r}")
-                capture = RecordedTurn(str(line["request_id"]), {}, path=path)
-            if kind == "meta":
-                capture.meta.update({k: v for k, v in line.items() if k not in ("t", "type")})
-            elif kind == "client":
-                raw = base64.b64decode(line["raw"])
-                capture.client.append(
-                    ClientLine(int(line["seqno"]), raw, int(line["after_frames"]), client_kind(raw))
-                )
-            elif kind == "server":
-                capture.server.append(base64.b64decode(line["raw"]))
-            elif kind == "end":
-                capture.end = dict(line["end"])
-            elif kind == "provider_request":
-                full = _expand_request(line["request"], previous)
-                previous = full
-                capture.calls.append(ModelCall(request_from_json(full)))
-            elif kind in ("provider_event", "provider_error"):
-                index = int(line["call"]) - 1
-                if not 0 <= index < len(capture.calls):
-                    raise CaptureError(f"{kind} for call {line['call']} before its request")
-                if kind == "provider_event":
-                    capture.calls[index].events.append(event_from_json(line["event"]))
-                else:
-                    capture.calls[index].error = dict(line["error"])
-            # Unknown line types are skipped: later versions may add informational lines.
+            reader.add(kind, line)
         except CaptureError as exc:
             raise CaptureError(f"{where}:{number}: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise CaptureError(f"{where}:{number}: bad {kind} line: {exc!r}") from None
-    if capture is None:
+    if reader.capture is None:
         raise CaptureError(f"{where}: empty file")
-    if not any(c.kind == "run_request" for c in capture.client):
+    if not any(c.kind == "run_request" for c in reader.capture.client):
         raise CaptureError(f"{where}: no run request was recorded; nothing to replay")
-    return capture
+    return reader.capture
+
+
+class _CaptureReader:
+    """A capture as its lines are read: the first must be the format meta, then one method per
+    line type; unknown line types are skipped (later versions may add informational lines)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.capture: RecordedTurn | None = None
+        self.previous: dict[str, Any] | None = None  # the last full request (deltas build on it)
+
+    def add(self, kind: Any, line: dict[str, Any]) -> None:
+        if self.capture is None:
+            if kind != "meta" or line.get("format") != FORMAT:
+                raise CaptureError(f"not a {FORMAT} file (the first line is no format meta)")
+            if line.get("version") != VERSION:
+                raise CaptureError(f"capture format version {line.get('version')!r}")
+            self.capture = RecordedTurn(str(line["request_id"]), {}, path=self.path)
+        read = self._LINES.get(kind) if isinstance(kind, str) else None
+        if read is not None:
+            read(self, self.capture, line)
+
+    def _meta(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        capture.meta.update({k: v for k, v in line.items() if k not in ("t", "type")})
+
+    def _client(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        raw = base64.b64decode(line["raw"])
+        capture.client.append(
+            ClientLine(int(line["seqno"]), raw, int(line["after_frames"]), client_kind(raw))
+        )
+
+    def _server(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        capture.server.append(base64.b64decode(line["raw"]))
+
+    def _end(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        capture.end = dict(line["end"])
+
+    def _provider_request(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        full = _expand_request(line["request"], self.previous)
+        self.previous = full
+        capture.calls.append(ModelCall(request_from_json(full)))
+
+    def _provider_event(self, capture: RecordedTurn, line: dict[str, Any]) -> None:
+        """A `provider_event` or `provider_error` line, of a call whose request came before."""
+        kind = line["type"]
+        index = int(line["call"]) - 1
+        if not 0 <= index < len(capture.calls):
+            raise CaptureError(f"{kind} for call {line['call']} before its request")
+        if kind == "provider_event":
+            capture.calls[index].events.append(event_from_json(line["event"]))
+        else:
+            capture.calls[index].error = dict(line["error"])
+
+    _LINES: ClassVar[dict[str, Callable[[_CaptureReader, RecordedTurn, dict[str, Any]], None]]] = {
+        "meta": _meta,
+        "client": _client,
+        "server": _server,
+        "end": _end,
+        "provider_request": _provider_request,
+        "provider_event": _provider_event,
+        "provider_error": _provider_event,
+    }
 
 
 def load_capture(path: Path) -> RecordedTurn:

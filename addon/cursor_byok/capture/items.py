@@ -17,6 +17,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from cursor_byok.wire.varint import read_varint
+
 BLOB_ID_SIZE = 32
 
 
@@ -121,30 +123,17 @@ def _bytes_json(value: bytes) -> str:
 # --- protobuf without a schema ------------------------------------------------------------------
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
 def raw_fields(data: bytes, depth: int = 0) -> tuple[RawField, ...]:
     """Protobuf bytes as fields (number, wire type, value); ValueError when they are not."""
     fields: list[RawField] = []
     pos = 0
     while pos < len(data):
-        key, pos = _varint(data, pos)
+        key, pos = read_varint(data, pos)
         number, wire_type = key >> 3, key & 7
         if number == 0:
             raise ValueError("field number 0")
         if wire_type == 0:
-            value, pos = _varint(data, pos)
+            value, pos = read_varint(data, pos)
             fields.append(RawField(number, 0, value))
         elif wire_type in (1, 5):
             size = 8 if wire_type == 1 else 4
@@ -155,7 +144,7 @@ def raw_fields(data: bytes, depth: int = 0) -> tuple[RawField, ...]:
             )
             pos += size
         elif wire_type == 2:
-            length, pos = _varint(data, pos)
+            length, pos = read_varint(data, pos)
             if pos + length > len(data):
                 raise ValueError("truncated length-delimited field")
             chunk = data[pos : pos + length]

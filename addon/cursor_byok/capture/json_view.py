@@ -123,15 +123,7 @@ def _recording_line(
     kind = line["type"]
     base = {"t": line.get("t")}
     if kind == "meta":
-        meta = {k: v for k, v in line.items() if k not in ("t", "type")}
-        if "format" in meta:
-            if meta.get("version") != 1:
-                raise CaptureError(f"capture format version {meta.get('version')!r}")
-            items.append(Item("recording_meta", None, meta))
-        else:
-            blobs = meta.pop("blobs", None) or {}
-            meta["blobs"] = len(blobs)
-            items.append(Item("run_meta", None, meta))
+        items.append(_meta_item(line))
     elif kind == "client":
         raw = base64.b64decode(line["raw"])
         meta = {**base, "seqno": int(line["seqno"]), "after_frames": line.get("after_frames")}
@@ -146,23 +138,9 @@ def _recording_line(
         items.append(_parsed("server_message", agent_v1_pb2.AgentServerMessage, raw, meta))
         return 1
     elif kind == "end":
-        end = line["end"]
-        payload = json.dumps(end).encode()
-        try:
-            parsed = connect.parse_end_stream(payload)
-        except connect.ConnectError as exc:
-            raise CaptureError(str(exc)) from None
-        items.append(Item("end_stream", None, {**base, "frame": frames, "end_stream": end}))
-        items.extend(error_detail_items(parsed))
+        items.extend(_end_items(line["end"], {**base, "frame": frames}))
     elif kind == "provider_request":
-        request = line["request"]
-        meta = {**base, "call": line["call"], "model": request.get("model")}
-        meta["messages"] = len(request.get("messages") or [])
-        if "messages_from" in request:
-            meta["messages_from"] = request["messages_from"]
-        if "tools" in request:
-            meta["tools"] = [t.get("name") for t in request.get("tools") or []]
-        items.append(Item("provider_request", None, meta))
+        items.append(_request_item(line, base))
     elif kind == "provider_event":
         gathered = events.get(line["call"])
         if gathered is None:
@@ -174,6 +152,40 @@ def _recording_line(
         items.append(Item("provider_error", None, {**base, "call": line["call"], **line["error"]}))
     # Other line types are skipped, as replay skips them: later versions may add some.
     return 0
+
+
+def _meta_item(line: dict[str, Any]) -> Item:
+    """The recording's format line, or a run's meta (its blobs counted, not shown)."""
+    meta = {k: v for k, v in line.items() if k not in ("t", "type")}
+    if "format" in meta:
+        if meta.get("version") != 1:
+            raise CaptureError(f"capture format version {meta.get('version')!r}")
+        return Item("recording_meta", None, meta)
+    blobs = meta.pop("blobs", None) or {}
+    meta["blobs"] = len(blobs)
+    return Item("run_meta", None, meta)
+
+
+def _end_items(end: Any, meta: dict[str, Any]) -> list[Item]:
+    """The end-stream as recorded, then its error's typed details."""
+    payload = json.dumps(end).encode()
+    try:
+        parsed = connect.parse_end_stream(payload)
+    except connect.ConnectError as exc:
+        raise CaptureError(str(exc)) from None
+    return [Item("end_stream", None, {**meta, "end_stream": end}), *error_detail_items(parsed)]
+
+
+def _request_item(line: dict[str, Any], base: dict[str, Any]) -> Item:
+    """A model call's request, summarised: model, message count, tool names."""
+    request = line["request"]
+    meta = {**base, "call": line["call"], "model": request.get("model")}
+    meta["messages"] = len(request.get("messages") or [])
+    if "messages_from" in request:
+        meta["messages_from"] = request["messages_from"]
+    if "tools" in request:
+        meta["tools"] = [t.get("name") for t in request.get("tools") or []]
+    return Item("provider_request", None, meta)
 
 
 def _parsed(kind: str, message_type: type[Message], raw: bytes, meta: dict[str, Any]) -> Item:

@@ -16,10 +16,12 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message
 
-from cursor_byok.cursor.checkpoint import varint
 from cursor_byok.secrets import REDACTED
 from cursor_byok.secrets import scrub
 from cursor_byok.secrets import scrub_json
+from cursor_byok.wire.varint import VarintError
+from cursor_byok.wire.varint import read_varint
+from cursor_byok.wire.varint import varint
 
 
 def submessages(value: Any) -> list[Message]:
@@ -152,13 +154,13 @@ def _walk(data: bytes) -> list[tuple[int, int, bytes]] | None:
     pos = 0
     try:
         while pos < len(data):
-            key, pos = _read_varint(data, pos)
+            key, pos = read_varint(data, pos)
             wire_type = key & 7
             if key >> 3 == 0:
                 return None
             if wire_type == 0:
                 start = pos
-                _, pos = _read_varint(data, pos)
+                _, pos = read_varint(data, pos)
                 fields.append((key, 0, data[start:pos]))
             elif wire_type == 1:
                 fields.append((key, 1, data[pos : pos + 8]))
@@ -167,29 +169,16 @@ def _walk(data: bytes) -> list[tuple[int, int, bytes]] | None:
                 fields.append((key, 5, data[pos : pos + 4]))
                 pos += 4
             elif wire_type == 2:
-                length, pos = _read_varint(data, pos)
+                length, pos = read_varint(data, pos)
                 if pos + length > len(data):
                     return None
                 fields.append((key, 2, data[pos : pos + length]))
                 pos += length
             else:
                 return None
-    except IndexError:
+    except VarintError:
         return None
     return fields if pos == len(data) and fields else None
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise IndexError("varint too long")
 
 
 def redact_native(raw: bytes, *, client: bool) -> bytes:

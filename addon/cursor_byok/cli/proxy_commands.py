@@ -85,6 +85,12 @@ def add_run(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`, shared with `record` (which runs the same proxy)."""
+    _listen_arguments(parser)
+    _proxy_arguments(parser)
+
+
+def _listen_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the proxy listens and how Cursor's traffic reaches it."""
     parser.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     parser.add_argument("-p", "--port", type=int, default=None, help="listen port (default 8080)")
     modes = parser.add_mutually_exclusive_group()
@@ -119,6 +125,10 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --transparent: a host whose port 443 is redirected (repeatable; "
         "default: Cursor's API hosts)",
     )
+
+
+def _proxy_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the proxy runs with (config, agent, dirs), how it shows itself, mitmdump's rest."""
     parser.add_argument("--config", help="config TOML (default: the user config dir)")
     parser.add_argument(
         "--agent",

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cursor_byok.cli import transparent
 from cursor_byok.cli.transparent import Redirect
@@ -206,35 +207,15 @@ def run_transparent(
         raise FirewallError("transparent mode redirects to a fixed port: give --port 1-65535")
     fw = backend()
     remove_stale(fw, say)
-    v4, v6, missing = resolve(hosts)
-    if missing:
-        say(f"Not redirected (does not resolve): {', '.join(missing)}")
-    if not v4 and not v6:
-        raise FirewallError(f"none of {', '.join(hosts)} resolves; check DNS")
-    redirect = Redirect(port=port, gid=mitmdump_gid(), v4=v4, v6=v6, owner_pid=os.getpid())
-    try:
-        fw.install(redirect)
-    except FirewallError:
-        fw.remove()  # what got in before the failure (iptables applies rule by rule)
-        raise
-    say(
-        f"Redirecting port 443 of {', '.join(hosts)} ({len(v4) + len(v6)} addresses) to "
-        f"port {port} with {fw.name}; mitmdump runs with group {redirect.gid}, which is exempt."
-    )
-    known = set(v4) | set(v6)
+    redirect = _install(fw, port, hosts, say)
     child: subprocess.Popen | None = None
     previous = {}
     try:
         child = subprocess.Popen(
             args, group=redirect.gid, start_new_session=True, preexec_fn=_die_with_parent
         )
-
-        def forward(signum: int, _frame) -> None:
-            if child.poll() is None:
-                child.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
-
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            previous[signum] = signal.signal(signum, forward)
+        previous = _forward_signals(child)
+        known = set(redirect.v4) | set(redirect.v6)
         while True:
             try:
                 child.wait(timeout=refresh)
@@ -251,6 +232,42 @@ def run_transparent(
         say(f"Removed the {fw.name} redirect rules.")
     code = child.returncode
     return code if code >= 0 else 128 - code
+
+
+def _install(
+    fw: Nft | Iptables, port: int, hosts: Sequence[str], say: Callable[[str], None]
+) -> Redirect:
+    """Redirect port 443 of the addresses `hosts` resolve to now (mitmdump's group exempt)."""
+    v4, v6, missing = resolve(hosts)
+    if missing:
+        say(f"Not redirected (does not resolve): {', '.join(missing)}")
+    if not v4 and not v6:
+        raise FirewallError(f"none of {', '.join(hosts)} resolves; check DNS")
+    redirect = Redirect(port=port, gid=mitmdump_gid(), v4=v4, v6=v6, owner_pid=os.getpid())
+    try:
+        fw.install(redirect)
+    except FirewallError:
+        fw.remove()  # what got in before the failure (iptables applies rule by rule)
+        raise
+    say(
+        f"Redirecting port 443 of {', '.join(hosts)} ({len(v4) + len(v6)} addresses) to "
+        f"port {port} with {fw.name}; mitmdump runs with group {redirect.gid}, which is exempt."
+    )
+    return redirect
+
+
+def _forward_signals(child: subprocess.Popen) -> dict[int, Any]:
+    """SIGINT, SIGTERM and SIGHUP go to mitmdump (its own session: the terminal's do not reach
+    it); the handlers they replace, to put back."""
+
+    def forward(signum: int, _frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+
+    return {
+        signum: signal.signal(signum, forward)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
 
 
 def _refresh(fw: Nft | Iptables, hosts: Sequence[str], known: set[str], port: int) -> set[str]:

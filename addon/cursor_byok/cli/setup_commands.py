@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from cursor_byok.cli.common import EXIT_OK
 from cursor_byok.cli.common import error_exit
+
+if TYPE_CHECKING:
+    from cursor_byok.config.spend import CapStatus
+    from cursor_byok.store.usage import Group
 
 
 def add_trust(subparsers: argparse._SubParsersAction) -> None:
@@ -143,51 +149,19 @@ def add_init(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    import tomllib
-    from pathlib import Path
-
     from cursor_byok.cli.doctor import run_doctor
-    from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
-    from cursor_byok.config import parse_config
-    from cursor_byok.config.presets import InitError
     from cursor_byok.config.presets import key_hint
-    from cursor_byok.config.presets import render_config
-    from cursor_byok.config.presets import render_tab
-    from cursor_byok.config.presets import write_config
     from cursor_byok.store.files import default_data_dir
 
     path = Path(args.config).expanduser() if args.config else default_config_path()
     if args.provider is None:
-        if not sys.stdin.isatty():
-            return error_exit("give --provider NAME (or run init in a terminal to be asked)")
-        from cursor_byok.cli.init_prompt import ask
-
-        if path.exists() and not args.force:  # before asking for a key that goes nowhere
-            return error_exit(f"{path} already exists (use --force to overwrite it)")
-        try:
-            answers = ask(path)
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return error_exit("init stopped: nothing written")
-        args.provider = answers.provider
-        args.key_file = args.key_file or answers.key_file
-    try:
-        text = render_config(
-            args.provider,
-            model=args.model,
-            name=args.name,
-            key_env=args.key_env,
-            key_file=args.key_file,
-            base_url=args.base_url,
-            context_window=args.context_window,
-        )
-        if args.tab:
-            text += render_tab(args.tab)
-        parse_config(tomllib.loads(text), path)  # validate first: a bad --base-url shows here
-        write_config(path, text, force=args.force)
-    except (InitError, ConfigError) as exc:
-        return error_exit(str(exc))
+        stopped = _ask_init(args, path)
+        if stopped is not None:
+            return stopped
+    written = _write_init(args, path)
+    if written is not None:
+        return written
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     console.print(Text.assemble(("Wrote", "bold"), f" {path}"))
     hint = key_hint(args.provider, args.key_env, args.key_file)
@@ -206,6 +180,54 @@ def _cmd_init(args: argparse.Namespace) -> int:
     if code == 0:
         console.print(f"Start the proxy with: {_run_hint()}")
     return code
+
+
+def _ask_init(args: argparse.Namespace, path: Path) -> int | None:
+    """No --provider: ask in the terminal (into `args`); the exit code when init stops here."""
+    if not sys.stdin.isatty():
+        return error_exit("give --provider NAME (or run init in a terminal to be asked)")
+    from cursor_byok.cli.init_prompt import ask
+
+    if path.exists() and not args.force:  # before asking for a key that goes nowhere
+        return error_exit(f"{path} already exists (use --force to overwrite it)")
+    try:
+        answers = ask(path)
+    except (EOFError, KeyboardInterrupt):
+        print()
+        return error_exit("init stopped: nothing written")
+    args.provider = answers.provider
+    args.key_file = args.key_file or answers.key_file
+    return None
+
+
+def _write_init(args: argparse.Namespace, path: Path) -> int | None:
+    """Render the preset, validate it, write it; the exit code when that fails."""
+    import tomllib
+
+    from cursor_byok.config import ConfigError
+    from cursor_byok.config import parse_config
+    from cursor_byok.config.presets import InitError
+    from cursor_byok.config.presets import render_config
+    from cursor_byok.config.presets import render_tab
+    from cursor_byok.config.presets import write_config
+
+    try:
+        text = render_config(
+            args.provider,
+            model=args.model,
+            name=args.name,
+            key_env=args.key_env,
+            key_file=args.key_file,
+            base_url=args.base_url,
+            context_window=args.context_window,
+        )
+        if args.tab:
+            text += render_tab(args.tab)
+        parse_config(tomllib.loads(text), path)  # validate first: a bad --base-url shows here
+        write_config(path, text, force=args.force)
+    except (InitError, ConfigError) as exc:
+        return error_exit(str(exc))
+    return None
 
 
 def _run_hint() -> str:
@@ -244,16 +266,11 @@ def add_usage(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
-    import dataclasses
-    import json
-    from pathlib import Path
-
     from cursor_byok.config import ConfigError
     from cursor_byok.config import default_config_path
     from cursor_byok.config import load_config
     from cursor_byok.store import usage
     from cursor_byok.store.files import default_data_dir
-    from cursor_byok.store.sizes import sizes_line
 
     try:
         since = usage.parse_since(args.since)
@@ -280,37 +297,54 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     groups, total = usage.summarise(rows, args.by, config.prices_of if config else None)
     caps = _caps(config, data_dir)
     if args.json:
-        for group in [*groups, total]:
-            record = dataclasses.asdict(group)
-            if group.unpriced == group.turns:
-                record["cost"] = None
-            print(json.dumps(record))
-        for cap in caps:
-            resets = cap.resets.isoformat() if cap.resets else None
-            line = {"key": f"cap {cap.name}", "amount": cap.amount, "spent": cap.spent}
-            print(json.dumps({**line, "resets": resets}))
+        _usage_json([*groups, total], caps)
         return EXIT_OK
     title = f"cursor-byok usage since {since:%Y-%m-%d %H:%M} by {args.by}"
-    stored = f"data dir {data_dir}: {sizes_line(data_dir)}"
     if not rows:
         console.print(f"{title}: no turns recorded in {data_dir / usage.USAGE_FILE}", markup=False)
-        console.print(stored, markup=False)
-        return EXIT_OK
-    console.print(usage.usage_table(groups, total, args.by, title))
+    else:
+        console.print(usage.usage_table(groups, total, args.by, title))
+    _usage_footer(console, data_dir, caps if rows else [], total if rows else None)
+    return EXIT_OK
+
+
+def _usage_json(groups: list[Group], caps: list[CapStatus]) -> None:
+    """One JSON object per group (the total last; no cost when nothing was priced), then one
+    per spending cap."""
+    import dataclasses
+    import json
+
+    for group in groups:
+        record = dataclasses.asdict(group)
+        if group.unpriced == group.turns:
+            record["cost"] = None
+        print(json.dumps(record))
+    for cap in caps:
+        resets = cap.resets.isoformat() if cap.resets else None
+        line = {"key": f"cap {cap.name}", "amount": cap.amount, "spent": cap.spent}
+        print(json.dumps({**line, "resets": resets}))
+
+
+def _usage_footer(
+    console: Console, data_dir: Path, caps: list[CapStatus], total: Group | None
+) -> None:
+    """Under the table: each cap's spend, the data dir's size, and how many turns had no prices
+    (`total`: the table's total row; None when there was no table)."""
+    from cursor_byok.store.sizes import sizes_line
+
     for cap in caps:
         resets = f"; resets {cap.resets:%Y-%m-%d %H:%M}" if cap.resets else ""
         console.print(
             f"cap {cap.name}: ${cap.spent:,.2f} of ${cap.amount:,.2f} ({cap.share:.0%}){resets}",
             markup=False,
         )
-    console.print(stored, markup=False)
-    if total.unpriced:
+    console.print(f"data dir {data_dir}: {sizes_line(data_dir)}", markup=False)
+    if total is not None and total.unpriced:
         console.print(
             f"{total.unpriced} of {total.turns} turns have no prices: add "
             "prices = { input = ..., cached_input = ..., output = ... } to their [[models]]",
             markup=False,
         )
-    return EXIT_OK
 
 
 def _caps(config, data_dir) -> list:

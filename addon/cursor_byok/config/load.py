@@ -8,16 +8,15 @@ one-line fix instead of a traceback. A file other users may write is never loade
 from __future__ import annotations
 
 import os
-import ssl
 import tomllib
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from cursor_byok.config import load_routing
 from cursor_byok.config.features import FEATURE_KEYS
 from cursor_byok.config.features import Features
 from cursor_byok.config.features import parse_features
+from cursor_byok.config.load_provider import provider
 from cursor_byok.config.safety import refuse_shared
 from cursor_byok.config.settings import DEFAULT_CONTEXT_WINDOW
 from cursor_byok.config.settings import NATIVE_SEARCH_KINDS
@@ -28,33 +27,18 @@ from cursor_byok.config.settings import ConfigError
 from cursor_byok.config.settings import ImageGenerationConfig
 from cursor_byok.config.settings import ModelConfig
 from cursor_byok.config.settings import ProviderConfig
-from cursor_byok.config.settings import SecretRef
 from cursor_byok.config.settings import UsageSettings
 from cursor_byok.config.settings import WebSearchConfig
-from cursor_byok.providers import PROVIDER_KINDS
+from cursor_byok.config.validate import Fail
+from cursor_byok.config.validate import is_int
+from cursor_byok.config.validate import is_number
+from cursor_byok.config.validate import is_positive
+from cursor_byok.config.validate import model_name
+from cursor_byok.config.validate import one_of
+from cursor_byok.config.validate import unknown
 from cursor_byok.providers.fim import FIM_KINDS
-from cursor_byok.secrets import is_secret_header
 from cursor_byok.store.usage import Prices
 
-_PROVIDER_KEYS = {
-    "kind",
-    "base_url",
-    "api_key_env",
-    "api_key_file",
-    "headers",
-    "connect_timeout",
-    "read_timeout",
-    "max_retries",
-    "proxy",
-    "proxy_auth",
-    "proxy_from_env",
-    "ca_file",
-    "extra_body",
-    "reasoning_passback",
-    "first_token_timeout",
-    "idle_timeout",
-    "send_metadata",
-}
 _MODEL_KEYS = {
     "name",
     "provider",
@@ -94,7 +78,6 @@ _IMAGE_KEYS = {"base_url", "model", "api_key_env", "size", "timeout", "headers"}
 _WEB_SEARCH_KEYS = {"url", "api_key_env", "api_key_header", "headers", "max_results", "timeout"}
 _PRICE_KEYS = {"input", "cached_input", "cache_write", "output"}
 _USAGE_KEYS = {"retention_days"}
-_HEADER_REF_KEYS = {"env", "file", "prefix"}
 
 
 def load_config(path: Path) -> Config:
@@ -114,79 +97,40 @@ def load_config(path: Path) -> Config:
 
 
 def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
+    """A config file's table as a `Config`; the first problem found raises `ConfigError`."""
     where = str(path) if path else "config"
 
     def fail(key: str, problem: str) -> ConfigError:
         return ConfigError(f"{where}: {key}: {problem}")
 
-    _unknown(raw, _TOP_KEYS, "", fail)
+    unknown(raw, _TOP_KEYS, "", fail)
     providers_raw = raw.get("providers", {})
     if not isinstance(providers_raw, dict) or not providers_raw:
         raise fail("providers", "define at least one [providers.NAME] table")
-    providers = {name: _provider(name, table, fail) for name, table in providers_raw.items()}
-    models_raw = raw.get("models", [])
-    if not isinstance(models_raw, list) or not models_raw:
-        raise fail("models", "define at least one [[models]] entry")
-    models = [_model(i, table, providers, fail) for i, table in enumerate(models_raw)]
+    providers = {name: provider(name, table, fail) for name, table in providers_raw.items()}
+    models = _models(raw.get("models", []), providers, fail)
     names = [m.name for m in models]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise fail("models", f"duplicate model name(s): {', '.join(duplicates)}")
-    for i, model in enumerate(models):
-        if model.compaction_model is not None and model.compaction_model not in names:
-            raise fail(
-                f"models[{i}].compaction_model",
-                f"{model.compaction_model!r} is not one of the models: {', '.join(names)}",
-            )
-    default = raw.get("default_model")
-    if default is not None and default not in names:
-        raise fail("default_model", f"{default!r} is not one of the models: {', '.join(names)}")
+    default = model_name(raw.get("default_model"), "default_model", names, fail) or names[0]
     max_steps = raw.get("max_steps", 50)
-    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+    if not is_int(max_steps) or max_steps < 1:
         raise fail("max_steps", "must be a positive integer")
     usage = _usage(raw.get("usage", {}), fail)
-    subagent_model = raw.get("subagent_model")
-    if subagent_model is not None and subagent_model not in names:
-        raise fail(
-            "subagent_model", f"{subagent_model!r} is not one of the models: {', '.join(names)}"
-        )
-    vision_model = raw.get("vision_model")
-    if vision_model is not None:
-        vision = next((m for m in models if m.name == vision_model), None)
-        if vision is None:
-            raise fail(
-                "vision_model", f"{vision_model!r} is not one of the models: {', '.join(names)}"
-            )
-        if not vision.supports_images:
-            raise fail(
-                "vision_model",
-                f"{vision_model!r} has supports_images = false: it cannot describe images",
-            )
-    route_other = raw.get("route_other_models", "cursor")
-    if route_other not in ROUTE_OTHER_MODELS:
-        raise fail(
-            "route_other_models",
-            f"{route_other!r}: must be one of {', '.join(map(repr, ROUTE_OTHER_MODELS))}",
-        )
-    privacy = raw.get("privacy", "local")
-    if privacy not in PRIVACY:
-        raise fail("privacy", f"{privacy!r}: must be one of {', '.join(map(repr, PRIVACY))}")
-    title_model = raw.get("title_model")
-    if title_model is not None and title_model not in names:
-        raise fail("title_model", f"{title_model!r} is not one of the models: {', '.join(names)}")
+    subagent_model = model_name(raw.get("subagent_model"), "subagent_model", names, fail)
+    vision_model = _vision_model(raw.get("vision_model"), models, fail)
+    route_other = one_of(
+        raw.get("route_other_models", "cursor"), "route_other_models", ROUTE_OTHER_MODELS, fail
+    )
+    privacy = one_of(raw.get("privacy", "local"), "privacy", PRIVACY, fail)
+    title_model = model_name(raw.get("title_model"), "title_model", names, fail)
     features = parse_features(
-        raw.get("features"),
-        model_names=names,
-        default_model=default or names[0],
-        privacy=privacy,
-        fail=fail,
+        raw.get("features"), model_names=names, default_model=default, privacy=privacy, fail=fail
     )
     load_routing.check_fallbacks(models, fail)
-    _fim_models_only_for_tab(models, providers, default or names[0], features, raw, fail)
+    _fim_models_only_for_tab(models, providers, default, features, raw, fail)
     return Config(
         providers,
         models,
-        default or names[0],
+        default,
         max_steps,
         path,
         usage,
@@ -203,22 +147,51 @@ def parse_config(raw: dict[str, Any], path: Path | None = None) -> Config:
     )
 
 
-def _usage(table: Any, fail) -> UsageSettings:
+def _models(table: Any, providers: dict[str, ProviderConfig], fail: Fail) -> list[ModelConfig]:
+    """`[[models]]`: at least one, names unique, each compaction model one of them."""
+    if not isinstance(table, list) or not table:
+        raise fail("models", "define at least one [[models]] entry")
+    models = [_model(i, entry, providers, fail) for i, entry in enumerate(table)]
+    names = [m.name for m in models]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise fail("models", f"duplicate model name(s): {', '.join(duplicates)}")
+    for i, model in enumerate(models):
+        model_name(model.compaction_model, f"models[{i}].compaction_model", names, fail)
+    return models
+
+
+def _vision_model(name: Any, models: list[ModelConfig], fail: Fail) -> str | None:
+    """`vision_model`: a configured model that takes images."""
+    if name is None:
+        return None
+    vision = next((m for m in models if m.name == name), None)
+    if vision is None:
+        names = ", ".join(m.name for m in models)
+        raise fail("vision_model", f"{name!r} is not one of the models: {names}")
+    if not vision.supports_images:
+        raise fail(
+            "vision_model", f"{name!r} has supports_images = false: it cannot describe images"
+        )
+    return str(name)
+
+
+def _usage(table: Any, fail: Fail) -> UsageSettings:
     if not isinstance(table, dict):
         raise fail("usage", "must be a table")
-    _unknown(table, _USAGE_KEYS, "usage.", fail)
+    unknown(table, _USAGE_KEYS, "usage.", fail)
     days = table.get("retention_days")
     if days is not None and (not isinstance(days, int) or isinstance(days, bool) or days < 1):
         raise fail("usage.retention_days", "must be a positive number of days")
     return UsageSettings(retention_days=days)
 
 
-def _prices(table: Any, key: str, fail) -> Prices | None:
+def _prices(table: Any, key: str, fail: Fail) -> Prices | None:
     if table is None:
         return None
     if not isinstance(table, dict):
         raise fail(key, "must be a table { input = ..., output = ... } (per million tokens)")
-    _unknown(table, _PRICE_KEYS, key + ".", fail)
+    unknown(table, _PRICE_KEYS, key + ".", fail)
     for name in ("input", "output"):
         if name not in table:
             raise fail(f"{key}.{name}", "is required (price per million tokens)")
@@ -233,12 +206,12 @@ def _prices(table: Any, key: str, fail) -> Prices | None:
     )
 
 
-def _image_generation(table: Any, fail) -> ImageGenerationConfig | None:
+def _image_generation(table: Any, fail: Fail) -> ImageGenerationConfig | None:
     if table is None:
         return None
     if not isinstance(table, dict):
         raise fail("image_generation", "must be a table")
-    _unknown(table, _IMAGE_KEYS, "image_generation.", fail)
+    unknown(table, _IMAGE_KEYS, "image_generation.", fail)
     base_url = table.get("base_url")
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise fail("image_generation.base_url", "must be an http:// or https:// URL")
@@ -263,12 +236,12 @@ def _image_generation(table: Any, fail) -> ImageGenerationConfig | None:
     )
 
 
-def _web_search(table: Any, fail) -> WebSearchConfig | None:
+def _web_search(table: Any, fail: Fail) -> WebSearchConfig | None:
     if table is None:
         return None
     if not isinstance(table, dict):
         raise fail("web_search", "must be a table")
-    _unknown(table, _WEB_SEARCH_KEYS, "web_search.", fail)
+    unknown(table, _WEB_SEARCH_KEYS, "web_search.", fail)
     url = table.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise fail("web_search.url", "must be an http:// or https:// URL")
@@ -301,7 +274,7 @@ def _fim_models_only_for_tab(
     default: str,
     features: Features,
     raw: dict[str, Any],
-    fail,
+    fail: Fail,
 ) -> None:
     """A model on a fill-in-the-middle endpoint (openai-fim, mistral-fim) completes code at a
     cursor: it can serve `[features] tab` and nothing that needs a conversation."""
@@ -334,171 +307,12 @@ def _fim_models_only_for_tab(
             )
 
 
-def _unknown(table: dict, allowed: set[str], prefix: str, fail) -> None:
-    for key in table:
-        if key not in allowed:
-            raise fail(f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
-
-
-def _provider(name: str, table: Any, fail) -> ProviderConfig:
-    prefix = f"providers.{name}."
-    if not isinstance(table, dict):
-        raise fail(f"providers.{name}", "must be a table")
-    if "api_key" in table:
-        raise fail(prefix + "api_key", "put the key in api_key_env or api_key_file")
-    _unknown(table, _PROVIDER_KEYS, prefix, fail)
-    kind = table.get("kind")
-    if kind not in PROVIDER_KINDS:
-        raise fail(prefix + "kind", f"must be one of {', '.join(PROVIDER_KINDS)} (got {kind!r})")
-    base_url = table.get("base_url")
-    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise fail(prefix + "base_url", "must be an http:// or https:// URL")
-    key_env, key_file, pool = load_routing.key_sources(table, prefix, fail)
-    if not isinstance(table.get("send_metadata", False), bool):
-        raise fail(prefix + "send_metadata", "must be true or false")
-    for key in ("proxy", "reasoning_passback", "ca_file"):
-        if table.get(key) is not None and not isinstance(table[key], str):
-            raise fail(prefix + key, "must be a string")
-    proxy, proxy_auth = _proxy(table, prefix, fail)
-    ca_file = _ca_file(table.get("ca_file"), prefix + "ca_file", fail)
-    if table.get("reasoning_passback") not in (
-        None,
-        "reasoning_content",
-        "reasoning",
-        "reasoning_details",
-    ):
-        raise fail(
-            prefix + "reasoning_passback",
-            "must be reasoning_content, reasoning or reasoning_details",
-        )
-    for key in ("connect_timeout", "read_timeout", "first_token_timeout", "idle_timeout"):
-        value = table.get(key, 1)
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-            raise fail(prefix + key, "must be a positive number of seconds")
-    retries = table.get("max_retries", 2)
-    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
-        raise fail(prefix + "max_retries", "must be an integer from 0 to 10")
-    for key in ("headers", "extra_body"):
-        if not isinstance(table.get(key, {}), dict):
-            raise fail(prefix + key, "must be a table")
-    return ProviderConfig(
-        name=name,
-        kind=kind,
-        base_url=base_url.rstrip("/"),
-        api_key_env=key_env,
-        api_key_file=Path(key_file) if key_file else None,
-        headers=_headers(table.get("headers", {}), prefix + "headers.", fail),
-        connect_timeout=float(table.get("connect_timeout", 10.0)),
-        read_timeout=float(table.get("read_timeout", 300.0)),
-        max_retries=retries,
-        proxy=proxy,
-        proxy_auth=proxy_auth,
-        proxy_from_env=table.get("proxy_from_env", False),
-        ca_file=ca_file,
-        extra_body=dict(table.get("extra_body", {})),
-        reasoning_passback=table.get("reasoning_passback"),
-        first_token_timeout=float(table.get("first_token_timeout", 120.0)),
-        idle_timeout=float(table.get("idle_timeout", 600.0)),
-        key_pool=pool,
-        send_metadata=table.get("send_metadata", False),
-    )
-
-
-def _proxy(table: dict, prefix: str, fail) -> tuple[str | None, SecretRef | None]:
-    """`proxy` (an http:// or https:// URL without credentials), its `proxy_auth` reference,
-    or `proxy_from_env`; not the environment and an explicit proxy at once."""
-    proxy = table.get("proxy")
-    if not isinstance(table.get("proxy_from_env", False), bool):
-        raise fail(prefix + "proxy_from_env", "must be true or false")
-    if proxy is not None:
-        parts = urlsplit(proxy)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise fail(prefix + "proxy", "must be an http:// or https:// URL (http://host:port)")
-        if parts.username or parts.password:
-            raise fail(
-                prefix + "proxy",
-                'has credentials in it; use proxy_auth = { env = "VAR" } or '
-                '{ file = "PATH" } (the value "user:password"), like api_key_env / api_key_file',
-            )
-        try:
-            parts.port  # noqa: B018 - raises for a bad port
-        except ValueError:
-            raise fail(prefix + "proxy", "has a bad port") from None
-        if parts.path not in ("", "/") or parts.query:
-            raise fail(prefix + "proxy", "must be only scheme://host:port")
-        if table.get("proxy_from_env"):
-            raise fail(prefix + "proxy_from_env", "set proxy or proxy_from_env, not both")
-    auth = table.get("proxy_auth")
-    if auth is None:
-        return proxy, None
-    key = prefix + "proxy_auth"
-    if proxy is None and not table.get("proxy_from_env"):
-        raise fail(key, "needs a proxy (set proxy, or proxy_from_env)")
-    if not isinstance(auth, dict):
-        raise fail(
-            key,
-            'credentials may not be written in the config; use { env = "VAR" } or '
-            '{ file = "PATH" } whose value is "user:password"',
-        )
-    _unknown(auth, {"env", "file"}, key + ".", fail)
-    env, file = auth.get("env"), auth.get("file")
-    if (env is None) == (file is None):
-        raise fail(key, 'give exactly one of env = "VAR" or file = "PATH"')
-    source = env if env is not None else file
-    if not isinstance(source, str) or not source:
-        raise fail(key, "env and file must be non-empty strings")
-    return proxy, SecretRef(env=env, file=Path(file) if file else None)
-
-
-def _ca_file(value: str | None, key: str, fail) -> Path | None:
-    """A readable PEM bundle (checked now, so a typo is a config error, not a failed turn)."""
-    if value is None:
-        return None
-    path = Path(value).expanduser()
-    try:
-        ssl.create_default_context(cafile=str(path))
-    except ssl.SSLError as exc:  # an OSError too: first
-        raise fail(key, f"{value}: not a PEM file of CA certificates ({exc.reason})") from None
-    except FileNotFoundError:
-        raise fail(key, f"{value}: no such file") from None
-    except OSError as exc:
-        raise fail(key, f"{value}: cannot read: {exc.strerror}") from None
-    return Path(value)
-
-
-def _headers(table: dict, prefix: str, fail) -> dict[str, str | SecretRef]:
-    """Plain values for ordinary headers; credentials only as { env = ... } or { file = ... }."""
-    headers: dict[str, str | SecretRef] = {}
-    for name, value in table.items():
-        key = prefix + str(name)
-        if isinstance(value, dict):
-            _unknown(value, _HEADER_REF_KEYS, key + ".", fail)
-            env, file, pre = value.get("env"), value.get("file"), value.get("prefix", "")
-            if (env is None) == (file is None):
-                raise fail(key, 'give exactly one of env = "VAR" or file = "PATH"')
-            source = env if env is not None else file
-            if not isinstance(source, str) or not source or not isinstance(pre, str):
-                raise fail(key, "env, file and prefix must be strings")
-            headers[str(name)] = SecretRef(env=env, file=Path(file) if file else None, prefix=pre)
-        elif is_secret_header(str(name)):
-            raise fail(
-                key,
-                "looks like a credential, so it may not be written in the config; use "
-                '{ env = "VAR" } or { file = "PATH" } (optionally with prefix = "Bearer "), '
-                "like api_key_env / api_key_file",
-            )
-        elif isinstance(value, str | int | float) and not isinstance(value, bool):
-            headers[str(name)] = str(value)
-        else:
-            raise fail(key, "must be a string, or a table { env = ... } / { file = ... }")
-    return headers
-
-
-def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -> ModelConfig:
+def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail: Fail) -> ModelConfig:
+    """One `[[models]]` entry as a `ModelConfig`."""
     prefix = f"models[{index}]."
     if not isinstance(table, dict):
         raise fail(f"models[{index}]", "must be a table")
-    _unknown(table, _MODEL_KEYS, prefix, fail)
+    unknown(table, _MODEL_KEYS, prefix, fail)
     for key in ("name", "provider", "model"):
         if not isinstance(table.get(key), str) or not table[key].strip():
             raise fail(prefix + key, "is required and must be a non-empty string")
@@ -507,8 +321,31 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
             prefix + "provider",
             f"{table['provider']!r} is not a configured provider ({', '.join(providers)})",
         )
+    _check_model(table, prefix, providers[table["provider"]], fail)
+    ttft = table.get("first_token_timeout")
+    return ModelConfig(
+        name=table["name"],
+        provider=table["provider"],
+        model=table["model"],
+        context_window=table.get("context_window", DEFAULT_CONTEXT_WINDOW),
+        max_output_tokens=table.get("max_output_tokens"),
+        supports_images=table.get("supports_images", False),
+        supports_thinking=table.get("supports_thinking", False) or table.get("thinking", False),
+        thinking=table.get("thinking", False),
+        params=dict(table.get("params", {})),
+        prices=_prices(table.get("prices"), prefix + "prices", fail),
+        web_search=table.get("web_search", False),
+        first_token_timeout=float(ttft) if ttft is not None else None,
+        compaction_model=table.get("compaction_model"),
+        compact_at=float(table.get("compact_at", 0.8)),
+        fallbacks=load_routing.fallbacks(table, prefix, fail),
+    )
+
+
+def _check_model(table: dict, prefix: str, provider: ProviderConfig, fail: Fail) -> None:
+    """The window, the output cap, the switches, the params, the timeout and compaction."""
     window = table.get("context_window", DEFAULT_CONTEXT_WINDOW)
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1024:
+    if not is_int(window) or window < 1024:
         raise fail(prefix + "context_window", "must be an integer of at least 1024 tokens")
     max_out = table.get("max_output_tokens")
     if max_out is not None and (not isinstance(max_out, int) or max_out < 1):
@@ -516,7 +353,7 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
     for key in ("supports_images", "supports_thinking", "thinking", "web_search"):
         if not isinstance(table.get(key, False), bool):
             raise fail(prefix + key, "must be true or false")
-    if table.get("web_search") and providers[table["provider"]].kind not in NATIVE_SEARCH_KINDS:
+    if table.get("web_search") and provider.kind not in NATIVE_SEARCH_KINDS:
         raise fail(
             prefix + "web_search",
             "the provider's own web search needs kind anthropic or openai-responses; "
@@ -525,37 +362,14 @@ def _model(index: int, table: Any, providers: dict[str, ProviderConfig], fail) -
     if not isinstance(table.get("params", {}), dict):
         raise fail(prefix + "params", "must be a table")
     ttft = table.get("first_token_timeout")
-    if ttft is not None and (
-        not isinstance(ttft, int | float) or isinstance(ttft, bool) or ttft <= 0
-    ):
+    if ttft is not None and not is_positive(ttft):
         raise fail(prefix + "first_token_timeout", "must be a positive number of seconds")
     compact_at = table.get("compact_at", 0.8)
-    if (
-        not isinstance(compact_at, int | float)
-        or isinstance(compact_at, bool)
-        or not 0.1 <= compact_at <= 0.98
-    ):
+    if not is_number(compact_at) or not 0.1 <= compact_at <= 0.98:
         raise fail(prefix + "compact_at", "must be a share of the window from 0.1 to 0.98")
     compaction_model = table.get("compaction_model")
     if compaction_model is not None and not isinstance(compaction_model, str):
         raise fail(prefix + "compaction_model", "must be the name of a configured model")
-    return ModelConfig(
-        name=table["name"],
-        provider=table["provider"],
-        model=table["model"],
-        context_window=window,
-        max_output_tokens=max_out,
-        supports_images=table.get("supports_images", False),
-        supports_thinking=table.get("supports_thinking", False) or table.get("thinking", False),
-        thinking=table.get("thinking", False),
-        params=dict(table.get("params", {})),
-        prices=_prices(table.get("prices"), prefix + "prices", fail),
-        web_search=table.get("web_search", False),
-        first_token_timeout=float(ttft) if ttft is not None else None,
-        compaction_model=compaction_model,
-        compact_at=float(compact_at),
-        fallbacks=load_routing.fallbacks(table, prefix, fail),
-    )
 
 
 class ConfigSource:

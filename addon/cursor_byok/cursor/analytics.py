@@ -24,6 +24,8 @@ from google.protobuf.message import DecodeError
 from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.pb import aiserver_v1_pb2 as aipb
+from cursor_byok.wire.varint import VarintError
+from cursor_byok.wire.varint import read_varint
 
 EVENTS_FIELD = 1  # TrackEventsRequest.events and BatchRequest.events
 Private = Callable[[str], str | None]
@@ -48,16 +50,10 @@ class Field:
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if at >= len(data) or shift > 63:
-            raise WireError("a varint runs past the end of the message")
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
+    try:
+        return read_varint(data, at)
+    except VarintError as exc:
+        raise WireError(str(exc)) from None
 
 
 def fields(data: bytes) -> list[Field]:

@@ -29,6 +29,7 @@ from cursor_byok.conversation.history_format import UserHistoryMessage
 from cursor_byok.cursor.context_meter import breakdown
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.blob_ids import blob_id
+from cursor_byok.wire.varint import varint
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -360,19 +361,6 @@ class Transcript:
     def _estimate_tokens(self) -> int:
         """About 4 bytes per token; shown as approximate until a provider reports usage."""
         return sum(len(encode_message(m)) for m in self.messages()) // 4
-
-
-def varint(value: int) -> bytes:
-    """A protobuf base-128 varint (for protobuf bytes built or rewritten by hand)."""
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def _field(number: int, data: bytes) -> bytes:

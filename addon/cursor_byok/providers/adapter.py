@@ -57,49 +57,14 @@ async def decode_stream(
     may keep the connection open); raises for an empty body or a premature EOF, and when
     `idle_timeout` seconds pass without an SSE event (keep-alive comments reset the read
     timeout, not this one). Only the reads are timed, never the caller's work between them."""
-    parser = SseParser()
-    received = False
-    started = False
-    loop = asyncio.get_running_loop()
-    deadline = None if idle_timeout is None else loop.time() + idle_timeout
-    iterator = aiter(chunks)
-    while True:
-        try:
-            if deadline is None:
-                chunk = await anext(iterator)
-            else:
-                async with asyncio.timeout_at(deadline):
-                    chunk = await anext(iterator)
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            assert idle_timeout is not None
-            raise idle_error(provider, idle_timeout, parser.comments) from None
-        if not chunk:
-            continue
-        received = True
-        try:
-            parsed = parser.feed(chunk)
-        except SseTooLarge as exc:
-            raise too_large(exc, provider) from None
-        if not parsed:
-            continue
-        if deadline is not None and idle_timeout is not None:
-            deadline = loop.time() + idle_timeout
-        if not started:
-            started = True
-            stream_started()
+    reads = _SseReads(chunks, provider, idle_timeout)
+    while (parsed := await reads.next()) is not None:
         for sse in parsed:
             for event in state.on_event(sse):
                 yield event
             if state.done:
                 return
-    for sse in parser.close():
-        for event in state.on_event(sse):
-            yield event
-        if state.done:
-            return
-    if not received:
+    if not reads.received:
         raise ProviderError(
             "protocol",
             "empty response body (HTTP 200 without events)",
@@ -108,6 +73,58 @@ async def decode_stream(
         )
     for event in state.on_eof():
         yield event
+
+
+class _SseReads:
+    """The reads of one stream: chunks in, SSE events out a batch at a time. Each batch resets
+    the idle deadline; the first tells the retry policy the provider answered."""
+
+    def __init__(
+        self, chunks: AsyncIterable[bytes], provider: str, idle_timeout: float | None
+    ) -> None:
+        self.parser = SseParser()
+        self.iterator = aiter(chunks)
+        self.provider = provider
+        self.idle_timeout = idle_timeout
+        self.loop = asyncio.get_running_loop()
+        self.deadline = None if idle_timeout is None else self.loop.time() + idle_timeout
+        self.received = False  # a non-empty chunk came
+        self.started = False
+        self.ended = False
+
+    async def next(self) -> list[SseEvent] | None:
+        """The events of the next chunk that completes any; at the end of the body what the
+        parser still held, once; then None. The idle deadline bounds each read."""
+        while not self.ended:
+            try:
+                if self.deadline is None:
+                    chunk = await anext(self.iterator)
+                else:
+                    async with asyncio.timeout_at(self.deadline):
+                        chunk = await anext(self.iterator)
+            except StopAsyncIteration:
+                self.ended = True
+                return self.parser.close()
+            except TimeoutError:
+                assert self.idle_timeout is not None
+                raise idle_error(self.provider, self.idle_timeout, self.parser.comments) from None
+            if chunk and (parsed := self._feed(chunk)):
+                return parsed
+        return None
+
+    def _feed(self, chunk: bytes) -> list[SseEvent]:
+        self.received = True
+        try:
+            parsed = self.parser.feed(chunk)
+        except SseTooLarge as exc:
+            raise too_large(exc, self.provider) from None
+        if parsed:  # an event: the idle deadline starts again; the provider answered
+            if self.idle_timeout is not None and self.deadline is not None:
+                self.deadline = self.loop.time() + self.idle_timeout
+            if not self.started:
+                self.started = True
+                stream_started()
+        return parsed
 
 
 def idle_error(provider: str, idle_timeout: float, comments: int) -> ProviderError:

@@ -11,6 +11,7 @@ import inspect
 import logging
 import random
 from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
 
@@ -111,9 +112,7 @@ async def stream_with_retries(
     `retry_if` narrows what is retried (a pooled key's 429 is not waited out: another key
     takes the call).
     """
-    loop = asyncio.get_running_loop()
-    deadline = None if first_token_timeout is None else loop.time() + first_token_timeout
-    label = getattr(provider, "label", "") or ""
+    policy = _Policy(provider, max_retries, max_retry_after, first_token_timeout, retry_if, jitter)
     attempt = 0
     forwarded = False
     while True:
@@ -124,49 +123,103 @@ async def stream_with_retries(
                 iterator = aiter(events)
                 while True:
                     try:
-                        if forwarded or current.answered or deadline is None:
+                        if forwarded or current.answered or policy.deadline is None:
                             event = await anext(iterator)
                         else:
-                            remaining = deadline - loop.time()
-                            if remaining <= 0:
-                                raise TimeoutError
-                            async with asyncio.timeout(remaining) as current.timer:
-                                event = await anext(iterator)
-                            current.timer = None
+                            event = await policy.first_event(iterator, current)
                     except StopAsyncIteration:
                         break
                     except TimeoutError:
-                        assert first_token_timeout is not None
-                        raise first_token_error(label, first_token_timeout, attempt + 1) from None
+                        raise policy.out_of_time(attempt) from None
                     forwarded = True
                     yield event
             return
         except ProviderError as error:
-            if forwarded or not error.retryable or attempt >= max_retries:
+            if forwarded:
                 raise
-            if retry_if is not None and not retry_if(error):
-                raise
-            if error.retry_after is not None and error.retry_after > max_retry_after:
-                raise
-            delay = backoff_delay(error, attempt, jitter=jitter)
-            if deadline is not None and loop.time() + delay >= deadline:
-                assert first_token_timeout is not None
-                raise first_token_error(
-                    label or error.provider, first_token_timeout, attempt + 1, str(error)
-                ) from error
+            delay = policy.delay(error, attempt)
             attempt += 1
-            log.warning(
-                "provider %s: %s %s (%s); retry %d/%d in %.2fs",
-                error.provider,
-                error.kind,
-                error.status if error.status is not None else "",
-                error.message[:200],
-                attempt,
-                max_retries,
-                delay,
-            )
-            if on_retry is not None:
-                result = on_retry(attempt, error, delay)
-                if inspect.isawaitable(result):
-                    await result
+            await _before_retry(error, attempt, max_retries, delay, on_retry)
             await sleep(delay)
+
+
+class _Policy:
+    """One call's retry rules and its first-token deadline (over all attempts and waits)."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        max_retries: int,
+        max_retry_after: float,
+        first_token_timeout: float | None,
+        retry_if: Callable[[ProviderError], bool] | None,
+        jitter: Callable[[], float],
+    ) -> None:
+        self.label: str = getattr(provider, "label", "") or ""
+        self.max_retries = max_retries
+        self.max_retry_after = max_retry_after
+        self.first_token_timeout = first_token_timeout
+        self.retry_if = retry_if
+        self.jitter = jitter
+        self.loop = asyncio.get_running_loop()
+        self.deadline = (
+            None if first_token_timeout is None else self.loop.time() + first_token_timeout
+        )
+
+    async def first_event(
+        self, iterator: AsyncIterator[ProviderEvent], current: _Attempt
+    ) -> ProviderEvent:
+        """The next event, within what is left of the first-token budget (TimeoutError after);
+        the attempt stops the timer when the provider starts answering."""
+        assert self.deadline is not None
+        remaining = self.deadline - self.loop.time()
+        if remaining <= 0:
+            raise TimeoutError
+        async with asyncio.timeout(remaining) as current.timer:
+            event = await anext(iterator)
+        current.timer = None
+        return event
+
+    def out_of_time(self, attempt: int) -> ProviderError:
+        assert self.first_token_timeout is not None
+        return first_token_error(self.label, self.first_token_timeout, attempt + 1)
+
+    def delay(self, error: ProviderError, attempt: int) -> float:
+        """The wait before retrying after `error` (nothing was forwarded yet); raises `error`
+        when it is not retried, the first-token error when the wait would outlast the budget."""
+        if not error.retryable or attempt >= self.max_retries:
+            raise error
+        if self.retry_if is not None and not self.retry_if(error):
+            raise error
+        if error.retry_after is not None and error.retry_after > self.max_retry_after:
+            raise error
+        delay = backoff_delay(error, attempt, jitter=self.jitter)
+        if self.deadline is not None and self.loop.time() + delay >= self.deadline:
+            assert self.first_token_timeout is not None
+            raise first_token_error(
+                self.label or error.provider, self.first_token_timeout, attempt + 1, str(error)
+            ) from error
+        return delay
+
+
+async def _before_retry(
+    error: ProviderError,
+    attempt: int,
+    max_retries: int,
+    delay: float,
+    on_retry: RetryCallback | None,
+) -> None:
+    log.warning(
+        "provider %s: %s %s (%s); retry %d/%d in %.2fs",
+        error.provider,
+        error.kind,
+        error.status if error.status is not None else "",
+        error.message[:200],
+        attempt,
+        max_retries,
+        delay,
+    )
+    if on_retry is not None:
+        result = on_retry(attempt, error, delay)
+        if inspect.isawaitable(result):
+            await result

@@ -26,6 +26,7 @@ from cursor_byok.config import Config
 from cursor_byok.config import ConfigError
 from cursor_byok.proxy import options
 from cursor_byok.proxy.mitmproxy_compat import redirect_termlog
+from cursor_byok.proxy.routing import RoutedRun
 from cursor_byok.proxy.routing import Routes
 from cursor_byok.proxy.run_registry import LiveRun
 from cursor_byok.proxy.run_registry import RunRegistry
@@ -102,50 +103,12 @@ def status_table(
     With `width` (the terminal's), the table fits it: the model name is shortened first, then
     the least useful columns are left out (COLUMNS), so what matters never collapses to "…"."""
     now = time.monotonic() if now is None else now
-    rows: list[list[str]] = []
-    for live in runs:
-        turn = live.turn
-        if turn is None:
-            continue
-        usage = turn.usage
-        state = turn.status.outcome or live.state
-        rows.append(
-            [
-                live.request_id[:8],
-                (turn.run_request.conversation_id or "")[:8],
-                _served(turn),
-                "local",
-                state if len(state) <= STATE_MAX else state[: STATE_MAX - 1] + "…",
-                str(usage.input_tokens),
-                str(usage.cache_read_tokens),
-                str(usage.output_tokens),
-                _rate(turn, now),
-                _context(turn),
-                tool_label(turn.status.current_tool),
-                _turn_cost(turn, prices_for),
-            ]
-        )
-    for run in routed:
-        ago = max(0, int(now - run.at))
-        rows.append(
-            [
-                run.request_id[:8],
-                run.conversation_id[:8],
-                run.model or "?",
-                "cursor",
-                f"sent to Cursor {ago}s ago",
-                *([""] * 7),
-            ]
-        )
+    rows = [_turn_row(live, now, prices_for) for live in runs if live.turn is not None]
+    rows.extend(_routed_row(run, now) for run in routed)
     rows.extend(feature_row(row, now, prices_for) for row in features)
     shown, model_width = _fit(rows, width)
     title = "cursor-byok" + (f" — {session_cost}" if session_cost else "")
-    # The census (store/census.py): what Cursor sent, and what is new in it.
-    lines = census_lines(census, limit=0) if census else []
-    if tab:  # Tab on the user's model, live (the census has its totals too)
-        lines = [tab] + [line for line in lines if not line.startswith("Tab on your model")]
-    caption = "\n".join(lines) if lines else None
-    table = Table(title=title, caption=caption, caption_justify="left", expand=False)
+    table = Table(title=title, caption=_caption(census, tab), caption_justify="left", expand=False)
     for index in shown:
         name = COLUMNS[index][0]
         if name == "model":
@@ -159,6 +122,52 @@ def status_table(
             cells[model_at] = _shorten(cells[model_at], model_width)
         table.add_row(*cells)
     return table
+
+
+def _turn_row(
+    live: LiveRun, now: float, prices_for: Callable[[str], Prices | None] | None
+) -> list[str]:
+    """A run served here, by its turn's state, tokens, rate, context, tool and cost."""
+    turn = live.turn
+    assert turn is not None
+    usage = turn.usage
+    state = turn.status.outcome or live.state
+    return [
+        live.request_id[:8],
+        (turn.run_request.conversation_id or "")[:8],
+        _served(turn),
+        "local",
+        state if len(state) <= STATE_MAX else state[: STATE_MAX - 1] + "…",
+        str(usage.input_tokens),
+        str(usage.cache_read_tokens),
+        str(usage.output_tokens),
+        _rate(turn, now),
+        _context(turn),
+        tool_label(turn.status.current_tool),
+        _turn_cost(turn, prices_for),
+    ]
+
+
+def _routed_row(run: RoutedRun, now: float) -> list[str]:
+    """A run that went to Cursor's backend (`routing.RoutedRun`): only its model is known."""
+    ago = max(0, int(now - run.at))
+    return [
+        run.request_id[:8],
+        run.conversation_id[:8],
+        run.model or "?",
+        "cursor",
+        f"sent to Cursor {ago}s ago",
+        *([""] * 7),
+    ]
+
+
+def _caption(census: dict | None, tab: str) -> str | None:
+    """The census (store/census.py): what Cursor sent, and what is new in it; Tab on the
+    user's model live first (the census has its totals too)."""
+    lines = census_lines(census, limit=0) if census else []
+    if tab:
+        lines = [tab] + [line for line in lines if not line.startswith("Tab on your model")]
+    return "\n".join(lines) if lines else None
 
 
 def feature_row(

@@ -341,6 +341,7 @@ class Compared:
 async def compare_capture(capture: RecordedTurn, *, stall: float = 5.0) -> Compared:
     """Drive our server like their recording and compare the structures."""
     from cursor_byok import outbound
+    from cursor_byok.store.blobs import BlobStore
 
     run = next((line for line in capture.client if line.kind == "run_request"), None)
     if run is None:
@@ -352,68 +353,80 @@ async def compare_capture(capture: RecordedTurn, *, stall: float = 5.0) -> Compa
     )
     agent = ReplayAgent(ours_capture)
     answers = _Answers(capture)
-    frames: list[bytes] = []
-    end: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="cursor-byok-compare-") as tmp:
         root = Path(tmp)
-        from cursor_byok.store.blobs import BlobStore
-
         store = BlobStore(root / "data" / "blobs")
         for data in capture.blobs.values():
             store.put(data)
-        async with _proxy(agent, root / "conf", root / "data") as port:
-            headers = {
-                "connect-protocol-version": "1",
-                "x-request-id": capture.request_id,
-                # one owner for the BidiAppends and the RunSSE, on connections of their own
-                "authorization": "Bearer cursor-byok-replay",
-            }
-            seqno = 0
-            base = f"http://127.0.0.1:{port}"
-            async with outbound.new_session(
-                connect_timeout=stall + 30, read_timeout=stall + 30
-            ) as http:
-
-                async def send(message: bytes) -> None:
-                    nonlocal seqno
-                    body = encode_bidi_append(capture.request_id, seqno, message, binary=True)
-                    seqno += 1
-                    async with http.post(
-                        base + BIDI_APPEND,
-                        data=body,
-                        headers={**headers, "content-type": "application/proto"},
-                    ) as reply:
-                        await reply.read()
-
-                body = connect.encode_frame(encode_run_sse_request(capture.request_id))
-                async with http.post(
-                    base + RUN_SSE,
-                    data=body,
-                    headers={**headers, "content-type": "application/connect+proto"},
-                ) as response:
-                    await send(run.raw)
-                    decoder = connect.EnvelopeDecoder(
-                        encoding=response.headers.get("connect-content-encoding")
-                    )
-                    chunks = aiter(response.content.iter_any())
-                    with contextlib.suppress(
-                        TimeoutError, StopAsyncIteration, outbound.ClientError
-                    ):
-                        while end is None:
-                            chunk = await asyncio.wait_for(anext(chunks), stall)
-                            for frame in decoder.feed(chunk):
-                                if frame.is_end_stream:
-                                    end = scrub_end_stream(frame.payload)
-                                    break
-                                message = parse_frame(frame.payload)
-                                if message is not None and message.interaction_update.HasField(
-                                    "heartbeat"
-                                ):
-                                    continue
-                                frames.append(frame.payload)
-                                for reply in answers.answer(message) if message else []:
-                                    await send(reply.SerializeToString())
+        async with (
+            _proxy(agent, root / "conf", root / "data") as port,
+            outbound.new_session(connect_timeout=stall + 30, read_timeout=stall + 30) as http,
+        ):
+            client = _Client(http, f"http://127.0.0.1:{port}", capture.request_id)
+            frames, end = await client.run(run.raw, answers, stall)
     return Compared(capture, structure(capture.server, capture.end), structure(frames, end), frames)
+
+
+class _Client:
+    """Plays Cursor against our proxy: a RunSSE stream, the run request and the recorded
+    answers as BidiAppends, all under one owner."""
+
+    def __init__(self, http: Any, base: str, request_id: str) -> None:  # outbound.new_session
+        self.http = http
+        self.base = base
+        self.request_id = request_id
+        self.seqno = 0
+        self.headers = {
+            "connect-protocol-version": "1",
+            "x-request-id": request_id,
+            # one owner for the BidiAppends and the RunSSE, on connections of their own
+            "authorization": "Bearer cursor-byok-replay",
+        }
+
+    async def send(self, message: bytes) -> None:
+        body = encode_bidi_append(self.request_id, self.seqno, message, binary=True)
+        self.seqno += 1
+        async with self.http.post(
+            self.base + BIDI_APPEND,
+            data=body,
+            headers={**self.headers, "content-type": "application/proto"},
+        ) as reply:
+            await reply.read()
+
+    async def run(
+        self, run_request: bytes, answers: _Answers, stall: float
+    ) -> tuple[list[bytes], dict[str, Any] | None]:
+        """Our frames (heartbeats left out) and end-stream; what came before a stall of
+        `stall` seconds or a broken connection."""
+        from cursor_byok import outbound
+
+        frames: list[bytes] = []
+        end: dict[str, Any] | None = None
+        body = connect.encode_frame(encode_run_sse_request(self.request_id))
+        async with self.http.post(
+            self.base + RUN_SSE,
+            data=body,
+            headers={**self.headers, "content-type": "application/connect+proto"},
+        ) as response:
+            await self.send(run_request)
+            decoder = connect.EnvelopeDecoder(
+                encoding=response.headers.get("connect-content-encoding")
+            )
+            chunks = aiter(response.content.iter_any())
+            with contextlib.suppress(TimeoutError, StopAsyncIteration, outbound.ClientError):
+                while end is None:
+                    chunk = await asyncio.wait_for(anext(chunks), stall)
+                    for frame in decoder.feed(chunk):
+                        if frame.is_end_stream:
+                            end = scrub_end_stream(frame.payload)
+                            break
+                        message = parse_frame(frame.payload)
+                        if message is not None and message.interaction_update.HasField("heartbeat"):
+                            continue
+                        frames.append(frame.payload)
+                        for reply in answers.answer(message) if message else []:
+                            await self.send(reply.SerializeToString())
+        return frames, end
 
 
 def report(results: list[Compared], console: Console) -> int:

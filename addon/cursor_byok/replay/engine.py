@@ -353,21 +353,7 @@ async def _drive(port: int, capture: RecordedTurn, stall: float, settle: float =
                     if not await _due(stream, line, stall, settle):
                         stalled = stream.end is None
                         break
-                    append = encode_bidi_append(
-                        capture.request_id, line.seqno, line.raw, binary=True
-                    )
-                    async with http.post(
-                        base + BIDI_APPEND,
-                        data=append,
-                        headers={**headers, "content-type": "application/proto"},
-                    ) as reply:
-                        if reply.status != 200:
-                            text = (await reply.content.read(200)).decode("utf-8", "replace")
-                            raise ReplayError(
-                                f"BidiAppend seqno {line.seqno} answered HTTP {reply.status}: "
-                                f"{text}"
-                            )
-                        await reply.read()
+                    await _append(http, base + BIDI_APPEND, headers, capture.request_id, line)
                     sent += 1
                 if not stalled:
                     # Everything is sent: read on until the end of stream, or until it stalls.
@@ -379,6 +365,20 @@ async def _drive(port: int, capture: RecordedTurn, stall: float, settle: float =
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
     return _Driven(list(stream.frames), stream.end, sent, stalled)
+
+
+async def _append(
+    http: Any, url: str, headers: dict[str, str], request_id: str, line: ClientLine
+) -> None:
+    """One recorded client message as its BidiAppend; ReplayError when it is not taken."""
+    append = encode_bidi_append(request_id, line.seqno, line.raw, binary=True)
+    async with http.post(
+        url, data=append, headers={**headers, "content-type": "application/proto"}
+    ) as reply:
+        if reply.status != 200:
+            text = (await reply.content.read(200)).decode("utf-8", "replace")
+            raise ReplayError(f"BidiAppend seqno {line.seqno} answered HTTP {reply.status}: {text}")
+        await reply.read()
 
 
 @dataclass

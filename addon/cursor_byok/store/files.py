@@ -50,14 +50,22 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
+def short_of_space(directory: Path, minimum: float, adding: int = 0) -> int | None:
+    """The bytes free in `directory` when writing `adding` more would leave less than `minimum`
+    bytes free there, else None (the one free-space check: turns, uploads, attached media).
+    Raises OSError when the free space cannot be read."""
+    free = shutil.disk_usage(directory).free
+    return free if free - adding < minimum else None
+
+
 def low_space(directory: Path, minimum_mib: float, what: str = "a turn") -> str | None:
     """Why a turn should not start with `directory` this full (less than `minimum_mib` MiB
     free), or None. A directory whose free space cannot be read passes: its writes will say."""
     try:
-        free = shutil.disk_usage(directory).free
+        free = short_of_space(directory, minimum_mib * MiB)
     except OSError:
         return None
-    if free >= minimum_mib * MiB:
+    if free is None:
         return None
     return (
         f"only {free / MiB:.1f} MiB free in cursor-byok's data directory {directory}; {what} "

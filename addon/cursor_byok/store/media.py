@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import os
 import secrets
-import shutil
 import threading
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from cursor_byok.errors import ByokError
 from cursor_byok.errors import Code
 from cursor_byok.store.files import MiB
 from cursor_byok.store.files import private_dir
+from cursor_byok.store.files import short_of_space
 from cursor_byok.store.files import write_private
 
 MAX_MEDIA = 64 * MiB  # bytes of one attached file
@@ -114,8 +114,8 @@ class MediaStore:
             )
         with self._lock:
             private_dir(self.root)
-            free = shutil.disk_usage(self.root).free
-            if free - len(data) < self.min_free:
+            free = short_of_space(self.root, self.min_free, len(data))
+            if free is not None:
                 raise MediaRefused(
                     f"only {free / MiB:.1f} MiB free in {self.root}: cursor-byok keeps "
                     f"{self.min_free // MiB} MiB free there (cursor_byok_min_free_mb)"

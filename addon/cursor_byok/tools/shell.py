@@ -118,6 +118,52 @@ async def _exec_until_terminal(
                 await task
 
 
+def _spawn_error(call: pb.ToolCall, shell: pb.ShellArgs, text: str) -> ToolOutcome:
+    """The card's spawn error and the model's text, for a command that did not run or end."""
+    res = call.shell_tool_call.result
+    res.spawn_error.command = shell.command
+    res.spawn_error.working_directory = shell.working_directory
+    res.spawn_error.error = text
+    return ToolOutcome(text, True, call)
+
+
+class _Streamed:
+    """A command's output as it streams: relayed to the card at once, kept for the model. A
+    terminal event ends the call (`early_end`) even if the client's exec never does."""
+
+    def __init__(self, ctx: ToolContext, early_end: asyncio.Future[pb.ExecClientMessage]) -> None:
+        self.ctx = ctx
+        self.early_end = early_end
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self.interleaved: list[str] = []
+
+    def on_event(self, event: pb.ExecClientMessage) -> None:
+        if event.WhichOneof("message") != "shell_stream":
+            return
+        stream = event.shell_stream
+        kind = stream.WhichOneof("event")
+        if kind in _TERMINAL_EVENTS:
+            # A loop that does not know this event is terminal (e.g. backgrounded) would
+            # wait forever for the exec; end the call here instead.
+            if not self.early_end.done():
+                self.early_end.set_result(event)
+        elif kind == "stdout" and stream.stdout.data:
+            self.stdout.append(stream.stdout.data)
+            self.interleaved.append(stream.stdout.data)
+            stdout = pb.ShellToolCallStdoutDelta(content=stream.stdout.data)
+            self.ctx.delta(
+                pb.ToolCallDelta(shell_tool_call_delta=pb.ShellToolCallDelta(stdout=stdout))
+            )
+        elif kind == "stderr" and stream.stderr.data:
+            self.stderr.append(stream.stderr.data)
+            self.interleaved.append(stream.stderr.data)
+            stderr = pb.ShellToolCallStderrDelta(content=stream.stderr.data)
+            self.ctx.delta(
+                pb.ToolCallDelta(shell_tool_call_delta=pb.ShellToolCallDelta(stderr=stderr))
+            )
+
+
 class ShellTool(Tool):
     """Shell; `read_only_sandbox` (Ask mode) asks the client for a read-only sandbox."""
 
@@ -191,56 +237,21 @@ class ShellTool(Tool):
 
     async def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         shell = _shell_args_from(args, ctx)
-        if self.read_only_sandbox or ctx.mode == pb.AGENT_MODE_ASK:
+        if self._read_only(ctx):
             shell.requested_sandbox_policy.type = pb.SandboxPolicy.TYPE_WORKSPACE_READONLY
-        stdout: list[str] = []
-        stderr: list[str] = []
-        interleaved: list[str] = []
         early_end: asyncio.Future[pb.ExecClientMessage] = asyncio.get_running_loop().create_future()
-
-        def on_event(event: pb.ExecClientMessage) -> None:
-            if event.WhichOneof("message") != "shell_stream":
-                return
-            stream = event.shell_stream
-            kind = stream.WhichOneof("event")
-            if kind in _TERMINAL_EVENTS:
-                # A loop that does not know this event is terminal (e.g. backgrounded) would
-                # wait forever for the exec; end the call here instead.
-                if not early_end.done():
-                    early_end.set_result(event)
-            elif kind == "stdout" and stream.stdout.data:
-                stdout.append(stream.stdout.data)
-                interleaved.append(stream.stdout.data)
-                ctx.delta(
-                    pb.ToolCallDelta(
-                        shell_tool_call_delta=pb.ShellToolCallDelta(
-                            stdout=pb.ShellToolCallStdoutDelta(content=stream.stdout.data)
-                        )
-                    )
-                )
-            elif kind == "stderr" and stream.stderr.data:
-                stderr.append(stream.stderr.data)
-                interleaved.append(stream.stderr.data)
-                ctx.delta(
-                    pb.ToolCallDelta(
-                        shell_tool_call_delta=pb.ShellToolCallDelta(
-                            stderr=pb.ShellToolCallStderrDelta(content=stream.stderr.data)
-                        )
-                    )
-                )
-
+        streamed = _Streamed(ctx, early_end)
         started = time.monotonic()
         reply = await _exec_until_terminal(
-            ctx, pb.ExecServerMessage(shell_stream_args=shell), on_event, early_end
+            ctx, pb.ExecServerMessage(shell_stream_args=shell), streamed.on_event, early_end
         )
         elapsed_ms = int((time.monotonic() - started) * 1000)
-        output = "".join(interleaved)
+        output = "".join(streamed.interleaved)
         result = result_of(reply, "shell_stream")
         event = result.WhichOneof("event") if result is not None else None
         call = pb.ToolCall(shell_tool_call=pb.ShellToolCall(args=shell))
         if shell.HasField("description"):
             call.shell_tool_call.description = shell.description
-        res = call.shell_tool_call.result
         if result is None or event not in _TERMINAL_EVENTS:
             text = (
                 no_result_text(reply, "run the command")
@@ -249,15 +260,25 @@ class ShellTool(Tool):
             )
             if output:
                 text += "\nOutput so far:\n" + truncate_text(output)
-            res.spawn_error.command = shell.command
-            res.spawn_error.working_directory = shell.working_directory
-            res.spawn_error.error = text
-            return ToolOutcome(text, True, call)
-
+            return _spawn_error(call, shell, text)
         if event == "exit":
-            return self._exit(call, shell, result.exit, output, stdout, stderr, elapsed_ms)
+            return self._exit(
+                call, shell, result.exit, output, streamed.stdout, streamed.stderr, elapsed_ms
+            )
         if event == "backgrounded":
             return self._backgrounded(ctx, call, shell, result.backgrounded, output)
+        return self._refused(ctx, call, shell, result)
+
+    def _read_only(self, ctx: ToolContext) -> bool:
+        return self.read_only_sandbox or ctx.mode == pb.AGENT_MODE_ASK
+
+    def _refused(
+        self, ctx: ToolContext, call: pb.ToolCall, shell: pb.ShellArgs, result: pb.ShellStream
+    ) -> ToolOutcome:
+        """The command did not run: the user declined it, it was not allowed, or the sandbox
+        asked for is not available."""
+        res = call.shell_tool_call.result
+        event = result.WhichOneof("event")
         if event == "rejected":
             res.rejected.CopyFrom(result.rejected)
             reason = result.rejected.reason or "no reason given"
@@ -272,12 +293,9 @@ class ShellTool(Tool):
             f" ({unsupported.sandbox_policy_type or 'sandbox'}): "
             f"{unsupported.reason or 'sandboxing is not supported here'}."
         )
-        if self.read_only_sandbox or ctx.mode == pb.AGENT_MODE_ASK:
+        if self._read_only(ctx):
             text += " In this mode only read-only commands may run; use Read, Grep or Glob."
-        res.spawn_error.command = shell.command
-        res.spawn_error.working_directory = shell.working_directory
-        res.spawn_error.error = text
-        return ToolOutcome(text, True, call)
+        return _spawn_error(call, shell, text)
 
     def _exit(
         self,
