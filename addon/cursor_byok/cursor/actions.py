@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.cursor import imported_history
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 # How a run is served. Every variant maps to exactly one kind; UNSUPPORTED ends the run with an
@@ -58,6 +60,8 @@ class Instruction:
     plan_text: str = ""  # execute_plan: the plan the model builds
     completions: list = field(default_factory=list)  # background work that finished
     reason: str = ""  # NOTHING / UNSUPPORTED: why, for the log or the error
+    # A conversation imported with the message: read by the model before it (imported_history).
+    imported: list[HistoryMessage] = field(default_factory=list)
 
     def error_text(self) -> str:
         label = self.action or "(no action)"
@@ -106,7 +110,10 @@ def _user_message_action(a: pb.UserMessageAction, _rr) -> Instruction:
     for earlier in reversed(a.prepend_user_messages):  # queued messages sent before this one
         if earlier.text:
             message.text = earlier.text + "\n\n" + message.text
-    return Instruction("", MESSAGE, message, _inline(a, "request_context"))
+    out = Instruction("", MESSAGE, message, _inline(a, "request_context"))
+    if a.HasField("conversation_history"):
+        out.imported = imported_history.messages(a.conversation_history)
+    return out
 
 
 def _start_plan(a: pb.StartPlanAction, _rr) -> Instruction:

@@ -106,9 +106,10 @@ MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_PLAN: PLAN_TOOLS,
     pb.AGENT_MODE_DEBUG: DEBUG_TOOLS,
     pb.AGENT_MODE_MULTITASK: AGENT_TOOLS,
+    pb.AGENT_MODE_CUSTOM: AGENT_TOOLS,  # a skill as the mode: its text says what to do
 }
 # Modes whose catalog has the per-server MCP tools (the others reach MCP via CallMcpTool).
-DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK})
+DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK, pb.AGENT_MODE_CUSTOM})
 MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook", "GenerateImage"})
 _MAX_LISTED_MCP = 60
 

@@ -1,0 +1,137 @@
+"""Issue 37's protocol batch, driven by our own Cursor-like client (the official SDK sends none
+of these): a custom mode's instructions, an imported history."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from cursor_client import CursorLikeClient
+from fakes.fake_provider import FakeProvider
+from mitm import start_mitmdump
+from provider_config import MODEL
+from provider_config import write_config
+
+from cursor_byok.pb import agent_v1_pb2 as pb
+
+pytestmark = pytest.mark.timeout(90)
+
+SKILL_PATH = "/home/u/.cursor/skills/reviewer/SKILL.md"
+SKILL_TEXT = "Answer only as a strict code reviewer; number every finding."
+
+
+class Session:
+    def __init__(self, tmp_path, workspace, fp: FakeProvider) -> None:
+        self.proxy = start_mitmdump(
+            tmp_path / "proxy",
+            agent="provider",
+            config=write_config(tmp_path, fp, "openai-chat"),
+            env={"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"},
+        )
+        self.client = CursorLikeClient.through(self.proxy, workspace)
+        self.workspace = workspace
+        self.conversation = str(uuid.uuid4())
+
+    def request(self, text: str, state=None, mode: int = pb.AGENT_MODE_AGENT):
+        message = self.client.run_request(
+            text,
+            conversation_id=self.conversation,
+            model=MODEL,
+            workspace=self.workspace,
+            state=state,
+            mode=mode,
+        )
+        context = message.run_request.action.user_message_action.request_context
+        context.agent_skills.add(full_path=SKILL_PATH, content=SKILL_TEXT, description="review")
+        return message
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        self.proxy.stop()
+
+
+def system_of(request) -> str:
+    [system] = [m["content"] for m in request.json["messages"] if m["role"] == "system"]
+    return system if isinstance(system, str) else json.dumps(system)
+
+
+async def test_a_custom_mode_puts_its_skill_in_the_system_prompt_until_left(
+    tmp_path, workspace
+) -> None:
+    async with FakeProvider() as fp:
+        for answer in ("1. fine", "2. fine", "ok"):
+            fp.script.text(answer)
+        session = Session(tmp_path, workspace, fp)
+        try:
+            enter = session.request("review this", mode=pb.AGENT_MODE_CUSTOM)
+            intent = enter.run_request.action.user_message_action.user_message.custom_mode_intent
+            intent.enter.id = "reviewer"
+            intent.enter.label = "Reviewer"
+            intent.enter.source_path = SKILL_PATH
+            one = await session.client.turn(enter)
+            assert one.end.ok, one.end.error
+            # the next message in the mode carries no intent: the mode is remembered
+            two = await session.client.turn(
+                session.request("and now?", one.checkpoints[-1], mode=pb.AGENT_MODE_CUSTOM)
+            )
+            assert two.end.ok, two.end.error
+            leave = session.request("thanks", two.checkpoints[-1], mode=pb.AGENT_MODE_AGENT)
+            leave_intent = leave.run_request.action.user_message_action.user_message
+            leave_intent.custom_mode_intent.exit.next_mode = pb.AGENT_MODE_AGENT
+            leave_intent.custom_mode_intent.exit.exited_mode.label = "Reviewer"
+            three = await session.client.turn(leave)
+            assert three.end.ok, three.end.error
+        finally:
+            await session.close()
+    first, second, third = fp.requests
+    for request in (first, second):
+        assert SKILL_TEXT in system_of(request)
+        assert "custom mode 'Reviewer'" in system_of(request)
+    assert SKILL_TEXT not in system_of(third)
+    # the custom mode gets the Agent tools, not a fallback with a warning
+    assert "Shell" in [t["function"]["name"] for t in first.json["tools"]]
+
+
+def _imported() -> pb.ConversationHistory:
+    history = pb.ConversationHistory()
+    user = history.messages.add().user
+    user.content.add().text.text = "My project is called Zephyr."
+    assistant = history.messages.add().assistant
+    assistant.content.add().text.text = "Noted: Zephyr. Let me look at it."
+    call = assistant.content.add().tool_call
+    call.tool_call_id = "imp_1"
+    call.tool_name = "ls"
+    call.args_json = '{"path": "."}'
+    tool = history.messages.add().tool
+    tool.tool_call_id = "imp_1"
+    tool.tool_name = "ls"
+    tool.content.add().text.text = "zephyr.toml"
+    history.messages.add().assistant.content.add().text.text = "It has a zephyr.toml."
+    return history
+
+
+async def test_an_imported_history_is_read_before_the_message_and_kept(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.text("Zephyr.")
+        fp.script.text("Still Zephyr.")
+        session = Session(tmp_path, workspace, fp)
+        try:
+            first = session.request("What is my project called?")
+            first.run_request.action.user_message_action.conversation_history.CopyFrom(_imported())
+            one = await session.client.turn(first)
+            assert one.end.ok, one.end.error
+            two = await session.client.turn(session.request("Again?", one.checkpoints[-1]))
+            assert two.end.ok, two.end.error
+        finally:
+            await session.close()
+    for request in fp.requests:
+        messages = [m for m in request.json["messages"] if m["role"] != "system"]
+        roles = [m["role"] for m in messages[:5]]
+        assert roles == ["user", "assistant", "tool", "assistant", "user"]
+        assert "Zephyr." in json.dumps(messages[0])
+        assert messages[1]["tool_calls"][0]["function"]["name"] == "ls"
+        assert messages[2]["tool_call_id"] == "imp_1" and "zephyr.toml" in messages[2]["content"]
+        assert "What is my project called?" in json.dumps(messages[4])
+    # imported once: the second turn inherits it from the checkpoint, not from a new import
+    assert json.dumps(fp.requests[1].json["messages"]).count("My project is called Zephyr") == 1
