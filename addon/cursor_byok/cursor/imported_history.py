@@ -7,8 +7,8 @@ user message, so the model reads them and every later turn inherits them from th
 Pure: no I/O.
 
 What does not carry over: images (a placeholder says where one was), redacted reasoning (opaque
-to any other provider) and reasoning signatures (valid only for the model that wrote them). `replace_user_info` is not read: what it
-replaces is not known here [inf].
+to any other provider) and reasoning signatures (valid only for the model that wrote them).
+`replace_user_info` is not read: what it replaces is not known here [inf].
 """
 
 from __future__ import annotations
