@@ -135,3 +135,48 @@ async def test_an_imported_history_is_read_before_the_message_and_kept(tmp_path,
         assert "What is my project called?" in json.dumps(messages[4])
     # imported once: the second turn inherits it from the checkpoint, not from a new import
     assert json.dumps(fp.requests[1].json["messages"]).count("My project is called Zephyr") == 1
+
+
+def tool_names(request) -> list[str]:
+    return [t["function"]["name"] for t in request.json.get("tools", [])]
+
+
+async def test_a_goal_is_set_kept_continued_and_completed(tmp_path, workspace) -> None:
+    async with FakeProvider() as fp:
+        fp.script.tool_calls([("call_g", "CreateGoal", {"objective": "Port the parser to Rust."})])
+        fp.script.text("Started.")
+        fp.script.tool_calls([("call_u", "UpdateGoal", {"status": "complete"})])
+        fp.script.text("Done.")
+        session = Session(tmp_path, workspace, fp)
+        try:
+            one = await session.client.turn(session.request("Port the parser, take your time."))
+            assert one.end.ok, one.end.error
+            state = one.checkpoints[-1]
+            # the client asks the agent to go on with its goal: a run of its own
+            again = session.request("", state)
+            run = again.run_request
+            context = pb.RequestContext()
+            context.CopyFrom(run.action.user_message_action.request_context)
+            run.action.Clear()
+            run.action.goal_continuation_action.SetInParent()
+            run.action.request_context_parts.dynamic_context.CopyFrom(context)
+            two = await session.client.turn(again)
+            assert two.end.ok, two.end.error
+        finally:
+            await session.close()
+    goal = state.goal_state
+    assert goal.status == pb.GOAL_STATUS_ACTIVE and goal.objective == "Port the parser to Rust."
+    assert goal.conversation_id == session.conversation and goal.goal_id
+    [card] = [u.tool_call for u in one.updates("tool_call_completed")]
+    assert card.create_goal_tool_call.args.objective == "Port the parser to Rust."
+    assert card.create_goal_tool_call.result.HasField("success")
+    first, _, third, _ = fp.requests
+    assert "CreateGoal" in tool_names(first) and "UpdateGoal" not in tool_names(first)
+    assert "UpdateGoal" in tool_names(third)
+    assert "Continue working toward the goal: Port the parser to Rust." in json.dumps(
+        third.json["messages"]
+    )
+    [done] = [u.tool_call for u in two.updates("tool_call_completed")]
+    assert done.update_goal_tool_call.result.success.status == pb.GOAL_STATUS_COMPLETE
+    final = two.checkpoints[-1].goal_state
+    assert final.status == pb.GOAL_STATUS_COMPLETE and final.goal_id == goal.goal_id

@@ -85,6 +85,7 @@ class CallContext:
         self.mode = mode
         self.request_context = request_context
         self.todos = turn.transcript.todos
+        self.conversation_state = turn.transcript.base  # the checkpoint's base (goal tools)
         self.run_request = turn.run_request  # for tools that act on the run (Task)
         self.subagent_runs = turn.transcript.subagent_runs
         self.model_name = turn.model

@@ -180,6 +180,28 @@ def _async_answer(a: pb.AsyncAskQuestionCompletionAction, _rr) -> Instruction:
     return Instruction("", MESSAGE, pb.UserMessage(text=async_answer_text(a)))
 
 
+def _goal_continuation(_a, run_request: pb.AgentRunRequest) -> Instruction:
+    """The client asks the agent to go on with the conversation's active goal (goals.py)."""
+    state = run_request.conversation_state
+    goal = state.goal_state
+    if not state.HasField("goal_state") or goal.status != pb.GOAL_STATUS_ACTIVE:
+        return Instruction("", NOTHING, reason="no active goal")
+    text = (
+        f"Continue working toward the goal: {goal.objective}\n\nPick up where you left off. "
+        "When the objective is met, call UpdateGoal with status complete; if you need the "
+        "user before going on, call UpdateGoal with status paused and say what you need."
+    )
+    return Instruction(
+        "",
+        MESSAGE,
+        pb.UserMessage(
+            text=text,
+            is_simulated_msg=True,
+            simulated_msg_reason=pb.SIMULATED_MSG_REASON_GOAL_CONTINUATION,
+        ),
+    )
+
+
 def _cancel_subagent(a: pb.CancelSubagentAction, _rr) -> Instruction:
     return Instruction("", CANCEL_SUBAGENT, subagent_id=a.subagent_id)
 
@@ -205,6 +227,7 @@ _HANDLERS = {
     "async_ask_question_completion_action": _async_answer,
     "cancel_subagent_action": _cancel_subagent,
     "summarize_action": _summarize,
+    "goal_continuation_action": _goal_continuation,
     # A run whose action only makes sense for another, running run: nothing is running here.
     "cancel_action": _nothing("cancel outside a running turn"),
     "background_shell_action": _nothing("no shell of this run is running"),

@@ -28,6 +28,9 @@ from .extra import WriteShellStdinTool
 from .files import DeleteTool
 from .files import LsTool
 from .files import ReadTool
+from .goals import CreateGoalTool
+from .goals import UpdateGoalTool
+from .goals import has_goal
 from .image import GenerateImageTool
 from .interactions import AskQuestionTool
 from .interactions import CreatePlanTool
@@ -76,7 +79,11 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "WriteShellStdin": WriteShellStdinTool,
     "ListMcpResources": ListMcpResourcesTool,
     "EditNotebook": EditNotebookTool,
+    "CreateGoal": CreateGoalTool,
+    "UpdateGoal": UpdateGoalTool,
 }
+# The goal tools (goals.py): in the modes that act; UpdateGoal only once there is a goal.
+GOAL_TOOLS = ("CreateGoal", "UpdateGoal")
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
@@ -84,7 +91,7 @@ AGENT_TOOLS = (
     "TodoWrite",
     "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
     "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
-    "CallMcpTool",
+    "CallMcpTool", *GOAL_TOOLS,
 )  # fmt: skip
 PLAN_TOOLS = (
     "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebSearch", "WebFetch",
@@ -94,7 +101,7 @@ PLAN_TOOLS = (
 DEBUG_TOOLS = (
     "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
     "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
-    "WebFetch", "WebSearch", "Write", "WriteShellStdin",
+    "WebFetch", "WebSearch", "Write", "WriteShellStdin", *GOAL_TOOLS,
 )  # fmt: skip
 ASK_TOOLS = (
     "Read", "Grep", "Glob", "ReadLints", "Shell", "WebSearch", "WebFetch", "AskQuestion", "Task",
@@ -199,54 +206,100 @@ def tools_for(
     warning (tools.md §2).
     """
     context = request_context if request_context is not None else request_context_of(run_request)
-    names = MODE_TOOLS.get(mode)
-    if names is None:
-        if mode != pb.AGENT_MODE_UNSPECIFIED:
-            label = pb.AgentMode.Name(mode) if mode in pb.AgentMode.values() else str(mode)
-            log.warning("mode %s has no tool set of its own; using the Agent tools", label)
-        names = AGENT_TOOLS
-        mode = pb.AGENT_MODE_AGENT
-    chosen = list(names)
+    mode, names = _mode_tools(mode)
     subagent = bool(run_request.subagent_type_name)
-    if subagent:  # no AskQuestion, and no Task: subagents do not nest (bounded depth)
-        chosen = [n for n in chosen if n not in ("AskQuestion", "Task")]
-        if not run_request.suppress_subagent_progress_update_tool:
-            chosen.append("UpdateCurrentStep")
+    chosen = list(names)
+    if subagent and not run_request.suppress_subagent_progress_update_tool:
+        chosen.append("UpdateCurrentStep")
     chosen += [n for n in extra if n in BUILTIN and n not in chosen]
-    if _flag(context, "web_fetch_enabled") is not True:
-        chosen = [n for n in chosen if n != "WebFetch"]
-    if web_search is None or _flag(context, "web_search_enabled") is not True:
-        chosen = [n for n in chosen if n != "WebSearch"]  # needs an endpoint and the client's OK
-    if image_generation is None:
-        chosen = [n for n in chosen if n != "GenerateImage"]
-    if _flag(context, "read_lints_enabled") is False:
-        chosen = [n for n in chosen if n != "ReadLints"]
-    if mode == pb.AGENT_MODE_ASK:
-        chosen = [n for n in chosen if n not in MUTATING]
-
+    left_out = _left_out(mode, run_request, context, web_search, image_generation)
     refs = collect_mcp_tools(run_request, context)
     dynamic = mode in DYNAMIC_MCP_MODES or subagent
-    tools = ToolSet()
-    for name in chosen:
-        if name == "Shell":
-            tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
-        elif name == "WebSearch":
-            assert web_search is not None
-            tools.append(WebSearchTool(web_search))
-        elif name == "GenerateImage":
-            assert image_generation is not None
-            tools.append(GenerateImageTool(image_generation))
-        elif name == "Task":
-            tools.append(
-                TaskTool.offering(
-                    context.custom_subagents if context is not None else (),
-                    force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
-                )
-            )
-        elif name == "CallMcpTool":
-            tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
-        else:
-            tools.append(BUILTIN[name]())
+    made = _Maker(mode, context, refs, dynamic, web_search, image_generation)
+    tools = ToolSet(made.tool(name) for name in chosen if name not in left_out)
     if dynamic:
         tools.extend(dynamic_mcp_tools(refs, set(BUILTIN) | set(tools.names())))
     return tools
+
+
+def _mode_tools(mode: int) -> tuple[int, tuple[str, ...]]:
+    """The mode's catalog; an unknown mode gets Agent's (with a warning)."""
+    names = MODE_TOOLS.get(mode)
+    if names is not None:
+        return mode, names
+    if mode != pb.AGENT_MODE_UNSPECIFIED:
+        label = pb.AgentMode.Name(mode) if mode in pb.AgentMode.values() else str(mode)
+        log.warning("mode %s has no tool set of its own; using the Agent tools", label)
+    return pb.AGENT_MODE_AGENT, AGENT_TOOLS
+
+
+def _left_out(
+    mode: int,
+    run_request: pb.AgentRunRequest,
+    context: pb.RequestContext,
+    web_search: WebSearchConfig | None,
+    image_generation: ImageGenerationConfig | None,
+) -> set[str]:
+    """Tools of the catalog this run does not get: what the client turned off, what needs an
+    endpoint we lack, what the mode or a subagent run may not do."""
+    out: set[str] = set()
+    if _flag(context, "web_fetch_enabled") is not True:
+        out.add("WebFetch")
+    if web_search is None or _flag(context, "web_search_enabled") is not True:
+        out.add("WebSearch")  # needs an endpoint and the client's OK
+    if image_generation is None:
+        out.add("GenerateImage")
+    if _flag(context, "read_lints_enabled") is False:
+        out.add("ReadLints")
+    if mode == pb.AGENT_MODE_ASK:
+        out |= MUTATING
+    if run_request.subagent_type_name:  # no AskQuestion, no Task (bounded depth), no goals
+        out |= {"AskQuestion", "Task", *GOAL_TOOLS}
+    if not has_goal(run_request.conversation_state):
+        out.add("UpdateGoal")
+    return out
+
+
+class _Maker:
+    """Builds one tool of a run by name: the built-ins that need the run's settings, else the
+    plain factory."""
+
+    def __init__(
+        self,
+        mode: int,
+        context: pb.RequestContext,
+        refs: list[McpToolRef],
+        dynamic: bool,
+        web_search: WebSearchConfig | None,
+        image_generation: ImageGenerationConfig | None,
+    ) -> None:
+        self.mode = mode
+        self.context = context
+        self.refs = refs
+        self.dynamic = dynamic
+        self.web_search = web_search
+        self.image_generation = image_generation
+
+    def tool(self, name: str) -> Tool:
+        special = getattr(self, "_" + name, None)
+        return special() if special is not None else BUILTIN[name]()
+
+    def _Shell(self) -> Tool:
+        return ShellTool(read_only_sandbox=self.mode == pb.AGENT_MODE_ASK)
+
+    def _WebSearch(self) -> Tool:
+        assert self.web_search is not None
+        return WebSearchTool(self.web_search)
+
+    def _GenerateImage(self) -> Tool:
+        assert self.image_generation is not None
+        return GenerateImageTool(self.image_generation)
+
+    def _Task(self) -> Tool:
+        return TaskTool.offering(
+            self.context.custom_subagents,
+            force_readonly=self.mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
+        )
+
+    def _CallMcpTool(self) -> Tool:
+        return CallMcpToolTool(self.refs) if self.dynamic else _call_mcp_with_catalog(self.refs)
