@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 
+from . import hooks
 from .base import Tool
 from .base import ToolContext
 from .base import ToolError
@@ -196,6 +197,7 @@ class TaskTool(Tool):
         if run_request is not None and run_request.conversation_id:
             sub.parent_conversation_id = run_request.conversation_id
             sub.root_parent_conversation_id = run_request.conversation_id
+        await hooks.subagent_start(ctx, sub)  # the user's subagentStart hooks (hooks.py)
         runs: dict[str, pb.SubagentRunState] | None = getattr(ctx, "subagent_runs", None)
         state = running_state(ctx.call_id, args)
         if runs is not None:
@@ -221,6 +223,9 @@ class TaskTool(Tool):
             state.completed_timestamp_ms = int(time.time() * 1000)
             raise
         result = result_of(reply, "subagent_result")
+        watch_again = (lambda: follow(prompt, relay)) if follow is not None else None
+        stopped = await hooks.subagent_stop(ctx, sub, result, started, watch_again)
+        result = stopped.result  # the last one, when a subagentStop hook resumed the child
         state.completed_timestamp_ms = int(time.time() * 1000)
         call = self._ui_call(args)
         if result is None or result.WhichOneof("result") != "success":
@@ -266,6 +271,8 @@ class TaskTool(Tool):
             text = (final or "(the subagent ended without a final message)") + (
                 f"\n\n[{how}; {success.tool_call_count} tool calls]"
             )
+        if stopped.additional_context:
+            text += f"\n\n<hook_context>\n{stopped.additional_context}\n</hook_context>"
         return ToolOutcome(text=text, is_error=False, tool_call=call)
 
 
