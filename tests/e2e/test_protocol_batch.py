@@ -180,3 +180,43 @@ async def test_a_goal_is_set_kept_continued_and_completed(tmp_path, workspace) -
     assert done.update_goal_tool_call.result.success.status == pb.GOAL_STATUS_COMPLETE
     final = two.checkpoints[-1].goal_state
     assert final.status == pb.GOAL_STATUS_COMPLETE and final.goal_id == goal.goal_id
+
+
+async def test_an_mcp_server_that_needs_sign_in_is_authorised_from_the_turn(
+    tmp_path, workspace
+) -> None:
+    queries: list[pb.InteractionQuery] = []
+
+    def approve(query: pb.InteractionQuery) -> pb.InteractionResponse:
+        queries.append(query)
+        response = pb.InteractionResponse()
+        response.mcp_auth_request_response.approved.SetInParent()
+        return response
+
+    async with FakeProvider() as fp:
+        fp.script.tool_calls([("call_auth", "McpAuth", {"server": "sleepy"})])
+        fp.script.text("Signed in.")
+        fp.script.text("Hello.")
+        session = Session(tmp_path, workspace, fp)
+        session.client.answers["mcp_auth_request_query"] = approve
+        try:
+            message = session.request("Use the sleepy server.")
+            context = message.run_request.action.user_message_action.request_context
+            context.supports_mcp_auth = True
+            context.mcp_instructions.add(server_name="sleepy", server_identifier="user-sleepy")
+            result = await session.client.turn(message)
+            assert result.end.ok, result.end.error
+            # a client that cannot sign in (Cursor's SDK) is not offered the tool
+            plain = await session.client.turn(session.request("hi", result.checkpoints[-1]))
+            assert plain.end.ok, plain.end.error
+        finally:
+            await session.close()
+    [query] = queries
+    assert query.mcp_auth_request_query.args.server_identifier == "user-sleepy"
+    assert query.mcp_auth_request_query.args.tool_call_id == "call_auth"
+    [card] = [u.tool_call for u in result.updates("tool_call_completed")]
+    assert card.mcp_auth_tool_call.result.success.server_identifier == "user-sleepy"
+    first, second, third = fp.requests
+    assert "McpAuth" in tool_names(first) and "McpAuth" not in tool_names(third)
+    tool = [m for m in second.json["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "authorised the MCP server 'sleepy'" in tool and "needsAuth" in tool

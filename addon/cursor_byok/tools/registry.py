@@ -42,6 +42,8 @@ from .mcp import GetMcpToolsTool
 from .mcp import McpToolRef
 from .mcp import collect_mcp_tools
 from .mcp import dynamic_mcp_tools
+from .mcp_auth import McpAuthTool
+from .mcp_auth import offered as mcp_auth_offered
 from .search import GlobTool
 from .search import GrepTool
 from .shell import AwaitShellTool
@@ -81,6 +83,7 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "EditNotebook": EditNotebookTool,
     "CreateGoal": CreateGoalTool,
     "UpdateGoal": UpdateGoalTool,
+    "McpAuth": McpAuthTool,
 }
 # The goal tools (goals.py): in the modes that act; UpdateGoal only once there is a goal.
 GOAL_TOOLS = ("CreateGoal", "UpdateGoal")
@@ -91,21 +94,21 @@ AGENT_TOOLS = (
     "TodoWrite",
     "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
     "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
-    "CallMcpTool", *GOAL_TOOLS,
+    "CallMcpTool", "McpAuth", *GOAL_TOOLS,
 )  # fmt: skip
 PLAN_TOOLS = (
     "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebSearch", "WebFetch",
     "AskQuestion",
-    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
+    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool", "McpAuth",
 )  # fmt: skip
 DEBUG_TOOLS = (
     "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
     "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
-    "WebFetch", "WebSearch", "Write", "WriteShellStdin", *GOAL_TOOLS,
+    "WebFetch", "WebSearch", "Write", "WriteShellStdin", "McpAuth", *GOAL_TOOLS,
 )  # fmt: skip
 ASK_TOOLS = (
     "Read", "Grep", "Glob", "ReadLints", "Shell", "WebSearch", "WebFetch", "AskQuestion", "Task",
-    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
+    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool", "McpAuth",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_AGENT: AGENT_TOOLS,
@@ -254,7 +257,9 @@ def _left_out(
     if mode == pb.AGENT_MODE_ASK:
         out |= MUTATING
     if run_request.subagent_type_name:  # no AskQuestion, no Task (bounded depth), no goals
-        out |= {"AskQuestion", "Task", *GOAL_TOOLS}
+        out |= {"AskQuestion", "Task", "McpAuth", *GOAL_TOOLS}
+    if not mcp_auth_offered(context):  # the client cannot run an MCP sign-in
+        out.add("McpAuth")
     if not has_goal(run_request.conversation_state):
         out.add("UpdateGoal")
     return out
