@@ -1,6 +1,7 @@
 """The hooks only the server can fire (execute_hook_args, exec 27), run by Cursor's SDK from a
 project `.cursor/hooks.json` on a BYOK turn: subagentStart refuses a subagent, subagentStop
-resumes it once and adds context for the parent, preCompact shows its message."""
+resumes it once and adds context for the parent, preCompact shows its message. And a subagent
+definition's own model (issue 37 item 5)."""
 
 from __future__ import annotations
 
@@ -116,3 +117,21 @@ def test_a_pre_compact_hook_is_told_and_its_message_shown(stack, sdk, workspace)
     assert event["trigger"] == "auto" and event["is_first_compaction"] is True
     assert event["context_window_size"] > 0 and event["messages_to_compact"] > 0
     assert any("compacting (hook 8e1)" in t.text for t in turns)
+
+
+def test_a_subagent_definition_runs_on_the_model_it_names(stack, sdk, workspace) -> None:
+    """`AgentOptions.agents[...].model` (issue 37 item 5): a definition naming a configured
+    model runs its child there; the parent stays on its own."""
+    fp = stack.provider
+    first = len(fp.requests)
+    task = {"description": "Review", "prompt": "Review notes.txt", "subagent_type": "reviewer"}
+    fp.script.tool_calls([("call_task", "Task", task)])
+    fp.script.text("Looks fine.")  # the child run
+    fp.script.text("The reviewer says it looks fine.")
+    agents = {"reviewer": {"description": "Reviews", "prompt": "Review.", "model": {"id": SMALL}}}
+    agent = sdk.agent(MODEL, cwd=workspace, agents=agents)
+    turn = sdk.send(agent, "Have the reviewer look.", timeout=90)
+    assert turn.status == "finished", turn.result
+    parent, child, final = fp.requests[first : first + 3]
+    assert child.json["model"] == "fake-small-1"
+    assert parent.json["model"] == final.json["model"] == "fake-upstream-1"

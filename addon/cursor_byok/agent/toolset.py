@@ -45,6 +45,7 @@ def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContex
         request_context=context,
         web_search=None if native_search(config, turn, context) else config.web_search,
         image_generation=config.image_generation,
+        route_model=lambda name: getattr(find_model(config, name), "name", None),
     )
     if turn.tool_choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
         tools = turn.tool_choice.apply(tools)

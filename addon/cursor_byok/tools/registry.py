@@ -56,6 +56,9 @@ from .websearch import WebSearchTool
 
 log = logging.getLogger(__name__)
 
+# The configured model a name routes to (config.find_model), None when it is not one of ours.
+ModelRouter = Callable[[str], str | None]
+
 # Factories of the built-in tools; a fresh instance per run (some keep per-run state).
 BUILTIN: dict[str, Callable[[], Tool]] = {
     "Shell": ShellTool,
@@ -198,6 +201,7 @@ def tools_for(
     extra: Iterable[str] = (),
     web_search: WebSearchConfig | None = None,
     image_generation: ImageGenerationConfig | None = None,
+    route_model: ModelRouter | None = None,
 ) -> ToolSet:
     """The tools for one run in `mode`.
 
@@ -206,7 +210,8 @@ def tools_for(
     is offered only with one (and when the client allows web search); GenerateImage only with
     an `image_generation` endpoint. `extra` adds optional
     built-ins not in Cursor's catalog (e.g. "LS"). Unknown modes fall back to Agent with a
-    warning (tools.md §2).
+    warning (tools.md §2). `route_model` names the configured model a subagent definition's
+    `model` routes to (None: not one of ours); without it definitions' models are not used.
     """
     context = request_context if request_context is not None else request_context_of(run_request)
     mode, names = _mode_tools(mode)
@@ -218,11 +223,33 @@ def tools_for(
     left_out = _left_out(mode, run_request, context, web_search, image_generation)
     refs = collect_mcp_tools(run_request, context)
     dynamic = mode in DYNAMIC_MCP_MODES or subagent
-    made = _Maker(mode, context, refs, dynamic, web_search, image_generation)
+    made = _Maker(mode, context, refs, dynamic, web_search, image_generation, route_model)
     tools = ToolSet(made.tool(name) for name in chosen if name not in left_out)
     if dynamic:
         tools.extend(dynamic_mcp_tools(refs, set(BUILTIN) | set(tools.names())))
     return tools
+
+
+def definition_models(
+    custom: Iterable[pb.CustomSubagent], route_model: ModelRouter | None
+) -> dict[str, str]:
+    """Definition name (lowercase) -> the configured model its `model` names, for the
+    definitions whose model the config routes (not "inherit", not forced to the default)."""
+    if route_model is None:
+        return {}
+    out: dict[str, str] = {}
+    for definition in custom:
+        wanted = definition.model.strip()
+        if not definition.name or definition.force_default_model:
+            continue
+        if not wanted or wanted.lower() in ("inherit", "default"):
+            continue
+        routed = route_model(wanted)
+        if routed is None:
+            log.info("subagent %r names model %r, which is not configured", definition.name, wanted)
+            continue
+        out[definition.name.lower()] = routed
+    return out
 
 
 def _mode_tools(mode: int) -> tuple[int, tuple[str, ...]]:
@@ -277,6 +304,7 @@ class _Maker:
         dynamic: bool,
         web_search: WebSearchConfig | None,
         image_generation: ImageGenerationConfig | None,
+        route_model: ModelRouter | None,
     ) -> None:
         self.mode = mode
         self.context = context
@@ -284,6 +312,7 @@ class _Maker:
         self.dynamic = dynamic
         self.web_search = web_search
         self.image_generation = image_generation
+        self.route_model = route_model
 
     def tool(self, name: str) -> Tool:
         special = getattr(self, "_" + name, None)
@@ -301,9 +330,11 @@ class _Maker:
         return GenerateImageTool(self.image_generation)
 
     def _Task(self) -> Tool:
+        custom = self.context.custom_subagents
         return TaskTool.offering(
-            self.context.custom_subagents,
+            custom,
             force_readonly=self.mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
+            models=definition_models(custom, self.route_model),
         )
 
     def _CallMcpTool(self) -> Tool:

@@ -60,11 +60,14 @@ def ui_subagent_type(name: str) -> pb.SubagentType:
     return out
 
 
-def child_model(run_request: pb.AgentRunRequest | None, subagent_type: str, asked: str) -> str:
-    """The model id for the child run: a per-type override, else the model the parent's model
+def child_model(
+    run_request: pb.AgentRunRequest | None, subagent_type: str, asked: str, defined: str = ""
+) -> str:
+    """The model id for the child run: a per-type override, else the model the user's definition
+    of the type names (`defined`: one the config routes), else the model the parent's model
     asked for when Cursor offers it, else the parent's own model ("inherit")."""
     if run_request is None:
-        return asked if asked and asked != "inherit" else ""
+        return defined or (asked if asked and asked != "inherit" else "")
     parent = run_request.requested_model.model_id or run_request.model_details.model_id
     for override in run_request.subagent_model_overrides:
         if override.subagent_type.lower() == subagent_type.lower():
@@ -73,6 +76,8 @@ def child_model(run_request: pb.AgentRunRequest | None, subagent_type: str, aske
             if override.HasField("model") and override.model.model_id:
                 return override.model.model_id
             return parent
+    if defined:
+        return defined
     if asked and asked.lower() != "inherit":
         offered = [m.model_id for m in run_request.selected_subagent_models if m.model_id]
         offered += [m.model_id for m in run_request.selected_subagent_model_details if m.model_id]
@@ -134,8 +139,11 @@ class TaskTool(Tool):
         "required": ["description", "prompt"],
     }
 
-    def __init__(self, *, force_readonly: bool = False) -> None:
+    def __init__(
+        self, *, force_readonly: bool = False, models: dict[str, str] | None = None
+    ) -> None:
         self.force_readonly = force_readonly  # Ask / Plan: read-only subagents only
+        self.models = models or {}  # definition name (lowercase) -> the model it names
 
     @classmethod
     def offering(cls, custom: Iterable[pb.CustomSubagent], **kwargs: Any) -> TaskTool:
@@ -181,7 +189,12 @@ class TaskTool(Tool):
         sub = pb.SubagentArgs(
             tool_call_id=ctx.call_id,
             subagent_type=kind,
-            model_id=child_model(run_request, kind, arg_opt_str(args, "model") or ""),
+            model_id=child_model(
+                run_request,
+                kind,
+                arg_opt_str(args, "model") or "",
+                self.models.get(kind.lower(), ""),
+            ),
             prompt=prompt,
             readonly=readonly,
             run_in_background=background,
