@@ -24,7 +24,13 @@ def _context() -> pb.RequestContext:
 
 
 def test_tools_are_sorted_and_the_prefix_is_byte_stable() -> None:
-    turn = SimpleNamespace(run_request=pb.AgentRunRequest(), model="m", tool_choice=None)
+    turn = SimpleNamespace(
+        run_request=pb.AgentRunRequest(),
+        model="m",
+        tool_choice=None,
+        instruction=SimpleNamespace(user_message=pb.UserMessage()),
+        transcript=SimpleNamespace(messages=list),
+    )
     config = parse_config(
         {
             "providers": {"p": {"kind": "openai-chat", "base_url": "http://127.0.0.1:1/v1"}},
