@@ -68,6 +68,7 @@ def test_a_subagent_start_hook_refuses_the_subagent(stack, sdk, workspace) -> No
     assert "no (c41)" in result
 
 
+@pytest.mark.every_sdk
 def test_a_subagent_stop_hook_resumes_it_and_adds_context(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
@@ -96,6 +97,7 @@ def test_a_subagent_stop_hook_resumes_it_and_adds_context(stack, sdk, workspace)
     assert "Three files, one test." in result and "ctx 5d2" in result
 
 
+@pytest.mark.every_sdk
 def test_a_pre_compact_hook_is_told_and_its_message_shown(stack, sdk, workspace) -> None:
     fp = stack.provider
     first = len(fp.requests)
