@@ -247,3 +247,16 @@ def test_goal_continuation_goes_on_only_with_an_active_goal() -> None:
     out = actions.resolve(request)
     assert out.kind == actions.MESSAGE and "Ship v2" in out.user_message.text
     assert out.user_message.simulated_msg_reason == pb.SIMULATED_MSG_REASON_GOAL_CONTINUATION
+
+
+def test_goal_continuations_stop_when_idle_or_too_many() -> None:
+    request = _with("goal_continuation_action")
+    goal = request.conversation_state.goal_state
+    goal.objective, goal.status = "Ship v2", pb.GOAL_STATUS_ACTIVE
+    goal.idle_continuations_without_tool_calls = actions.MAX_IDLE_GOAL_CONTINUATIONS - 1
+    assert actions.resolve(request).kind == actions.MESSAGE
+    goal.idle_continuations_without_tool_calls += 1
+    assert actions.resolve(request).kind == actions.NOTHING
+    goal.idle_continuations_without_tool_calls = 0
+    goal.continuation_count = actions.MAX_GOAL_CONTINUATIONS
+    assert actions.resolve(request).kind == actions.NOTHING

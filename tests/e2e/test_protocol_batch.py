@@ -180,6 +180,8 @@ async def test_a_goal_is_set_kept_continued_and_completed(tmp_path, workspace) -
     assert done.update_goal_tool_call.result.success.status == pb.GOAL_STATUS_COMPLETE
     final = two.checkpoints[-1].goal_state
     assert final.status == pb.GOAL_STATUS_COMPLETE and final.goal_id == goal.goal_id
+    # one continuation, and not idle: the model called a tool in it
+    assert final.continuation_count == 1 and final.idle_continuations_without_tool_calls == 0
 
 
 async def test_an_mcp_server_that_needs_sign_in_is_authorised_from_the_turn(

@@ -44,3 +44,18 @@ def test_offered_where_the_agent_acts_and_update_only_with_a_goal() -> None:
     assert "CreateGoal" not in tools_for(pb.AGENT_MODE_ASK, request).names()
     request.subagent_type_name = "explore"
     assert not {"CreateGoal", "UpdateGoal"} & set(tools_for(pb.AGENT_MODE_AGENT, request).names())
+
+
+def test_continuations_are_counted_and_a_tool_call_ends_idleness() -> None:
+    from cursor_byok.tools import goals
+
+    state = pb.ConversationStateStructure()
+    goals.note_continuation(state)  # no goal: nothing to count
+    assert not state.HasField("goal_state")
+    state.goal_state.status = pb.GOAL_STATUS_ACTIVE
+    goals.note_continuation(state)
+    goals.note_continuation(state)
+    assert state.goal_state.continuation_count == 2
+    assert state.goal_state.idle_continuations_without_tool_calls == 2
+    goals.note_tool_call(state)
+    assert state.goal_state.idle_continuations_without_tool_calls == 0

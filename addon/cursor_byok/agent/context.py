@@ -24,6 +24,7 @@ from cursor_byok.agent.turn import TurnError
 from cursor_byok.conversation.history_format import UserPart
 from cursor_byok.cursor import actions
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.tools import goals
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -426,6 +427,8 @@ async def add_user_message(
     if message is turn.instruction.user_message:
         for past in turn.instruction.imported:  # a conversation imported with this message
             turn.transcript.append(past)
+        if turn.instruction.action == "goal_continuation_action":
+            goals.note_continuation(turn.transcript.base)
     attachments = await resolve_attachments(message, turn.blob)
     content = user_content(message, images=inline_images, attachments=attachments)
     switch = custom_mode.marker(message)  # a custom mode entered or left: noted for later turns

@@ -31,6 +31,11 @@ NOTHING = "nothing"  # nothing to do in a run of its own (e.g. cancel or backgro
 SUMMARIZE = "summarize"  # compaction, served by the summariser (issue 12)
 UNSUPPORTED = "unsupported"
 
+# A goal's continuations stop (the run does nothing) after this many in a row without a tool
+# call, or this many in all: a client that keeps asking cannot make the model loop for ever.
+MAX_IDLE_GOAL_CONTINUATIONS = 3
+MAX_GOAL_CONTINUATIONS = 50
+
 # Caps for background-completion text given to the model.
 MAX_COMPLETION_CHARS = 4_000
 MAX_COMPLETIONS = 20
@@ -186,6 +191,10 @@ def _goal_continuation(_a, run_request: pb.AgentRunRequest) -> Instruction:
     goal = state.goal_state
     if not state.HasField("goal_state") or goal.status != pb.GOAL_STATUS_ACTIVE:
         return Instruction("", NOTHING, reason="no active goal")
+    if goal.idle_continuations_without_tool_calls >= MAX_IDLE_GOAL_CONTINUATIONS:
+        return Instruction("", NOTHING, reason="the goal's last continuations made no tool call")
+    if goal.continuation_count >= MAX_GOAL_CONTINUATIONS:
+        return Instruction("", NOTHING, reason="the goal was continued too often")
     text = (
         f"Continue working toward the goal: {goal.objective}\n\nPick up where you left off. "
         "When the objective is met, call UpdateGoal with status complete; if you need the "

@@ -46,6 +46,20 @@ def has_goal(state: pb.ConversationStateStructure) -> bool:
     )
 
 
+def note_continuation(state: pb.ConversationStateStructure) -> None:
+    """A continuation run starts: counted, and idle until a tool call says otherwise (the
+    limits are in cursor/actions.py `_goal_continuation`)."""
+    if state.HasField("goal_state"):
+        state.goal_state.continuation_count += 1
+        state.goal_state.idle_continuations_without_tool_calls += 1
+
+
+def note_tool_call(state: pb.ConversationStateStructure) -> None:
+    """The model called a tool: the goal is being worked on."""
+    if state.HasField("goal_state"):
+        state.goal_state.idle_continuations_without_tool_calls = 0
+
+
 def _state(ctx: ToolContext) -> pb.ConversationStateStructure:
     """The checkpoint this turn writes (the loop's `CallContext.conversation_state`)."""
     state = getattr(ctx, "conversation_state", None)
