@@ -34,6 +34,8 @@ def test_the_entering_message_names_the_mode_and_later_turns_find_it() -> None:
     assert found is not None and found.source_path == "/s/reviewer/SKILL.md"
     # outside the custom mode the old marker does not apply
     assert custom_mode.current(later, pb.AGENT_MODE_AGENT, history) is None
+    # nor the entering message's intent once the turn switched to another mode (SwitchMode)
+    assert custom_mode.current(entering, pb.AGENT_MODE_AGENT, []) is None
 
 
 def test_leaving_ends_the_mode() -> None:

@@ -53,13 +53,15 @@ def marker(message: pb.UserMessage) -> str | None:
 def current(
     message: pb.UserMessage, mode: int, history: Iterable[Mapping[str, Any]]
 ) -> pb.SubmittedCustomMode | None:
-    """The custom mode this turn runs in: the message's own intent, else (in `AgentMode.CUSTOM`)
-    the newest mode the history entered and did not leave."""
+    """The custom mode this turn runs in: the message's own intent (unless the model switched to
+    another mode since: `mode` is then not the message's), else (in `AgentMode.CUSTOM`) the newest
+    mode the history entered and did not leave."""
     if message.HasField("custom_mode_intent"):
         intent = message.custom_mode_intent
-        if intent.WhichOneof("intent") == "enter":
+        same = mode in (pb.AGENT_MODE_CUSTOM, message.mode)
+        if intent.WhichOneof("intent") == "enter" and same:
             return intent.enter
-        return None  # leaving (or an intent we cannot read)
+        return None  # leaving, switched away (or an intent we cannot read)
     if mode != pb.AGENT_MODE_CUSTOM:
         return None
     for entry in reversed(list(history)):
