@@ -28,6 +28,8 @@ def test_tools_are_sorted_and_the_prefix_is_byte_stable() -> None:
         run_request=pb.AgentRunRequest(),
         status=SimpleNamespace(model="m"),
         options=SimpleNamespace(tool_choice=None),
+        instruction=SimpleNamespace(user_message=pb.UserMessage()),
+        transcript=SimpleNamespace(messages=list),
     )
     config = parse_config(
         {

@@ -52,7 +52,6 @@ def test_every_variant_has_a_kind() -> None:
     # execute_plan without any plan cannot be served either
     assert unsupported == {
         "subscription_notification_action",
-        "goal_continuation_action",
         "inject_context_action",
         "execute_plan_action",
     }
@@ -68,8 +67,8 @@ def test_no_action_is_unsupported_and_named() -> None:
     out = actions.resolve(pb.AgentRunRequest())
     assert out.kind == actions.UNSUPPORTED
     assert "(no action)" in out.error_text()
-    request = _with("goal_continuation_action")
-    assert "'goal_continuation_action'" in actions.resolve(request).error_text()
+    request = _with("subscription_notification_action")
+    assert "'subscription_notification_action'" in actions.resolve(request).error_text()
 
 
 def test_user_message_mode_resolution() -> None:
@@ -236,3 +235,28 @@ def run_with(state, done) -> pb.AgentRunRequest:
     request.conversation_state.CopyFrom(state)
     request.action.background_task_completion_action.CopyFrom(done)
     return request
+
+
+def test_goal_continuation_goes_on_only_with_an_active_goal() -> None:
+    request = _with("goal_continuation_action")
+    assert actions.resolve(request).kind == actions.NOTHING
+    request.conversation_state.goal_state.objective = "Ship v2"
+    request.conversation_state.goal_state.status = pb.GOAL_STATUS_PAUSED
+    assert actions.resolve(request).kind == actions.NOTHING
+    request.conversation_state.goal_state.status = pb.GOAL_STATUS_ACTIVE
+    out = actions.resolve(request)
+    assert out.kind == actions.MESSAGE and "Ship v2" in out.user_message.text
+    assert out.user_message.simulated_msg_reason == pb.SIMULATED_MSG_REASON_GOAL_CONTINUATION
+
+
+def test_goal_continuations_stop_when_idle_or_too_many() -> None:
+    request = _with("goal_continuation_action")
+    goal = request.conversation_state.goal_state
+    goal.objective, goal.status = "Ship v2", pb.GOAL_STATUS_ACTIVE
+    goal.idle_continuations_without_tool_calls = actions.MAX_IDLE_GOAL_CONTINUATIONS - 1
+    assert actions.resolve(request).kind == actions.MESSAGE
+    goal.idle_continuations_without_tool_calls += 1
+    assert actions.resolve(request).kind == actions.NOTHING
+    goal.idle_continuations_without_tool_calls = 0
+    goal.continuation_count = actions.MAX_GOAL_CONTINUATIONS
+    assert actions.resolve(request).kind == actions.NOTHING

@@ -60,7 +60,7 @@ async def test_census_counts_an_unknown_action_and_doctor_watch_shows_it(
         # an action we model but do not serve: counted too
         unhandled = client.run_request("notes.txt", conversation_id=str(uuid.uuid4()))
         unhandled.run_request.action.Clear()
-        unhandled.run_request.action.goal_continuation_action.SetInParent()
+        unhandled.run_request.action.subscription_notification_action.SetInParent()
         await client.turn(unhandled)
         await asyncio.wait_for(watching, 60)
     finally:
@@ -69,10 +69,10 @@ async def test_census_counts_an_unknown_action_and_doctor_watch_shows_it(
     log = proxy.log()
     # logged once, with its name and field number, however often it comes
     assert log.count("ConversationAction field 40, which cursor-byok does not model") == 1
-    assert log.count("ConversationAction.goal_continuation_action (field 18)") == 1
+    assert log.count("ConversationAction.subscription_notification_action (field 16)") == 1
     census = json.loads((proxy.data_dir / "activity.json").read_text())["census"]
     assert census["unmodelled"]["ConversationAction.40"]["count"] == 2
-    assert "ConversationAction.goal_continuation_action" in census["unmodelled"]
+    assert "ConversationAction.subscription_notification_action" in census["unmodelled"]
     assert census["transports"]["RunSSE"] == 3 and census["transports"]["BidiAppend"] >= 3
     assert census["paths"]["/agent.v1.AgentService/RunSSE"]["served"] == 3
     text = "\n".join(lines)

@@ -415,9 +415,7 @@ async def test_cancel_subagent_stops_one_child(tmp_path, workspace) -> None:
     assert final.status == pb.SUBAGENT_RUN_STATUS_ERROR
 
 
-@pytest.mark.parametrize(
-    "variant", ["subscription_notification_action", "goal_continuation_action", None]
-)
+@pytest.mark.parametrize("variant", ["subscription_notification_action", None])
 async def test_unsupported_action_ends_with_a_visible_error(tmp_path, workspace, variant) -> None:
     async with FakeProvider() as fp:
         setup = Setup(tmp_path, workspace, fp)

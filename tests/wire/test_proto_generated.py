@@ -39,6 +39,12 @@ NEWER_THAN_REFERENCE = frozenset(
         # issue 37: the provider's model behind a BYOK name (docs/protocol.md §19)
         "agent.v1.InteractionUpdate.routed_model = 24: no such number in the reference",
         "agent.v1.RoutedModelUpdate: not in the reference schema",
+        # issue 37: read in the same bundle's schema dump (docs/protocol.md §19)
+        "agent.v1.GoalState.continuation_count = 8: no such number in the reference",
+        "agent.v1.GoalState.agent_session_id = 9: no such number in the reference",
+        "agent.v1.GoalState.context_tokens_added = 11: no such number in the reference",
+        "agent.v1.SubagentStopRequestQuery.child_conversation_id = 20: no such number in the "
+        "reference",
         *(
             f"agent.v1.AgentRunRequest.{name} = {number}: no such number in the reference"
             for name, number in (

@@ -98,13 +98,13 @@ def test_a_new_case_is_agent_shaped_and_named() -> None:
 
 def test_unknown_action_fields_and_unhandled_actions_are_named() -> None:
     run = pb.AgentRunRequest(conversation_id="c")
-    run.action.goal_continuation_action.SetInParent()
+    run.action.subscription_notification_action.SetInParent()
     raw = pb.AgentClientMessage(run_request=run).SerializeToString()
     classified = classify(raw)
     assert classified.message is not None
     [found] = unmodelled(classified.message)
-    assert found.key == "ConversationAction.goal_continuation_action"
-    assert "field 18" in found.describe()
+    assert found.key == "ConversationAction.subscription_notification_action"
+    assert "field 16" in found.describe()
     action = pb.ConversationAction()
     action.user_message_action.user_message.text = "hi"
     message = pb.AgentClientMessage(conversation_action=action).SerializeToString()

@@ -40,6 +40,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import Provider
 from cursor_byok.providers.provider_error import ProviderError
+from cursor_byok.tools import hooks
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +264,17 @@ class Compactor:
         if not older:
             raise CompactionFailed("the recent messages alone exceed the context window")
         recent = truncate_tool_results(recent)
+        shown = await hooks.pre_compact(  # the user's preCompact hooks (tools/hooks.py)
+            turn,
+            manual=reason == "summarize_action",
+            tokens=int(messages_bytes(messages) / bytes_per_token),
+            window=self.window,
+            messages=len(messages),
+            to_compact=len(older),
+            first=self.count == 0 and not transcript.base.summary,
+        )
+        if shown:
+            turn.text(f"{shown}\n\n")
         log.info(
             "turn %s: compacting (%s): %d messages summarised, %d kept",
             turn.request_id,

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 
+from cursor_byok.agent import custom_mode
 from cursor_byok.agent.turn import TurnError
 from cursor_byok.conversation.history_format import UserPart
 from cursor_byok.cursor import actions
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.tools import goals
 
 if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
@@ -419,7 +421,17 @@ async def add_user_message(
     Cursor uploaded for it (blobs `UploadConversationBlobs` put in our store; else pre-fetched or
     from the client's KV; a blob nobody has is counted by `turn.blob` and left out). `images`:
     what the model gets for its images (`images.py`); `inline_images`: pass inline image bytes
-    as they are instead (a model that takes images)."""
+    as they are instead (a model that takes images). The run's own message comes after the
+    conversation imported with it (`UserMessageAction.conversation_history`), and notes a
+    custom mode it enters or leaves (`custom_mode.marker`)."""
+    if message is turn.instruction.user_message:
+        for past in turn.instruction.imported:  # a conversation imported with this message
+            turn.transcript.append(past)
+        if turn.instruction.action == "goal_continuation_action":
+            goals.note_continuation(turn.transcript.base)
     attachments = await resolve_attachments(message, turn.blob)
     content = user_content(message, images=inline_images, attachments=attachments)
+    switch = custom_mode.marker(message)  # a custom mode entered or left: noted for later turns
+    if switch is not None:
+        content.append({"type": "text", "text": switch})
     turn.transcript.append({"role": "user", "content": [*content, *images]})

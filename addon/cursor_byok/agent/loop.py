@@ -57,6 +57,7 @@ from cursor_byok.providers import Provider
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.keys import KeyPools
 from cursor_byok.providers.pool import ProviderPool
+from cursor_byok.tools import hooks
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,7 @@ class ProviderAgent:
         context = await prompts.request_context(
             turn.run_request, turn.blob, lambda: prompts.client_context(turn)
         )
+        hooks.remember(turn, context)  # the steps the user's hooks watch (tools/hooks.py)
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window

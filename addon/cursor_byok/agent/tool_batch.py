@@ -29,6 +29,7 @@ from cursor_byok.conversation.history_format import HistoryMessage
 from cursor_byok.conversation.history_format import ToolHistoryMessage
 from cursor_byok.conversation.history_format import ToolResultPart
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.tools import goals
 from cursor_byok.tools.base import Tool
 from cursor_byok.tools.base import ToolOutcome
 
@@ -85,6 +86,8 @@ class CallContext:
         self.mode = mode
         self.request_context = request_context
         self.todos = turn.transcript.todos
+        self.conversation_state = turn.transcript.base  # the checkpoint's base (goal tools)
+        goals.note_tool_call(self.conversation_state)
         self.run_request = turn.run_request  # for tools that act on the run (Task)
         self.subagent_runs = turn.transcript.subagent_runs
         self.model_name = turn.status.model

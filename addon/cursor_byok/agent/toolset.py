@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cursor_byok.agent import context as prompts
+from cursor_byok.agent import custom_mode
 from cursor_byok.agent.turn import Turn
 from cursor_byok.config import Config
 from cursor_byok.config.catalog import find_model
@@ -44,6 +45,7 @@ def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContex
         request_context=context,
         web_search=None if native_search(config, turn, context) else config.web_search,
         image_generation=config.image_generation,
+        route_model=lambda name: getattr(find_model(config, name), "name", None),
     )
     choice = turn.options.tool_choice
     if choice is not None:  # the client's own limits (Cursor's SDK `tools` option)
@@ -56,6 +58,10 @@ def toolset_for(config: Config, turn: Turn, mode: int, context: pb.RequestContex
     by_name = {tool.name: tool for tool in tools}
     specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
     system = prompts.system_prompt(mode, context, list(by_name))
+    message = turn.instruction.user_message
+    mode_text = custom_mode.section(message, mode, turn.transcript.messages(), context)
+    if mode_text is not None:  # a skill the user picked as the mode (custom_mode.py)
+        system += "\n\n" + mode_text
     if definition is not None and definition.prompt:
         system += f"\n\n<subagent name={definition.name!r}>\n{definition.prompt}\n</subagent>"
     return Toolset(mode, by_name, specs, system)

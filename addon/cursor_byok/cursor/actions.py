@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.cursor import imported_history
 from cursor_byok.pb import agent_v1_pb2 as pb
 
 # How a run is served. Every variant maps to exactly one kind; UNSUPPORTED ends the run with an
@@ -28,6 +30,11 @@ CANCEL_SUBAGENT = "cancel_subagent"  # stop one running child run; no model call
 NOTHING = "nothing"  # nothing to do in a run of its own (e.g. cancel or background request)
 SUMMARIZE = "summarize"  # compaction, served by the summariser (issue 12)
 UNSUPPORTED = "unsupported"
+
+# A goal's continuations stop (the run does nothing) after this many in a row without a tool
+# call, or this many in all: a client that keeps asking cannot make the model loop for ever.
+MAX_IDLE_GOAL_CONTINUATIONS = 3
+MAX_GOAL_CONTINUATIONS = 50
 
 # Caps for background-completion text given to the model.
 MAX_COMPLETION_CHARS = 4_000
@@ -58,6 +65,8 @@ class Instruction:
     plan_text: str = ""  # execute_plan: the plan the model builds
     completions: list = field(default_factory=list)  # background work that finished
     reason: str = ""  # NOTHING / UNSUPPORTED: why, for the log or the error
+    # A conversation imported with the message: read by the model before it (imported_history).
+    imported: list[HistoryMessage] = field(default_factory=list)
 
     def error_text(self) -> str:
         label = self.action or "(no action)"
@@ -106,7 +115,10 @@ def _user_message_action(a: pb.UserMessageAction, _rr) -> Instruction:
     for earlier in reversed(a.prepend_user_messages):  # queued messages sent before this one
         if earlier.text:
             message.text = earlier.text + "\n\n" + message.text
-    return Instruction("", MESSAGE, message, _inline(a, "request_context"))
+    out = Instruction("", MESSAGE, message, _inline(a, "request_context"))
+    if a.HasField("conversation_history"):
+        out.imported = imported_history.messages(a.conversation_history)
+    return out
 
 
 def _start_plan(a: pb.StartPlanAction, _rr) -> Instruction:
@@ -173,6 +185,32 @@ def _async_answer(a: pb.AsyncAskQuestionCompletionAction, _rr) -> Instruction:
     return Instruction("", MESSAGE, pb.UserMessage(text=async_answer_text(a)))
 
 
+def _goal_continuation(_a, run_request: pb.AgentRunRequest) -> Instruction:
+    """The client asks the agent to go on with the conversation's active goal (goals.py)."""
+    state = run_request.conversation_state
+    goal = state.goal_state
+    if not state.HasField("goal_state") or goal.status != pb.GOAL_STATUS_ACTIVE:
+        return Instruction("", NOTHING, reason="no active goal")
+    if goal.idle_continuations_without_tool_calls >= MAX_IDLE_GOAL_CONTINUATIONS:
+        return Instruction("", NOTHING, reason="the goal's last continuations made no tool call")
+    if goal.continuation_count >= MAX_GOAL_CONTINUATIONS:
+        return Instruction("", NOTHING, reason="the goal was continued too often")
+    text = (
+        f"Continue working toward the goal: {goal.objective}\n\nPick up where you left off. "
+        "When the objective is met, call UpdateGoal with status complete; if you need the "
+        "user before going on, call UpdateGoal with status paused and say what you need."
+    )
+    return Instruction(
+        "",
+        MESSAGE,
+        pb.UserMessage(
+            text=text,
+            is_simulated_msg=True,
+            simulated_msg_reason=pb.SIMULATED_MSG_REASON_GOAL_CONTINUATION,
+        ),
+    )
+
+
 def _cancel_subagent(a: pb.CancelSubagentAction, _rr) -> Instruction:
     return Instruction("", CANCEL_SUBAGENT, subagent_id=a.subagent_id)
 
@@ -198,6 +236,7 @@ _HANDLERS = {
     "async_ask_question_completion_action": _async_answer,
     "cancel_subagent_action": _cancel_subagent,
     "summarize_action": _summarize,
+    "goal_continuation_action": _goal_continuation,
     # A run whose action only makes sense for another, running run: nothing is running here.
     "cancel_action": _nothing("cancel outside a running turn"),
     "background_shell_action": _nothing("no shell of this run is running"),

@@ -8,6 +8,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class CustomModeSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CUSTOM_MODE_SOURCE_UNSPECIFIED: _ClassVar[CustomModeSource]
+    CUSTOM_MODE_SOURCE_AGENT_SKILL: _ClassVar[CustomModeSource]
+    CUSTOM_MODE_SOURCE_PLUGIN_SKILL: _ClassVar[CustomModeSource]
+    CUSTOM_MODE_SOURCE_REPO_SKILL: _ClassVar[CustomModeSource]
+    CUSTOM_MODE_SOURCE_MANAGED_SKILL: _ClassVar[CustomModeSource]
+
 class AgentMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     AGENT_MODE_UNSPECIFIED: _ClassVar[AgentMode]
@@ -204,6 +212,11 @@ class TodoStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TODO_STATUS_IN_PROGRESS: _ClassVar[TodoStatus]
     TODO_STATUS_COMPLETED: _ClassVar[TodoStatus]
     TODO_STATUS_CANCELLED: _ClassVar[TodoStatus]
+CUSTOM_MODE_SOURCE_UNSPECIFIED: CustomModeSource
+CUSTOM_MODE_SOURCE_AGENT_SKILL: CustomModeSource
+CUSTOM_MODE_SOURCE_PLUGIN_SKILL: CustomModeSource
+CUSTOM_MODE_SOURCE_REPO_SKILL: CustomModeSource
+CUSTOM_MODE_SOURCE_MANAGED_SKILL: CustomModeSource
 AGENT_MODE_UNSPECIFIED: AgentMode
 AGENT_MODE_AGENT: AgentMode
 AGENT_MODE_ASK: AgentMode
@@ -774,18 +787,20 @@ class RequestContextPartReferences(_message.Message):
     def __init__(self, rules_blob_id: _Optional[bytes] = ..., rules_byte_length: _Optional[int] = ..., skills_blob_id: _Optional[bytes] = ..., skills_byte_length: _Optional[int] = ..., subagents_blob_id: _Optional[bytes] = ..., subagents_byte_length: _Optional[int] = ..., mcps_blob_id: _Optional[bytes] = ..., mcps_byte_length: _Optional[int] = ..., dynamic_context: _Optional[_Union[RequestContext, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
-    __slots__ = ("user_message", "request_context", "send_to_interaction_listener", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
+    __slots__ = ("user_message", "request_context", "send_to_interaction_listener", "prepend_user_messages", "interrupted_pending_tool_call_resolutions", "conversation_history")
     USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     SEND_TO_INTERACTION_LISTENER_FIELD_NUMBER: _ClassVar[int]
     PREPEND_USER_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_PENDING_TOOL_CALL_RESOLUTIONS_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_HISTORY_FIELD_NUMBER: _ClassVar[int]
     user_message: UserMessage
     request_context: RequestContext
     send_to_interaction_listener: bool
     prepend_user_messages: _containers.RepeatedCompositeFieldContainer[UserMessage]
     interrupted_pending_tool_call_resolutions: InterruptedPendingToolCallResolutions
-    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., send_to_interaction_listener: _Optional[bool] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ..., interrupted_pending_tool_call_resolutions: _Optional[_Union[InterruptedPendingToolCallResolutions, _Mapping]] = ...) -> None: ...
+    conversation_history: ConversationHistory
+    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., send_to_interaction_listener: _Optional[bool] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ..., interrupted_pending_tool_call_resolutions: _Optional[_Union[InterruptedPendingToolCallResolutions, _Mapping]] = ..., conversation_history: _Optional[_Union[ConversationHistory, _Mapping]] = ...) -> None: ...
 
 class ResumeAction(_message.Message):
     __slots__ = ("request_context",)
@@ -972,7 +987,7 @@ class SystemContextInjection(_message.Message):
     def __init__(self, producer: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class UserMessage(_message.Message):
-    __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "best_of_n_group_id", "try_use_best_of_n_promotion", "rich_text", "simulated_msg_reason", "conversation_state_blob_id", "subagent_system_reminder", "triggering_user_info", "execute_plan_info", "simulated_message_metadata", "prompt_reference_id", "thread_id", "text_blob_id", "rich_text_blob_id", "hook_additional_contexts")
+    __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "best_of_n_group_id", "try_use_best_of_n_promotion", "rich_text", "simulated_msg_reason", "conversation_state_blob_id", "subagent_system_reminder", "triggering_user_info", "execute_plan_info", "simulated_message_metadata", "prompt_reference_id", "thread_id", "text_blob_id", "rich_text_blob_id", "hook_additional_contexts", "custom_mode_intent")
     class SimulatedMessageMetadata(_message.Message):
         __slots__ = ("title", "task_id", "fsd_finding_action", "url", "subscription_source")
         TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -1005,6 +1020,7 @@ class UserMessage(_message.Message):
     TEXT_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
     RICH_TEXT_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
     HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_MODE_INTENT_FIELD_NUMBER: _ClassVar[int]
     text: str
     message_id: str
     selected_context: SelectedContext
@@ -1024,7 +1040,162 @@ class UserMessage(_message.Message):
     text_blob_id: bytes
     rich_text_blob_id: bytes
     hook_additional_contexts: _containers.RepeatedCompositeFieldContainer[HookAdditionalContext]
-    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., best_of_n_group_id: _Optional[str] = ..., try_use_best_of_n_promotion: _Optional[bool] = ..., rich_text: _Optional[str] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., conversation_state_blob_id: _Optional[bytes] = ..., subagent_system_reminder: _Optional[str] = ..., triggering_user_info: _Optional[_Union[TriggeringUserInfo, _Mapping]] = ..., execute_plan_info: _Optional[_Union[ExecutePlanInfo, _Mapping]] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ..., prompt_reference_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., text_blob_id: _Optional[bytes] = ..., rich_text_blob_id: _Optional[bytes] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ...) -> None: ...
+    custom_mode_intent: CustomModeIntent
+    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., best_of_n_group_id: _Optional[str] = ..., try_use_best_of_n_promotion: _Optional[bool] = ..., rich_text: _Optional[str] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., conversation_state_blob_id: _Optional[bytes] = ..., subagent_system_reminder: _Optional[str] = ..., triggering_user_info: _Optional[_Union[TriggeringUserInfo, _Mapping]] = ..., execute_plan_info: _Optional[_Union[ExecutePlanInfo, _Mapping]] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ..., prompt_reference_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., text_blob_id: _Optional[bytes] = ..., rich_text_blob_id: _Optional[bytes] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., custom_mode_intent: _Optional[_Union[CustomModeIntent, _Mapping]] = ...) -> None: ...
+
+class CustomModeIntent(_message.Message):
+    __slots__ = ("enter", "exit")
+    ENTER_FIELD_NUMBER: _ClassVar[int]
+    EXIT_FIELD_NUMBER: _ClassVar[int]
+    enter: SubmittedCustomMode
+    exit: CustomModeExitIntent
+    def __init__(self, enter: _Optional[_Union[SubmittedCustomMode, _Mapping]] = ..., exit: _Optional[_Union[CustomModeExitIntent, _Mapping]] = ...) -> None: ...
+
+class SubmittedCustomMode(_message.Message):
+    __slots__ = ("id", "label", "source", "source_path", "source_hash", "managed_skill_id", "plugin_id", "plugin_snapshot_token")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_HASH_FIELD_NUMBER: _ClassVar[int]
+    MANAGED_SKILL_ID_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_SNAPSHOT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    label: str
+    source: CustomModeSource
+    source_path: str
+    source_hash: str
+    managed_skill_id: str
+    plugin_id: str
+    plugin_snapshot_token: str
+    def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ..., source: _Optional[_Union[CustomModeSource, str]] = ..., source_path: _Optional[str] = ..., source_hash: _Optional[str] = ..., managed_skill_id: _Optional[str] = ..., plugin_id: _Optional[str] = ..., plugin_snapshot_token: _Optional[str] = ...) -> None: ...
+
+class CustomModeExitIntent(_message.Message):
+    __slots__ = ("next_mode", "exited_mode")
+    NEXT_MODE_FIELD_NUMBER: _ClassVar[int]
+    EXITED_MODE_FIELD_NUMBER: _ClassVar[int]
+    next_mode: AgentMode
+    exited_mode: SubmittedExitedCustomMode
+    def __init__(self, next_mode: _Optional[_Union[AgentMode, str]] = ..., exited_mode: _Optional[_Union[SubmittedExitedCustomMode, _Mapping]] = ...) -> None: ...
+
+class SubmittedExitedCustomMode(_message.Message):
+    __slots__ = ("id", "label")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    label: str
+    def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ...) -> None: ...
+
+class ConversationHistory(_message.Message):
+    __slots__ = ("messages", "replace_user_info")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_USER_INFO_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[ConversationHistoryMessage]
+    replace_user_info: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[ConversationHistoryMessage, _Mapping]]] = ..., replace_user_info: _Optional[bool] = ...) -> None: ...
+
+class ConversationHistoryMessage(_message.Message):
+    __slots__ = ("user", "assistant", "tool")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    ASSISTANT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    user: ConversationHistoryUserMessage
+    assistant: ConversationHistoryAssistantMessage
+    tool: ConversationHistoryToolMessage
+    def __init__(self, user: _Optional[_Union[ConversationHistoryUserMessage, _Mapping]] = ..., assistant: _Optional[_Union[ConversationHistoryAssistantMessage, _Mapping]] = ..., tool: _Optional[_Union[ConversationHistoryToolMessage, _Mapping]] = ...) -> None: ...
+
+class ConversationHistoryUserMessage(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.RepeatedCompositeFieldContainer[ConversationHistoryUserContent]
+    def __init__(self, content: _Optional[_Iterable[_Union[ConversationHistoryUserContent, _Mapping]]] = ...) -> None: ...
+
+class ConversationHistoryUserContent(_message.Message):
+    __slots__ = ("text", "image")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    text: ConversationHistoryTextContent
+    image: ConversationHistoryImageContent
+    def __init__(self, text: _Optional[_Union[ConversationHistoryTextContent, _Mapping]] = ..., image: _Optional[_Union[ConversationHistoryImageContent, _Mapping]] = ...) -> None: ...
+
+class ConversationHistoryAssistantMessage(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.RepeatedCompositeFieldContainer[ConversationHistoryAssistantContent]
+    def __init__(self, content: _Optional[_Iterable[_Union[ConversationHistoryAssistantContent, _Mapping]]] = ...) -> None: ...
+
+class ConversationHistoryAssistantContent(_message.Message):
+    __slots__ = ("text", "reasoning", "redacted_reasoning", "tool_call")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
+    REDACTED_REASONING_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    text: ConversationHistoryTextContent
+    reasoning: ConversationHistoryReasoningContent
+    redacted_reasoning: ConversationHistoryRedactedReasoningContent
+    tool_call: ConversationHistoryToolCall
+    def __init__(self, text: _Optional[_Union[ConversationHistoryTextContent, _Mapping]] = ..., reasoning: _Optional[_Union[ConversationHistoryReasoningContent, _Mapping]] = ..., redacted_reasoning: _Optional[_Union[ConversationHistoryRedactedReasoningContent, _Mapping]] = ..., tool_call: _Optional[_Union[ConversationHistoryToolCall, _Mapping]] = ...) -> None: ...
+
+class ConversationHistoryToolMessage(_message.Message):
+    __slots__ = ("tool_call_id", "tool_name", "content", "is_error", "hook_additional_contexts")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    tool_name: str
+    content: _containers.RepeatedCompositeFieldContainer[ConversationHistoryToolResultContent]
+    is_error: bool
+    hook_additional_contexts: _containers.RepeatedCompositeFieldContainer[HookAdditionalContext]
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ConversationHistoryToolResultContent, _Mapping]]] = ..., is_error: _Optional[bool] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ...) -> None: ...
+
+class ConversationHistoryToolResultContent(_message.Message):
+    __slots__ = ("text", "image")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    text: ConversationHistoryTextContent
+    image: ConversationHistoryImageContent
+    def __init__(self, text: _Optional[_Union[ConversationHistoryTextContent, _Mapping]] = ..., image: _Optional[_Union[ConversationHistoryImageContent, _Mapping]] = ...) -> None: ...
+
+class ConversationHistoryTextContent(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class ConversationHistoryImageContent(_message.Message):
+    __slots__ = ("data", "mime_type")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    mime_type: str
+    def __init__(self, data: _Optional[str] = ..., mime_type: _Optional[str] = ...) -> None: ...
+
+class ConversationHistoryReasoningContent(_message.Message):
+    __slots__ = ("text", "signature")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    signature: str
+    def __init__(self, text: _Optional[str] = ..., signature: _Optional[str] = ...) -> None: ...
+
+class ConversationHistoryRedactedReasoningContent(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    def __init__(self, data: _Optional[str] = ...) -> None: ...
+
+class ConversationHistoryToolCall(_message.Message):
+    __slots__ = ("tool_call_id", "tool_name", "args_json")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    tool_name: str
+    args_json: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ...) -> None: ...
 
 class ExecutePlanInfo(_message.Message):
     __slots__ = ("plan_id", "plan_title")
@@ -2207,7 +2378,7 @@ class SubagentRunState(_message.Message):
     def __init__(self, parent_tool_call_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., environment: _Optional[_Union[SubagentExecutionEnvironment, str]] = ..., status: _Optional[_Union[SubagentRunStatus, str]] = ..., title: _Optional[str] = ..., detail: _Optional[str] = ..., transcript_path: _Optional[str] = ..., output_path: _Optional[str] = ..., completed_timestamp_ms: _Optional[int] = ..., completion_reason: _Optional[_Union[BackgroundTaskCompletionReason, str]] = ...) -> None: ...
 
 class GoalState(_message.Message):
-    __slots__ = ("conversation_id", "goal_id", "objective", "status", "idle_continuations_without_tool_calls", "active_duration_ms", "last_accrued_at_ms")
+    __slots__ = ("conversation_id", "goal_id", "objective", "status", "idle_continuations_without_tool_calls", "active_duration_ms", "last_accrued_at_ms", "continuation_count", "agent_session_id", "context_tokens_added")
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     GOAL_ID_FIELD_NUMBER: _ClassVar[int]
     OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -2215,6 +2386,9 @@ class GoalState(_message.Message):
     IDLE_CONTINUATIONS_WITHOUT_TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     LAST_ACCRUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    CONTINUATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_TOKENS_ADDED_FIELD_NUMBER: _ClassVar[int]
     conversation_id: str
     goal_id: str
     objective: str
@@ -2222,7 +2396,10 @@ class GoalState(_message.Message):
     idle_continuations_without_tool_calls: int
     active_duration_ms: int
     last_accrued_at_ms: int
-    def __init__(self, conversation_id: _Optional[str] = ..., goal_id: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[GoalStatus, str]] = ..., idle_continuations_without_tool_calls: _Optional[int] = ..., active_duration_ms: _Optional[int] = ..., last_accrued_at_ms: _Optional[int] = ...) -> None: ...
+    continuation_count: int
+    agent_session_id: str
+    context_tokens_added: int
+    def __init__(self, conversation_id: _Optional[str] = ..., goal_id: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[GoalStatus, str]] = ..., idle_continuations_without_tool_calls: _Optional[int] = ..., active_duration_ms: _Optional[int] = ..., last_accrued_at_ms: _Optional[int] = ..., continuation_count: _Optional[int] = ..., agent_session_id: _Optional[str] = ..., context_tokens_added: _Optional[int] = ...) -> None: ...
 
 class PromptTokenBreakdownSnapshot(_message.Message):
     __slots__ = ("total_used_tokens", "max_tokens", "categories")
@@ -2797,7 +2974,7 @@ class ShellToolCallStderrDelta(_message.Message):
     def __init__(self, content: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("hook_additional_contexts", "tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "read_todos_tool_call", "edit_tool_call", "ls_tool_call", "read_lints_tool_call", "mcp_tool_call", "create_plan_tool_call", "web_search_tool_call", "task_tool_call", "list_mcp_resources_tool_call", "read_mcp_resource_tool_call", "ask_question_tool_call", "fetch_tool_call", "switch_mode_tool_call", "write_shell_stdin_tool_call", "truncated_tool_call", "web_fetch_tool_call", "await_tool_call", "get_mcp_tools_tool_call", "communicate_update_tool_call", "generate_image_tool_call")
+    __slots__ = ("hook_additional_contexts", "tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "read_todos_tool_call", "edit_tool_call", "ls_tool_call", "read_lints_tool_call", "mcp_tool_call", "create_plan_tool_call", "web_search_tool_call", "task_tool_call", "list_mcp_resources_tool_call", "read_mcp_resource_tool_call", "ask_question_tool_call", "fetch_tool_call", "switch_mode_tool_call", "write_shell_stdin_tool_call", "truncated_tool_call", "web_fetch_tool_call", "await_tool_call", "get_mcp_tools_tool_call", "communicate_update_tool_call", "generate_image_tool_call", "mcp_auth_tool_call", "create_goal_tool_call", "update_goal_tool_call")
     HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -2828,6 +3005,9 @@ class ToolCall(_message.Message):
     GET_MCP_TOOLS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     COMMUNICATE_UPDATE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     GENERATE_IMAGE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MCP_AUTH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    CREATE_GOAL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_GOAL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     hook_additional_contexts: _containers.RepeatedCompositeFieldContainer[HookAdditionalContext]
     tool_call_id: str
     started_at_ms: int
@@ -2858,7 +3038,136 @@ class ToolCall(_message.Message):
     get_mcp_tools_tool_call: GetMcpToolsToolCall
     communicate_update_tool_call: CommunicateUpdateToolCall
     generate_image_tool_call: GenerateImageToolCall
-    def __init__(self, hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., read_todos_tool_call: _Optional[_Union[ReadTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., ls_tool_call: _Optional[_Union[LsToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., mcp_tool_call: _Optional[_Union[McpToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., list_mcp_resources_tool_call: _Optional[_Union[ListMcpResourcesToolCall, _Mapping]] = ..., read_mcp_resource_tool_call: _Optional[_Union[ReadMcpResourceToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., fetch_tool_call: _Optional[_Union[FetchToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., write_shell_stdin_tool_call: _Optional[_Union[WriteShellStdinToolCall, _Mapping]] = ..., truncated_tool_call: _Optional[_Union[TruncatedToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., get_mcp_tools_tool_call: _Optional[_Union[GetMcpToolsToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ...) -> None: ...
+    mcp_auth_tool_call: McpAuthToolCall
+    create_goal_tool_call: CreateGoalToolCall
+    update_goal_tool_call: UpdateGoalToolCall
+    def __init__(self, hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., read_todos_tool_call: _Optional[_Union[ReadTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., ls_tool_call: _Optional[_Union[LsToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., mcp_tool_call: _Optional[_Union[McpToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., list_mcp_resources_tool_call: _Optional[_Union[ListMcpResourcesToolCall, _Mapping]] = ..., read_mcp_resource_tool_call: _Optional[_Union[ReadMcpResourceToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., fetch_tool_call: _Optional[_Union[FetchToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., write_shell_stdin_tool_call: _Optional[_Union[WriteShellStdinToolCall, _Mapping]] = ..., truncated_tool_call: _Optional[_Union[TruncatedToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., get_mcp_tools_tool_call: _Optional[_Union[GetMcpToolsToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., mcp_auth_tool_call: _Optional[_Union[McpAuthToolCall, _Mapping]] = ..., create_goal_tool_call: _Optional[_Union[CreateGoalToolCall, _Mapping]] = ..., update_goal_tool_call: _Optional[_Union[UpdateGoalToolCall, _Mapping]] = ...) -> None: ...
+
+class CreateGoalToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: CreateGoalArgs
+    result: CreateGoalResult
+    def __init__(self, args: _Optional[_Union[CreateGoalArgs, _Mapping]] = ..., result: _Optional[_Union[CreateGoalResult, _Mapping]] = ...) -> None: ...
+
+class CreateGoalArgs(_message.Message):
+    __slots__ = ("objective",)
+    OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
+    objective: str
+    def __init__(self, objective: _Optional[str] = ...) -> None: ...
+
+class CreateGoalResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: CreateGoalSuccess
+    error: GoalError
+    def __init__(self, success: _Optional[_Union[CreateGoalSuccess, _Mapping]] = ..., error: _Optional[_Union[GoalError, _Mapping]] = ...) -> None: ...
+
+class CreateGoalSuccess(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UpdateGoalToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: UpdateGoalArgs
+    result: UpdateGoalResult
+    def __init__(self, args: _Optional[_Union[UpdateGoalArgs, _Mapping]] = ..., result: _Optional[_Union[UpdateGoalResult, _Mapping]] = ...) -> None: ...
+
+class UpdateGoalArgs(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: GoalStatus
+    def __init__(self, status: _Optional[_Union[GoalStatus, str]] = ...) -> None: ...
+
+class UpdateGoalResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: UpdateGoalSuccess
+    error: GoalError
+    def __init__(self, success: _Optional[_Union[UpdateGoalSuccess, _Mapping]] = ..., error: _Optional[_Union[GoalError, _Mapping]] = ...) -> None: ...
+
+class UpdateGoalSuccess(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: GoalStatus
+    def __init__(self, status: _Optional[_Union[GoalStatus, str]] = ...) -> None: ...
+
+class GoalError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class McpAuthToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: McpAuthArgs
+    result: McpAuthResult
+    def __init__(self, args: _Optional[_Union[McpAuthArgs, _Mapping]] = ..., result: _Optional[_Union[McpAuthResult, _Mapping]] = ...) -> None: ...
+
+class McpAuthArgs(_message.Message):
+    __slots__ = ("server_identifier", "tool_call_id")
+    SERVER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    server_identifier: str
+    tool_call_id: str
+    def __init__(self, server_identifier: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class McpAuthResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: McpAuthSuccess
+    error: McpAuthError
+    rejected: McpAuthRejected
+    def __init__(self, success: _Optional[_Union[McpAuthSuccess, _Mapping]] = ..., error: _Optional[_Union[McpAuthError, _Mapping]] = ..., rejected: _Optional[_Union[McpAuthRejected, _Mapping]] = ...) -> None: ...
+
+class McpAuthSuccess(_message.Message):
+    __slots__ = ("server_identifier",)
+    SERVER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    server_identifier: str
+    def __init__(self, server_identifier: _Optional[str] = ...) -> None: ...
+
+class McpAuthError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class McpAuthRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class McpAuthRequestQuery(_message.Message):
+    __slots__ = ("args",)
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    args: McpAuthArgs
+    def __init__(self, args: _Optional[_Union[McpAuthArgs, _Mapping]] = ...) -> None: ...
+
+class McpAuthRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ()
+        def __init__(self) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: McpAuthRequestResponse.Approved
+    rejected: McpAuthRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[McpAuthRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[McpAuthRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
 
 class ShellToolCall(_message.Message):
     __slots__ = ("args", "result", "description")
@@ -4005,7 +4314,7 @@ class CommunicateUpdateError(_message.Message):
     def __init__(self, error: _Optional[str] = ...) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "mini_swe_agent_bash_args")
+    __slots__ = ("id", "exec_id", "span_context", "accept_hook_additional_contexts", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "diagnostics_args", "request_context_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "list_mcp_resources_exec_args", "read_mcp_resource_exec_args", "fetch_args", "write_shell_stdin_args", "subagent_args", "redacted_read_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "mini_swe_agent_bash_args", "execute_hook_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_CONTEXT_FIELD_NUMBER: _ClassVar[int]
@@ -4031,6 +4340,7 @@ class ExecServerMessage(_message.Message):
     FORCE_BACKGROUND_SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_ARGS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTE_HOOK_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     span_context: SpanContext
@@ -4056,10 +4366,11 @@ class ExecServerMessage(_message.Message):
     force_background_subagent_args: ForceBackgroundSubagentArgs
     mcp_state_exec_args: McpStateExecArgs
     mini_swe_agent_bash_args: ShellArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
+    execute_hook_args: ExecuteHookArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., span_context: _Optional[_Union[SpanContext, _Mapping]] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[BackgroundShellSpawnArgs, _Mapping]] = ..., list_mcp_resources_exec_args: _Optional[_Union[ListMcpResourcesExecArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., write_shell_stdin_args: _Optional[_Union[WriteShellStdinArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., mini_swe_agent_bash_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., execute_hook_args: _Optional[_Union[ExecuteHookArgs, _Mapping]] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "mini_swe_agent_bash_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "hook_additional_contexts", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result", "diagnostics_result", "request_context_result", "mcp_result", "shell_stream", "background_shell_spawn_result", "list_mcp_resources_exec_result", "read_mcp_resource_exec_result", "fetch_result", "write_shell_stdin_result", "subagent_result", "redacted_read_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "mini_swe_agent_bash_result", "execute_hook_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -4085,6 +4396,7 @@ class ExecClientMessage(_message.Message):
     FORCE_BACKGROUND_SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     MINI_SWE_AGENT_BASH_RESULT_FIELD_NUMBER: _ClassVar[int]
+    EXECUTE_HOOK_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     local_execution_time_ms: int
@@ -4110,7 +4422,8 @@ class ExecClientMessage(_message.Message):
     force_background_subagent_result: ForceBackgroundSubagentResult
     mcp_state_exec_result: McpStateExecResult
     mini_swe_agent_bash_result: ShellResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+    execute_hook_result: ExecuteHookResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., hook_additional_contexts: _Optional[_Iterable[_Union[HookAdditionalContext, _Mapping]]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., background_shell_spawn_result: _Optional[_Union[BackgroundShellSpawnResult, _Mapping]] = ..., list_mcp_resources_exec_result: _Optional[_Union[ListMcpResourcesExecResult, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., write_shell_stdin_result: _Optional[_Union[WriteShellStdinResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., mini_swe_agent_bash_result: _Optional[_Union[ShellResult, _Mapping]] = ..., execute_hook_result: _Optional[_Union[ExecuteHookResult, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -5788,7 +6101,7 @@ class SpanContext(_message.Message):
     def __init__(self, trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., trace_flags: _Optional[int] = ..., trace_state: _Optional[str] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "switch_mode_request_query", "create_plan_request_query", "web_fetch_request_query", "generate_image_request_query")
+    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "switch_mode_request_query", "create_plan_request_query", "web_fetch_request_query", "generate_image_request_query", "mcp_auth_request_query")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -5796,6 +6109,7 @@ class InteractionQuery(_message.Message):
     CREATE_PLAN_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     GENERATE_IMAGE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
+    MCP_AUTH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_query: WebSearchRequestQuery
     ask_question_interaction_query: AskQuestionInteractionQuery
@@ -5803,10 +6117,11 @@ class InteractionQuery(_message.Message):
     create_plan_request_query: CreatePlanRequestQuery
     web_fetch_request_query: WebFetchRequestQuery
     generate_image_request_query: GenerateImageRequestQuery
-    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., generate_image_request_query: _Optional[_Union[GenerateImageRequestQuery, _Mapping]] = ...) -> None: ...
+    mcp_auth_request_query: McpAuthRequestQuery
+    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., generate_image_request_query: _Optional[_Union[GenerateImageRequestQuery, _Mapping]] = ..., mcp_auth_request_query: _Optional[_Union[McpAuthRequestQuery, _Mapping]] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "switch_mode_request_response", "create_plan_request_response", "web_fetch_request_response", "generate_image_request_response")
+    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "switch_mode_request_response", "create_plan_request_response", "web_fetch_request_response", "generate_image_request_response", "mcp_auth_request_response")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
@@ -5814,6 +6129,7 @@ class InteractionResponse(_message.Message):
     CREATE_PLAN_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     GENERATE_IMAGE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    MCP_AUTH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_response: WebSearchRequestResponse
     ask_question_interaction_response: AskQuestionInteractionResponse
@@ -5821,7 +6137,8 @@ class InteractionResponse(_message.Message):
     create_plan_request_response: CreatePlanRequestResponse
     web_fetch_request_response: WebFetchRequestResponse
     generate_image_request_response: GenerateImageRequestResponse
-    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., generate_image_request_response: _Optional[_Union[GenerateImageRequestResponse, _Mapping]] = ...) -> None: ...
+    mcp_auth_request_response: McpAuthRequestResponse
+    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., generate_image_request_response: _Optional[_Union[GenerateImageRequestResponse, _Mapping]] = ..., mcp_auth_request_response: _Optional[_Union[McpAuthRequestResponse, _Mapping]] = ...) -> None: ...
 
 class WebSearchRequestQuery(_message.Message):
     __slots__ = ("args",)
@@ -6105,3 +6422,161 @@ class GetSignedUrlForAttachedMediaResponse(_message.Message):
     post_fields: _containers.ScalarMap[str, str]
     put_url: str
     def __init__(self, key: _Optional[str] = ..., post_url: _Optional[str] = ..., get_url: _Optional[str] = ..., expires_at_unix_ms: _Optional[int] = ..., refresh_after_unix_ms: _Optional[int] = ..., post_fields: _Optional[_Mapping[str, str]] = ..., put_url: _Optional[str] = ...) -> None: ...
+
+class ExecuteHookArgs(_message.Message):
+    __slots__ = ("request",)
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    request: ExecuteHookRequest
+    def __init__(self, request: _Optional[_Union[ExecuteHookRequest, _Mapping]] = ...) -> None: ...
+
+class ExecuteHookRequest(_message.Message):
+    __slots__ = ("pre_compact", "subagent_start", "subagent_stop")
+    PRE_COMPACT_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_START_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_STOP_FIELD_NUMBER: _ClassVar[int]
+    pre_compact: PreCompactRequestQuery
+    subagent_start: SubagentStartRequestQuery
+    subagent_stop: SubagentStopRequestQuery
+    def __init__(self, pre_compact: _Optional[_Union[PreCompactRequestQuery, _Mapping]] = ..., subagent_start: _Optional[_Union[SubagentStartRequestQuery, _Mapping]] = ..., subagent_stop: _Optional[_Union[SubagentStopRequestQuery, _Mapping]] = ...) -> None: ...
+
+class ExecuteHookResult(_message.Message):
+    __slots__ = ("response",)
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    response: ExecuteHookResponse
+    def __init__(self, response: _Optional[_Union[ExecuteHookResponse, _Mapping]] = ...) -> None: ...
+
+class ExecuteHookResponse(_message.Message):
+    __slots__ = ("pre_compact", "subagent_start", "subagent_stop")
+    PRE_COMPACT_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_START_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_STOP_FIELD_NUMBER: _ClassVar[int]
+    pre_compact: PreCompactRequestResponse
+    subagent_start: SubagentStartRequestResponse
+    subagent_stop: SubagentStopRequestResponse
+    def __init__(self, pre_compact: _Optional[_Union[PreCompactRequestResponse, _Mapping]] = ..., subagent_start: _Optional[_Union[SubagentStartRequestResponse, _Mapping]] = ..., subagent_stop: _Optional[_Union[SubagentStopRequestResponse, _Mapping]] = ...) -> None: ...
+
+class PreCompactRequestQuery(_message.Message):
+    __slots__ = ("trigger", "context_usage_percent", "context_tokens", "context_window_size", "message_count", "messages_to_compact", "is_first_compaction", "conversation_id", "generation_id", "model", "model_id", "model_params")
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_USAGE_PERCENT_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_WINDOW_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_TO_COMPACT_FIELD_NUMBER: _ClassVar[int]
+    IS_FIRST_COMPACTION_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    trigger: str
+    context_usage_percent: float
+    context_tokens: int
+    context_window_size: int
+    message_count: int
+    messages_to_compact: int
+    is_first_compaction: bool
+    conversation_id: str
+    generation_id: str
+    model: str
+    model_id: str
+    model_params: _containers.RepeatedCompositeFieldContainer[RequestedModel.ModelParameterValue]
+    def __init__(self, trigger: _Optional[str] = ..., context_usage_percent: _Optional[float] = ..., context_tokens: _Optional[int] = ..., context_window_size: _Optional[int] = ..., message_count: _Optional[int] = ..., messages_to_compact: _Optional[int] = ..., is_first_compaction: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., generation_id: _Optional[str] = ..., model: _Optional[str] = ..., model_id: _Optional[str] = ..., model_params: _Optional[_Iterable[_Union[RequestedModel.ModelParameterValue, _Mapping]]] = ...) -> None: ...
+
+class PreCompactRequestResponse(_message.Message):
+    __slots__ = ("user_message",)
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    user_message: str
+    def __init__(self, user_message: _Optional[str] = ...) -> None: ...
+
+class SubagentStartRequestQuery(_message.Message):
+    __slots__ = ("subagent_id", "subagent_type", "task", "parent_conversation_id", "tool_call_id", "subagent_model", "is_parallel_worker", "git_branch", "conversation_id", "generation_id", "model", "model_id", "model_params")
+    SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_MODEL_FIELD_NUMBER: _ClassVar[int]
+    IS_PARALLEL_WORKER_FIELD_NUMBER: _ClassVar[int]
+    GIT_BRANCH_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    subagent_id: str
+    subagent_type: str
+    task: str
+    parent_conversation_id: str
+    tool_call_id: str
+    subagent_model: str
+    is_parallel_worker: bool
+    git_branch: str
+    conversation_id: str
+    generation_id: str
+    model: str
+    model_id: str
+    model_params: _containers.RepeatedCompositeFieldContainer[RequestedModel.ModelParameterValue]
+    def __init__(self, subagent_id: _Optional[str] = ..., subagent_type: _Optional[str] = ..., task: _Optional[str] = ..., parent_conversation_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., subagent_model: _Optional[str] = ..., is_parallel_worker: _Optional[bool] = ..., git_branch: _Optional[str] = ..., conversation_id: _Optional[str] = ..., generation_id: _Optional[str] = ..., model: _Optional[str] = ..., model_id: _Optional[str] = ..., model_params: _Optional[_Iterable[_Union[RequestedModel.ModelParameterValue, _Mapping]]] = ...) -> None: ...
+
+class SubagentStartRequestResponse(_message.Message):
+    __slots__ = ("permission", "user_message", "additional_context")
+    PERMISSION_FIELD_NUMBER: _ClassVar[int]
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ADDITIONAL_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    permission: str
+    user_message: str
+    additional_context: str
+    def __init__(self, permission: _Optional[str] = ..., user_message: _Optional[str] = ..., additional_context: _Optional[str] = ...) -> None: ...
+
+class SubagentStopRequestQuery(_message.Message):
+    __slots__ = ("subagent_id", "subagent_type", "status", "duration_ms", "summary", "parent_conversation_id", "message_count", "tool_call_count", "error_message", "modified_files", "git_branch", "conversation_id", "generation_id", "model", "loop_count", "task", "description", "model_id", "model_params", "child_conversation_id")
+    SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_FILES_FIELD_NUMBER: _ClassVar[int]
+    GIT_BRANCH_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    LOOP_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    CHILD_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    subagent_id: str
+    subagent_type: str
+    status: str
+    duration_ms: int
+    summary: str
+    parent_conversation_id: str
+    message_count: int
+    tool_call_count: int
+    error_message: str
+    modified_files: _containers.RepeatedScalarFieldContainer[str]
+    git_branch: str
+    conversation_id: str
+    generation_id: str
+    model: str
+    loop_count: int
+    task: str
+    description: str
+    model_id: str
+    model_params: _containers.RepeatedCompositeFieldContainer[RequestedModel.ModelParameterValue]
+    child_conversation_id: str
+    def __init__(self, subagent_id: _Optional[str] = ..., subagent_type: _Optional[str] = ..., status: _Optional[str] = ..., duration_ms: _Optional[int] = ..., summary: _Optional[str] = ..., parent_conversation_id: _Optional[str] = ..., message_count: _Optional[int] = ..., tool_call_count: _Optional[int] = ..., error_message: _Optional[str] = ..., modified_files: _Optional[_Iterable[str]] = ..., git_branch: _Optional[str] = ..., conversation_id: _Optional[str] = ..., generation_id: _Optional[str] = ..., model: _Optional[str] = ..., loop_count: _Optional[int] = ..., task: _Optional[str] = ..., description: _Optional[str] = ..., model_id: _Optional[str] = ..., model_params: _Optional[_Iterable[_Union[RequestedModel.ModelParameterValue, _Mapping]]] = ..., child_conversation_id: _Optional[str] = ...) -> None: ...
+
+class SubagentStopRequestResponse(_message.Message):
+    __slots__ = ("followup_message", "additional_context")
+    FOLLOWUP_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ADDITIONAL_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    followup_message: str
+    additional_context: str
+    def __init__(self, followup_message: _Optional[str] = ..., additional_context: _Optional[str] = ...) -> None: ...

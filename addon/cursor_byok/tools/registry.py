@@ -28,6 +28,9 @@ from .extra import WriteShellStdinTool
 from .files import DeleteTool
 from .files import LsTool
 from .files import ReadTool
+from .goals import CreateGoalTool
+from .goals import UpdateGoalTool
+from .goals import has_goal
 from .image import GenerateImageTool
 from .interactions import AskQuestionTool
 from .interactions import CreatePlanTool
@@ -39,6 +42,8 @@ from .mcp import GetMcpToolsTool
 from .mcp import McpToolRef
 from .mcp import collect_mcp_tools
 from .mcp import dynamic_mcp_tools
+from .mcp_auth import McpAuthTool
+from .mcp_auth import offered as mcp_auth_offered
 from .search import GlobTool
 from .search import GrepTool
 from .shell import AwaitShellTool
@@ -50,6 +55,9 @@ from .web import WebFetchTool
 from .websearch import WebSearchTool
 
 log = logging.getLogger(__name__)
+
+# The configured model a name routes to (config.find_model), None when it is not one of ours.
+ModelRouter = Callable[[str], str | None]
 
 # Factories of the built-in tools; a fresh instance per run (some keep per-run state).
 BUILTIN: dict[str, Callable[[], Tool]] = {
@@ -76,7 +84,12 @@ BUILTIN: dict[str, Callable[[], Tool]] = {
     "WriteShellStdin": WriteShellStdinTool,
     "ListMcpResources": ListMcpResourcesTool,
     "EditNotebook": EditNotebookTool,
+    "CreateGoal": CreateGoalTool,
+    "UpdateGoal": UpdateGoalTool,
+    "McpAuth": McpAuthTool,
 }
+# The goal tools (goals.py): in the modes that act; UpdateGoal only once there is a goal.
+GOAL_TOOLS = ("CreateGoal", "UpdateGoal")
 
 # tools.md §2, in Cursor's order, minus the tools we cannot back (see the module docstring).
 AGENT_TOOLS = (
@@ -84,21 +97,21 @@ AGENT_TOOLS = (
     "TodoWrite",
     "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "AwaitShell",
     "WriteShellStdin", "GetMcpTools", "ListMcpResources", "FetchMcpResource", "SwitchMode",
-    "CallMcpTool",
+    "CallMcpTool", "McpAuth", *GOAL_TOOLS,
 )  # fmt: skip
 PLAN_TOOLS = (
     "Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "WebSearch", "WebFetch",
     "AskQuestion",
-    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
+    "CreatePlan", "Task", "ListMcpResources", "FetchMcpResource", "CallMcpTool", "McpAuth",
 )  # fmt: skip
 DEBUG_TOOLS = (
     "AskQuestion", "AwaitShell", "CallMcpTool", "Delete", "EditNotebook", "FetchMcpResource",
     "Glob", "Grep", "Read", "ReadLints", "Shell", "StrReplace", "Task", "TodoWrite",
-    "WebFetch", "WebSearch", "Write", "WriteShellStdin",
+    "WebFetch", "WebSearch", "Write", "WriteShellStdin", "McpAuth", *GOAL_TOOLS,
 )  # fmt: skip
 ASK_TOOLS = (
     "Read", "Grep", "Glob", "ReadLints", "Shell", "WebSearch", "WebFetch", "AskQuestion", "Task",
-    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool",
+    "GetMcpTools", "ListMcpResources", "FetchMcpResource", "CallMcpTool", "McpAuth",
 )  # fmt: skip
 MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_AGENT: AGENT_TOOLS,
@@ -106,9 +119,10 @@ MODE_TOOLS: dict[int, tuple[str, ...]] = {
     pb.AGENT_MODE_PLAN: PLAN_TOOLS,
     pb.AGENT_MODE_DEBUG: DEBUG_TOOLS,
     pb.AGENT_MODE_MULTITASK: AGENT_TOOLS,
+    pb.AGENT_MODE_CUSTOM: AGENT_TOOLS,  # a skill as the mode: its text says what to do
 }
 # Modes whose catalog has the per-server MCP tools (the others reach MCP via CallMcpTool).
-DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK})
+DYNAMIC_MCP_MODES = frozenset({pb.AGENT_MODE_AGENT, pb.AGENT_MODE_MULTITASK, pb.AGENT_MODE_CUSTOM})
 MUTATING = frozenset({"Write", "StrReplace", "Delete", "EditNotebook", "GenerateImage"})
 _MAX_LISTED_MCP = 60
 
@@ -187,6 +201,7 @@ def tools_for(
     extra: Iterable[str] = (),
     web_search: WebSearchConfig | None = None,
     image_generation: ImageGenerationConfig | None = None,
+    route_model: ModelRouter | None = None,
 ) -> ToolSet:
     """The tools for one run in `mode`.
 
@@ -195,57 +210,132 @@ def tools_for(
     is offered only with one (and when the client allows web search); GenerateImage only with
     an `image_generation` endpoint. `extra` adds optional
     built-ins not in Cursor's catalog (e.g. "LS"). Unknown modes fall back to Agent with a
-    warning (tools.md §2).
+    warning (tools.md §2). `route_model` names the configured model a subagent definition's
+    `model` routes to (None: not one of ours); without it definitions' models are not used.
     """
     context = request_context if request_context is not None else request_context_of(run_request)
-    names = MODE_TOOLS.get(mode)
-    if names is None:
-        if mode != pb.AGENT_MODE_UNSPECIFIED:
-            label = pb.AgentMode.Name(mode) if mode in pb.AgentMode.values() else str(mode)
-            log.warning("mode %s has no tool set of its own; using the Agent tools", label)
-        names = AGENT_TOOLS
-        mode = pb.AGENT_MODE_AGENT
-    chosen = list(names)
+    mode, names = _mode_tools(mode)
     subagent = bool(run_request.subagent_type_name)
-    if subagent:  # no AskQuestion, and no Task: subagents do not nest (bounded depth)
-        chosen = [n for n in chosen if n not in ("AskQuestion", "Task")]
-        if not run_request.suppress_subagent_progress_update_tool:
-            chosen.append("UpdateCurrentStep")
+    chosen = list(names)
+    if subagent and not run_request.suppress_subagent_progress_update_tool:
+        chosen.append("UpdateCurrentStep")
     chosen += [n for n in extra if n in BUILTIN and n not in chosen]
-    if _flag(context, "web_fetch_enabled") is not True:
-        chosen = [n for n in chosen if n != "WebFetch"]
-    if web_search is None or _flag(context, "web_search_enabled") is not True:
-        chosen = [n for n in chosen if n != "WebSearch"]  # needs an endpoint and the client's OK
-    if image_generation is None:
-        chosen = [n for n in chosen if n != "GenerateImage"]
-    if _flag(context, "read_lints_enabled") is False:
-        chosen = [n for n in chosen if n != "ReadLints"]
-    if mode == pb.AGENT_MODE_ASK:
-        chosen = [n for n in chosen if n not in MUTATING]
-
+    left_out = _left_out(mode, run_request, context, web_search, image_generation)
     refs = collect_mcp_tools(run_request, context)
     dynamic = mode in DYNAMIC_MCP_MODES or subagent
-    tools = ToolSet()
-    for name in chosen:
-        if name == "Shell":
-            tools.append(ShellTool(read_only_sandbox=mode == pb.AGENT_MODE_ASK))
-        elif name == "WebSearch":
-            assert web_search is not None
-            tools.append(WebSearchTool(web_search))
-        elif name == "GenerateImage":
-            assert image_generation is not None
-            tools.append(GenerateImageTool(image_generation))
-        elif name == "Task":
-            tools.append(
-                TaskTool.offering(
-                    context.custom_subagents if context is not None else (),
-                    force_readonly=mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
-                )
-            )
-        elif name == "CallMcpTool":
-            tools.append(CallMcpToolTool(refs) if dynamic else _call_mcp_with_catalog(refs))
-        else:
-            tools.append(BUILTIN[name]())
+    made = _Maker(mode, context, refs, dynamic, web_search, image_generation, route_model)
+    tools = ToolSet(made.tool(name) for name in chosen if name not in left_out)
     if dynamic:
         tools.extend(dynamic_mcp_tools(refs, set(BUILTIN) | set(tools.names())))
     return tools
+
+
+def definition_models(
+    custom: Iterable[pb.CustomSubagent], route_model: ModelRouter | None
+) -> dict[str, str]:
+    """Definition name (lowercase) -> the configured model its `model` names, for the
+    definitions whose model the config routes (not "inherit", not forced to the default)."""
+    if route_model is None:
+        return {}
+    out: dict[str, str] = {}
+    for definition in custom:
+        wanted = definition.model.strip()
+        if not definition.name or definition.force_default_model:
+            continue
+        if not wanted or wanted.lower() in ("inherit", "default"):
+            continue
+        routed = route_model(wanted)
+        if routed is None:
+            log.info("subagent %r names model %r, which is not configured", definition.name, wanted)
+            continue
+        out[definition.name.lower()] = routed
+    return out
+
+
+def _mode_tools(mode: int) -> tuple[int, tuple[str, ...]]:
+    """The mode's catalog; an unknown mode gets Agent's (with a warning)."""
+    names = MODE_TOOLS.get(mode)
+    if names is not None:
+        return mode, names
+    if mode != pb.AGENT_MODE_UNSPECIFIED:
+        label = pb.AgentMode.Name(mode) if mode in pb.AgentMode.values() else str(mode)
+        log.warning("mode %s has no tool set of its own; using the Agent tools", label)
+    return pb.AGENT_MODE_AGENT, AGENT_TOOLS
+
+
+def _left_out(
+    mode: int,
+    run_request: pb.AgentRunRequest,
+    context: pb.RequestContext,
+    web_search: WebSearchConfig | None,
+    image_generation: ImageGenerationConfig | None,
+) -> set[str]:
+    """Tools of the catalog this run does not get: what the client turned off, what needs an
+    endpoint we lack, what the mode or a subagent run may not do."""
+    out: set[str] = set()
+    if _flag(context, "web_fetch_enabled") is not True:
+        out.add("WebFetch")
+    if web_search is None or _flag(context, "web_search_enabled") is not True:
+        out.add("WebSearch")  # needs an endpoint and the client's OK
+    if image_generation is None:
+        out.add("GenerateImage")
+    if _flag(context, "read_lints_enabled") is False:
+        out.add("ReadLints")
+    if mode == pb.AGENT_MODE_ASK:
+        out |= MUTATING
+    if run_request.subagent_type_name:  # no AskQuestion, no Task (bounded depth), no goals
+        out |= {"AskQuestion", "Task", "McpAuth", *GOAL_TOOLS}
+    if not mcp_auth_offered(context):  # the client cannot run an MCP sign-in
+        out.add("McpAuth")
+    if not has_goal(run_request.conversation_state):
+        out.add("UpdateGoal")
+    return out
+
+
+class _Maker:
+    """Builds one tool of a run by name: the built-ins that need the run's settings, else the
+    plain factory."""
+
+    def __init__(
+        self,
+        mode: int,
+        context: pb.RequestContext,
+        refs: list[McpToolRef],
+        dynamic: bool,
+        web_search: WebSearchConfig | None,
+        image_generation: ImageGenerationConfig | None,
+        route_model: ModelRouter | None,
+    ) -> None:
+        self.mode = mode
+        self.context = context
+        self.refs = refs
+        self.dynamic = dynamic
+        self.web_search = web_search
+        self.image_generation = image_generation
+        self.route_model = route_model
+
+    def tool(self, name: str) -> Tool:
+        special = getattr(self, "_" + name, None)
+        return special() if special is not None else BUILTIN[name]()
+
+    def _Shell(self) -> Tool:
+        return ShellTool(read_only_sandbox=self.mode == pb.AGENT_MODE_ASK)
+
+    def _WebSearch(self) -> Tool:
+        assert self.web_search is not None
+        return WebSearchTool(self.web_search)
+
+    def _GenerateImage(self) -> Tool:
+        assert self.image_generation is not None
+        return GenerateImageTool(self.image_generation)
+
+    def _Task(self) -> Tool:
+        custom = self.context.custom_subagents
+        return TaskTool.offering(
+            custom,
+            force_readonly=self.mode in (pb.AGENT_MODE_ASK, pb.AGENT_MODE_PLAN),
+            models=definition_models(custom, self.route_model),
+        )
+
+    def _CallMcpTool(self) -> Tool:
+        return CallMcpToolTool(self.refs) if self.dynamic else _call_mcp_with_catalog(self.refs)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 from typing import ClassVar
 from typing import NoReturn
 
 from cursor_byok.pb import agent_v1_pb2 as pb
 
+from . import hooks
 from .base import Tool
 from .base import ToolContext
 from .base import ToolError
@@ -60,11 +63,14 @@ def ui_subagent_type(name: str) -> pb.SubagentType:
     return out
 
 
-def child_model(run_request: pb.AgentRunRequest | None, subagent_type: str, asked: str) -> str:
-    """The model id for the child run: a per-type override, else the model the parent's model
+def child_model(
+    run_request: pb.AgentRunRequest | None, subagent_type: str, asked: str, defined: str = ""
+) -> str:
+    """The model id for the child run: a per-type override, else the model the user's definition
+    of the type names (`defined`: one the config routes), else the model the parent's model
     asked for when Cursor offers it, else the parent's own model ("inherit")."""
     if run_request is None:
-        return asked if asked and asked != "inherit" else ""
+        return defined or (asked if asked and asked != "inherit" else "")
     parent = run_request.requested_model.model_id or run_request.model_details.model_id
     for override in run_request.subagent_model_overrides:
         if override.subagent_type.lower() == subagent_type.lower():
@@ -73,6 +79,8 @@ def child_model(run_request: pb.AgentRunRequest | None, subagent_type: str, aske
             if override.HasField("model") and override.model.model_id:
                 return override.model.model_id
             return parent
+    if defined:
+        return defined
     if asked and asked.lower() != "inherit":
         offered = [m.model_id for m in run_request.selected_subagent_models if m.model_id]
         offered += [m.model_id for m in run_request.selected_subagent_model_details if m.model_id]
@@ -134,8 +142,11 @@ class TaskTool(Tool):
         "required": ["description", "prompt"],
     }
 
-    def __init__(self, *, force_readonly: bool = False) -> None:
+    def __init__(
+        self, *, force_readonly: bool = False, models: dict[str, str] | None = None
+    ) -> None:
         self.force_readonly = force_readonly  # Ask / Plan: read-only subagents only
+        self.models = models or {}  # definition name (lowercase) -> the model it names
 
     @classmethod
     def offering(cls, custom: Iterable[pb.CustomSubagent], **kwargs: Any) -> TaskTool:
@@ -174,14 +185,17 @@ class TaskTool(Tool):
         prompt = arg_str(args, "prompt", required=True)
         arg_str(args, "description")  # a string if given (the card shows it)
         sub = self._subagent_args(args, ctx, prompt)
+        await hooks.subagent_start(ctx, sub)  # the user's subagentStart hooks (hooks.py)
         runs: dict[str, pb.SubagentRunState] | None = getattr(ctx, "subagent_runs", None)
         state = running_state(ctx.call_id, args)
         if runs is not None:
             runs[ctx.call_id] = state
             await _publish(ctx)
         started = time.monotonic()
-        reply = await _run_child(ctx, sub, prompt, state)
+        reply = await _run_child(ctx, sub, _watcher(ctx, prompt), state)
         result = result_of(reply, "subagent_result")
+        stopped = await hooks.subagent_stop(ctx, sub, result, started, _watcher(ctx, prompt))
+        result = stopped.result  # the last one, when a subagentStop hook resumed the child
         state.completed_timestamp_ms = int(time.time() * 1000)
         call = self._ui_call(args)
         if result is None or result.WhichOneof("result") != "success":
@@ -203,9 +217,10 @@ class TaskTool(Tool):
         done.background_reason = success.background_reason
         if success.transcript_path:
             done.transcript_path = success.transcript_path
-        return ToolOutcome(
-            text=_result_text(success, is_background), is_error=False, tool_call=call
-        )
+        text = _result_text(success, is_background)
+        if stopped.additional_context:
+            text += f"\n\n<hook_context>\n{stopped.additional_context}\n</hook_context>"
+        return ToolOutcome(text=text, is_error=False, tool_call=call)
 
     def _subagent_args(
         self, args: dict[str, Any], ctx: ToolContext, prompt: str
@@ -219,7 +234,12 @@ class TaskTool(Tool):
         sub = pb.SubagentArgs(
             tool_call_id=ctx.call_id,
             subagent_type=kind,
-            model_id=child_model(run_request, kind, arg_opt_str(args, "model") or ""),
+            model_id=child_model(
+                run_request,
+                kind,
+                arg_opt_str(args, "model") or "",
+                self.models.get(kind.lower(), ""),
+            ),
             prompt=prompt,
             readonly=readonly,
             run_in_background=background,
@@ -238,11 +258,9 @@ class TaskTool(Tool):
         return sub
 
 
-async def _run_child(
-    ctx: ToolContext, sub: pb.SubagentArgs, prompt: str, state: pb.SubagentRunState
-) -> pb.ExecClientMessage:
-    """Ask the client for the child run and wait for its result; while it runs, the agent links
-    the child to this call (`follow_subagent`), whose card shows its progress."""
+def _watcher(ctx: ToolContext, prompt: str) -> Callable[[], AbstractContextManager[Any]] | None:
+    """What links a child run to this call while it runs (`follow_subagent`: the agent relays
+    the child's progress to this call's card); None when the context offers no link."""
 
     def relay(update: pb.InteractionUpdate) -> None:
         ctx.delta(
@@ -250,7 +268,17 @@ async def _run_child(
         )
 
     follow = getattr(ctx, "follow_subagent", None)
-    watch = follow(prompt, relay) if follow is not None else contextlib.nullcontext()
+    return (lambda: follow(prompt, relay)) if follow is not None else None
+
+
+async def _run_child(
+    ctx: ToolContext,
+    sub: pb.SubagentArgs,
+    watcher: Callable[[], AbstractContextManager[Any]] | None,
+    state: pb.SubagentRunState,
+) -> pb.ExecClientMessage:
+    """Ask the client for the child run and wait for its result, linked to this call."""
+    watch = watcher() if watcher is not None else contextlib.nullcontext()
     try:
         with watch:
             return await ctx.exec(exec_message(subagent_args=sub))

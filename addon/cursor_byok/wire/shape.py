@@ -30,7 +30,7 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 class Unmodelled:
     """One thing in a client message our schema does not know: `AgentRunRequest.26` (a field),
     `AgentClientMessage.9` (a case of the top oneof), or a case we model but do not serve
-    (`ConversationAction.goal_continuation_action`, kind "unhandled")."""
+    (`ConversationAction.subscription_notification_action`, kind "unhandled")."""
 
     message: str  # the protobuf message's name, e.g. "ConversationAction"
     number: int
@@ -139,6 +139,7 @@ SERVED_ACTIONS = frozenset(
         "background_shell_action",
         "background_subagent_action",
         "inject_context_action",
+        "goal_continuation_action",
     }
 )
 _LAST_CASE = max(f.number for f in pb.AgentClientMessage.DESCRIPTOR.fields)
