@@ -108,7 +108,7 @@ async def pre_compact(
         is_first_compaction=first,
         conversation_id=turn.run_request.conversation_id,
         generation_id=turn.request_id,
-        model=turn.model,
+        model=turn.status.model,
     )
     response = await run_hook(turn.exec, pb.ExecuteHookRequest(pre_compact=query))
     if response is None or response.WhichOneof("response") != "pre_compact":
