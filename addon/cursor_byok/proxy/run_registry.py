@@ -44,6 +44,17 @@ if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
+
+
+def _after(callback: Callable[[int], object], size: int) -> None:
+    """Call `callback(size)` once the loop's current step is over (the dropping frame and the
+    last reader's stream still hold the run until then); at once without a running loop."""
+    try:
+        asyncio.get_running_loop().call_soon(callback, size)
+    except RuntimeError:
+        callback(size)
+
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 Clock = Callable[[], float]
@@ -413,6 +424,9 @@ class RunRegistry:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self._core.unsubscribe(sub, now=self.clock())
+        run = sub.attempt.run
+        if run is not None and run.state is RunState.DROPPED and not run.attempt_ids:
+            _after(memory.run_dropped, run.outbox.size)  # its last reader went
         self._streams_changed(sub.attempt.request_id)
         self.reschedule()
 
@@ -533,7 +547,8 @@ class RunRegistry:
                     if live is not None and live.core is run:
                         del self.runs[run.run_id]
                         del live
-                        memory.run_dropped(run.outbox.size)
+                    if not run.attempt_ids:  # else its last reader's going gives it back
+                        _after(memory.run_dropped, run.outbox.size)
                 case Note(level, template, args):
                     log.log(_LEVELS[level], template, *args)
 
