@@ -202,6 +202,11 @@ class LiveRun:
             self.observe()  # a delta tail another delta closed is final
             self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
+    def emit_frame(self, frame: bytes) -> None:
+        """A message already in its envelope (a staged checkpoint built around its JSON)."""
+        self.core.emit_frame(frame, now=self.clock())
+        self.deliver()
+
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
         self.deliver()
