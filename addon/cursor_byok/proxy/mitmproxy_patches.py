@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
@@ -27,6 +28,7 @@ PATCHES = (
     refuse_streams_over_the_limit,  # a client's 101st stream: refused alone
     close_sockets_when_told,  # the loopback hop of a stream the client reset is closed
     forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
+    dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
 )
 
 
