@@ -32,13 +32,18 @@ _mitm_log = logging.getLogger("mitmproxy.addonmanager")  # where `safecall` logs
 async def _trigger_event(self: AddonManager, event: hooks.Hook) -> None:
     """`AddonManager.trigger_event` (mitmproxy 12): each top-level addon's hooks, children
     after their parent, an addon's error logged and the next addon called, `AddonHalt` ending
-    the event, `OptionsError` raised. A leaf addon is looked at directly, without a walk."""
+    the event, `OptionsError` raised. A leaf addon is looked at directly, without a walk, and
+    the hook's arguments are read off the event once (mitmproxy reads its dataclass fields again
+    for every call; no hook sees the event itself, so they cannot change in between)."""
     name = event.name
+    args: list | None = None
     for top in self.chain:
         try:
             if hasattr(top, "addons"):
                 for _addon, func in self._iter_hooks(top, event):
-                    result = func(*event.args())
+                    if args is None:
+                        args = event.args()
+                    result = func(*args)
                     if result is not None and inspect.isawaitable(result):
                         await result
                 continue
@@ -47,7 +52,9 @@ async def _trigger_event(self: AddonManager, event: hooks.Hook) -> None:
                 continue  # no hook (or a module of the hook's name: mitmproxy skips it too)
             if not callable(func):
                 raise exceptions.AddonManagerError(f"Addon handler {name} ({top}) not callable")
-            result = func(*event.args())
+            if args is None:
+                args = event.args()
+            result = func(*args)
             if result is not None and inspect.isawaitable(result):
                 await result
         except exceptions.AddonHalt:
