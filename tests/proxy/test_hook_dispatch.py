@@ -16,6 +16,13 @@ from mitmproxy.test import tflow
 from cursor_byok.proxy import hook_dispatch
 
 
+@pytest.fixture(autouse=True)
+def unpatched(monkeypatch) -> None:
+    """mitmproxy's dispatch for the test, even when an earlier test in this process loaded the
+    addons and left the patches installed."""
+    monkeypatch.setattr(AddonManager, "trigger_event", hook_dispatch.MITMPROXY_TRIGGER_EVENT)
+
+
 class Addon:
     def __init__(self, name: str, calls: list[str], **behaviour) -> None:
         self.name = name

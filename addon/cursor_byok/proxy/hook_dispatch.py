@@ -26,6 +26,7 @@ from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
 
 _MARK = "_cursor_byok_direct_hooks"
+MITMPROXY_TRIGGER_EVENT = AddonManager.trigger_event  # as it ships (this module patches it)
 _mitm_log = logging.getLogger("mitmproxy.addonmanager")  # where `safecall` logs addon errors
 
 
