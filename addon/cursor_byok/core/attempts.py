@@ -451,8 +451,13 @@ class Registry:
         attempt = sub.attempt
         attempt.subscribers.pop(sub.sid, None)
         attempt.last_active = now
-        if attempt.run is not None:
-            attempt.run.stream_closed(now=now)
+        run = attempt.run
+        if run is not None:
+            run.stream_closed(now=now)
+            # the run was dropped while this stream still read it (`_drop` keeps read
+            # attempts): the last reader forgets the attempt, or it holds the run's frames
+            if run.state is RunState.DROPPED and not attempt.subscribers:
+                self._forget_attempt(attempt)
         elif attempt.state is AttemptState.REFUSED:
             self.timers.due(now + self.config.linger)
 

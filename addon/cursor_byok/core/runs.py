@@ -413,6 +413,14 @@ class Run:
             self._backlog_full(now)
         return news
 
+    def emit_frame(self, frame: bytes, *, now: float) -> None:
+        """`emit` of a message already in its envelope (a staged checkpoint built around its
+        JSON, `cursor.checkpoint.staged_frame`): final at once, readable now."""
+        self._step(RunEvent.EMIT)
+        self.outbox.append(frame)
+        if self.outbox.backlog() > self.config.max_backlog_bytes:
+            self._backlog_full(now)
+
     def _backlog_full(self, now: float) -> None:
         """The backlog passed its bound: the next tick fails the turn (frames still queue
         until the turn stops, at its next await: a frame or two beyond the bound)."""

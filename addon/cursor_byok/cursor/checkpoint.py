@@ -154,6 +154,38 @@ def decode_message(data: bytes) -> HistoryMessage:
     return cast(HistoryMessage, message)
 
 
+class _Store:
+    """The blobs one checkpoint references: each id computed once, bytes kept only for what
+    `have` (the client and the data dir) lacks."""
+
+    def __init__(self, have: Container[bytes], step_ids: dict[int, bytes]) -> None:
+        self.have = have
+        self.step_ids = step_ids  # the transcript's id(step) -> blob id
+        self.blobs: dict[bytes, bytes] = {}
+
+    def data(self, data: bytes) -> bytes:
+        ident = blob_id(data)
+        if ident not in self.have:
+            self.blobs[ident] = data
+        return ident
+
+    def message(self, message: HistoryMessage) -> bytes:
+        if not self.have:
+            return self.data(encode_message(message))
+        ident = message_id(message)  # no bytes made for a message the client holds
+        if ident not in self.have:
+            self.blobs[ident] = encode_message(message)
+        return ident
+
+    def step(self, step: pb.ConversationStep | bytes) -> bytes:
+        if isinstance(step, bytes):
+            return step
+        ident = self.step_ids.get(id(step))
+        if ident is None or ident not in self.have:
+            ident = self.step_ids[id(step)] = self.data(step.SerializeToString())
+        return ident
+
+
 @dataclass
 class Transcript:
     """One turn's view of a conversation: what it inherited plus what it adds.
@@ -252,6 +284,7 @@ class Transcript:
         mode: int | None = None,
         into: pb.ConversationStateStructure | None = None,
         have: Container[bytes] = frozenset(),
+        inline: bool = True,
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The state to publish and every blob it references that this turn created, except
         those in `have` (the client and the data dir hold them already): their ids are found
@@ -259,86 +292,73 @@ class Transcript:
         the answer.
 
         With `pending` (an assistant message whose tool batch has not settled) the checkpoint is
-        *staged*: that message stays out of the roots and travels inline in `pending_tool_calls`.
+        *staged*: that message stays out of the roots and travels inline in `pending_tool_calls`
+        (with `inline=False` it is left out: `staged_frame` puts it in the frame as bytes).
         """
-        blobs: dict[bytes, bytes] = {}
-
-        def store(data: bytes) -> bytes:
-            ident = blob_id(data)
-            if ident not in have:
-                blobs[ident] = data
-            return ident
-
-        def store_message(message: HistoryMessage) -> bytes:
-            if not have:
-                return store(encode_message(message))
-            ident = message_id(message)
-            if ident not in have:
-                blobs[ident] = encode_message(message)
-            return ident
-
-        def store_step(step: pb.ConversationStep | bytes) -> bytes:
-            if isinstance(step, bytes):
-                return step
-            ident = self._step_ids.get(id(step))
-            if ident is None or ident not in have:
-                ident = self._step_ids[id(step)] = store(step.SerializeToString())
-            return ident
-
+        store = _Store(have, self._step_ids)
         state = pb.ConversationStateStructure() if into is None else into
         state.CopyFrom(self.base)
         del state.pending_tool_calls[:]
         if self.rewritten:
             del state.root_prompt_messages_json[:]
-            state.root_prompt_messages_json.extend(store_message(m) for m in self.history)
-            self._store_summary(state, store)
+            state.root_prompt_messages_json.extend(store.message(m) for m in self.history)
+            self._store_summary(state, store.data)
         settled = [m for m in self.new_messages if m is not pending]
-        state.root_prompt_messages_json.extend(store_message(m) for m in settled)
-        if pending is not None:
+        state.root_prompt_messages_json.extend(store.message(m) for m in settled)
+        if pending is not None and inline:
             state.pending_tool_calls.append(_json(pending))
-        if self.user_message is not None:
-            turn = pb.AgentConversationTurnStructure(
-                user_message=store(self.user_message.SerializeToString()),
-                steps=[store_step(s) for s in self.steps],
-                request_id=self.request_id,
-            )
-            wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)
-            state.turns.append(store(wrapper.SerializeToString()))
-        if self.shell_turn is not None:
-            command, output = self.shell_turn
-            shell = pb.ShellConversationTurnStructure(
-                shell_command=store(pb.ShellCommand(command=command).SerializeToString()),
-                shell_output=store(output.encode()),
-            )
-            wrapper = pb.ConversationTurnStructure(shell_conversation_turn=shell)
-            state.turns.append(store(wrapper.SerializeToString()))
+        self._store_turns(state, store)
         for call_id, run in self.subagent_runs.items():
             state.subagent_runs_by_parent_tool_call_id[call_id].CopyFrom(run)
         if mode is not None:
             # proto3 enums are open (any int is stored); the stubs name only AgentMode's members
             state.mode = cast(pb.AgentMode, mode)
         del state.todos[:]
-        state.todos.extend(store(encode_todo(t)) for t in self.todos)
+        state.todos.extend(store.data(encode_todo(t)) for t in self.todos)
         for path in self.read_paths:
             if path not in state.read_paths:
                 state.read_paths.append(path)
         if not state.agent_type:
             state.agent_type = "ide"
-        details = state.token_details
+        self._set_token_details(state.token_details)
+        return state, store.blobs
+
+    def _store_turns(self, state: pb.ConversationStateStructure, store: _Store) -> None:
+        """This turn's `turns` entries: the agent turn (user message and steps) and a shell
+        turn, each a blob of its own."""
+        if self.user_message is not None:
+            turn = pb.AgentConversationTurnStructure(
+                user_message=store.data(self.user_message.SerializeToString()),
+                steps=[store.step(s) for s in self.steps],
+                request_id=self.request_id,
+            )
+            wrapper = pb.ConversationTurnStructure(agent_conversation_turn=turn)
+            state.turns.append(store.data(wrapper.SerializeToString()))
+        if self.shell_turn is not None:
+            command, output = self.shell_turn
+            shell = pb.ShellConversationTurnStructure(
+                shell_command=store.data(pb.ShellCommand(command=command).SerializeToString()),
+                shell_output=store.data(output.encode()),
+            )
+            wrapper = pb.ConversationTurnStructure(shell_conversation_turn=shell)
+            state.turns.append(store.data(wrapper.SerializeToString()))
+
+    def _set_token_details(self, details: pb.ConversationTokenDetails) -> None:
+        """The context meter: the window, the tokens used, and their breakdown by category."""
         details.max_tokens = self.context_window
         details.used_tokens = min(self.used_tokens or self._estimate_tokens(), 2**32 - 1)
-        if self.category_bytes:
-            snapshot = details.breakdown
-            snapshot.Clear()
-            snapshot.total_used_tokens = details.used_tokens
-            snapshot.max_tokens = details.max_tokens
-            for ident, label, tokens, chars in breakdown(
-                details.used_tokens, self.category_bytes, details.max_tokens
-            ):
-                snapshot.categories.add(
-                    id=ident, label=label, estimated_tokens=tokens, character_count=chars
-                )
-        return state, blobs
+        if not self.category_bytes:
+            return
+        snapshot = details.breakdown
+        snapshot.Clear()
+        snapshot.total_used_tokens = details.used_tokens
+        snapshot.max_tokens = details.max_tokens
+        for ident, label, tokens, chars in breakdown(
+            details.used_tokens, self.category_bytes, details.max_tokens
+        ):
+            snapshot.categories.add(
+                id=ident, label=label, estimated_tokens=tokens, character_count=chars
+            )
 
     def _store_summary(self, state: pb.ConversationStateStructure, store) -> None:
         """`summary` = blob of ConversationSummary{summary}; `summary_archives` += blob of
@@ -370,6 +390,67 @@ def _field(number: int, data: bytes) -> bytes:
 
 def _varint_field(number: int, value: int) -> bytes:
     return varint(number << 3) + varint(value)
+
+
+_PENDING_TOOL_CALLS = 4  # ConversationStateStructure.pending_tool_calls
+_CHECKPOINT_UPDATE = b"\x1a"  # AgentServerMessage.conversation_checkpoint_update (3, bytes)
+
+
+def staged_frame(state: pb.ConversationStateStructure, pending: HistoryMessage) -> bytes:
+    """The Connect envelope of `AgentServerMessage{conversation_checkpoint_update: state}` with
+    `pending` inline as its one `pending_tool_calls` entry, byte for byte what upb makes of it
+    (`state` made with `checkpoint(pending=..., inline=False)`).
+
+    Built around the message's JSON, encoded 64 KiB of any string at a time: the answer is
+    copied once, into the frame, where the message route held it three times at once (in the
+    message, in its serialised bytes and in the envelope made of them)."""
+    body = state.SerializeToString()
+    # the walk stops at token_details (5), which every checkpoint sets: before any unknown field
+    cut = _first_field_after(body, _PENDING_TOOL_CALLS)
+    parts = [piece.encode() for piece in _json_pieces(pending)]
+    size = sum(map(len, parts))
+    field = [varint(_PENDING_TOOL_CALLS << 3 | 2), varint(size)]
+    state_size = len(body) + size + sum(map(len, field))
+    head = [_CHECKPOINT_UPDATE, varint(state_size)]
+    payload_size = sum(map(len, head)) + state_size
+    return b"".join(
+        [b"\x00", payload_size.to_bytes(4, "big"), *head, body[:cut], *field, *parts, body[cut:]]
+    )
+
+
+def _first_field_after(data: bytes, number: int) -> int:
+    """Where the first top-level field numbered above `number` starts in a message's bytes
+    (upb writes known fields in number order, unknown ones after them)."""
+    pos = 0
+    while pos < len(data):
+        tag, after = _read_varint(data, pos)
+        if tag >> 3 > number:
+            return pos
+        wire = tag & 7
+        if wire == 0:
+            _, after = _read_varint(data, after)
+        elif wire == 2:
+            length, after = _read_varint(data, after)
+            after += length
+        elif wire in (1, 5):
+            after += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"wire type {wire}")
+        pos = after
+    return len(data)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
 
 
 def encode_todo(todo: dict[str, Any]) -> bytes:

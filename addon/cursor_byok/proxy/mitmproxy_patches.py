@@ -5,15 +5,18 @@ says what each does and why): an ended response's stream that waits for the clie
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
-lives (`forget_closed_upstreams`). They change mitmproxy's classes, so they are installed while this
-addon is loaded and removed when it is done: a script reload puts back what mitmproxy had before
-installing them again, and when mitmproxy fixes a bug its patch goes from the list below.
+lives (`forget_closed_upstreams`); and one for CPU: hook events without a coroutine and a
+context manager per addon (`hook_dispatch.dispatch_hooks_directly`). They change mitmproxy's
+classes, so they are installed while this addon is loaded and removed when it is done: a script
+reload puts back what mitmproxy had before installing them again, and when mitmproxy fixes a bug
+its patch goes from the list below.
 """
 
 from __future__ import annotations
 
 import logging
 
+from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
@@ -27,6 +30,7 @@ PATCHES = (
     refuse_streams_over_the_limit,  # a client's 101st stream: refused alone
     close_sockets_when_told,  # the loopback hop of a stream the client reset is closed
     forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
+    dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
 )
 
 

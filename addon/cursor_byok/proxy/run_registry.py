@@ -45,6 +45,17 @@ if TYPE_CHECKING:
     from cursor_byok.agent.turn import Turn
 
 log = logging.getLogger(__name__)
+
+
+def _after(callback: Callable[[int], object], size: int) -> None:
+    """Call `callback(size)` once the loop's current step is over (the dropping frame and the
+    last reader's stream still hold the run until then); at once without a running loop."""
+    try:
+        asyncio.get_running_loop().call_soon(callback, size)
+    except RuntimeError:
+        callback(size)
+
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 Clock = Callable[[], float]
@@ -190,6 +201,11 @@ class LiveRun:
         else:
             self.observe()  # a delta tail another delta closed is final
             self.registry.reschedule()  # a hold may have begun: its release is a deadline
+
+    def emit_frame(self, frame: bytes) -> None:
+        """A message already in its envelope (a staged checkpoint built around its JSON)."""
+        self.core.emit_frame(frame, now=self.clock())
+        self.deliver()
 
     def finish(self, error: EndStreamError | None = None) -> None:
         self.core.finish(error, now=self.clock())
@@ -413,6 +429,9 @@ class RunRegistry:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self._core.unsubscribe(sub, now=self.clock())
+        run = sub.attempt.run
+        if run is not None and run.state is RunState.DROPPED and not run.attempt_ids:
+            _after(memory.run_dropped, run.outbox.size)  # its last reader went
         self._streams_changed(sub.attempt.request_id)
         self.reschedule()
 
@@ -537,7 +556,8 @@ class RunRegistry:
                     if live is not None and live.core is run:
                         del self.runs[run.run_id]
                         del live
-                        memory.run_dropped(run.outbox.size)
+                    if not run.attempt_ids:  # else its last reader's going gives it back
+                        _after(memory.run_dropped, run.outbox.size)
                 case Note(level, template, args):
                     log.log(_LEVELS[level], template, *args)
 

@@ -1,0 +1,130 @@
+"""The direct hook dispatch calls exactly what mitmproxy's `trigger_event` calls, in its order,
+with its error handling (issue 38 item 1: the per-addon coroutine and context manager gone)."""
+
+from __future__ import annotations
+
+import logging
+import types
+from types import SimpleNamespace
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy.addonmanager import AddonManager
+from mitmproxy.proxy.layers.http import HttpRequestHook
+from mitmproxy.test import tflow
+
+from cursor_byok.proxy import hook_dispatch
+
+
+@pytest.fixture(autouse=True)
+def unpatched(monkeypatch) -> None:
+    """mitmproxy's dispatch for the test, even when an earlier test in this process loaded the
+    addons and left the patches installed."""
+    monkeypatch.setattr(AddonManager, "trigger_event", hook_dispatch.MITMPROXY_TRIGGER_EVENT)
+
+
+class Addon:
+    def __init__(self, name: str, calls: list[str], **behaviour) -> None:
+        self.name = name
+        self.calls = calls
+        self.behaviour = behaviour
+        if "children" in behaviour:
+            self.addons = behaviour["children"]
+
+    def request(self, flow) -> None:
+        self.calls.append(self.name)
+        what = self.behaviour.get("does")
+        if what == "fail":
+            raise ValueError(f"{self.name} failed")
+        if what == "halt":
+            raise exceptions.AddonHalt()
+        if what == "options":
+            raise exceptions.OptionsError("bad option")
+
+
+class AsyncAddon(Addon):
+    async def request(self, flow) -> None:  # type: ignore[override]
+        self.calls.append(f"{self.name} (async)")
+
+
+class Bare:
+    """No hook at all; one attribute named like a hook that is a module, one not callable."""
+
+    response = types  # a module: skipped, as mitmproxy does
+
+
+def _manager(chain: list) -> AddonManager:
+    master = SimpleNamespace(
+        options=SimpleNamespace(changed=SimpleNamespace(connect=lambda _handler: None))
+    )
+    manager = AddonManager(master)
+    manager.chain = chain
+    return manager
+
+
+def _chain(calls: list[str], does: str | None) -> list:
+    grandchild = AsyncAddon("grandchild", calls)
+    child = Addon("child", calls, does=does, children=[grandchild])
+    return [
+        Bare(),
+        Addon("first", calls),
+        Addon("parent", calls, children=[child, Bare(), Addon("sibling", calls)]),
+        AsyncAddon("async", calls),
+        Addon("last", calls),
+    ]
+
+
+async def _calls(trigger, does: str | None, caplog) -> tuple[list[str], object, list[str]]:
+    calls: list[str] = []
+    manager = _manager(_chain(calls, does))
+    caplog.clear()
+    outcome: object = None
+    try:
+        await trigger(manager, HttpRequestHook(tflow.tflow()))
+    except Exception as exc:
+        outcome = type(exc)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    return calls, outcome, errors
+
+
+@pytest.mark.parametrize("does", [None, "fail", "halt", "options"])
+async def test_same_calls_as_mitmproxy(does: str | None, caplog) -> None:
+    original = AddonManager.trigger_event
+    assert not getattr(original, "_cursor_byok_direct_hooks", False)
+    mitmproxy_way = await _calls(original, does, caplog)
+    ours = await _calls(hook_dispatch._trigger_event, does, caplog)
+    assert ours == mitmproxy_way
+    if does is None:
+        order = ["first", "parent", "child", "grandchild (async)", "sibling", "async (async)"]
+        assert ours[0] == [*order, "last"]
+    if does == "halt":  # the event ends at once
+        assert ours[0] == ["first", "parent", "child"] and ours[1] is None
+    if does == "options":
+        assert ours[1] is exceptions.OptionsError
+    if does == "fail":  # logged, and the next top-level addon still called
+        assert ours[2] == ["Addon error: child failed"] and "last" in ours[0]
+
+
+async def test_a_hook_that_is_not_callable_is_an_addon_error(caplog) -> None:
+    class Broken:
+        request = 3
+
+    calls: list[str] = []
+    for trigger in (AddonManager.trigger_event, hook_dispatch._trigger_event):
+        manager = _manager([Broken(), Addon("after", calls)])
+        caplog.clear()
+        await trigger(manager, HttpRequestHook(tflow.tflow()))
+        assert any("not callable" in r.getMessage() for r in caplog.records)
+    assert calls == ["after", "after"]
+
+
+def test_installed_once_and_removed() -> None:
+    original = AddonManager.trigger_event
+    undo = hook_dispatch.dispatch_hooks_directly()
+    assert undo is not None
+    try:
+        assert AddonManager.trigger_event is hook_dispatch._trigger_event
+        assert hook_dispatch.dispatch_hooks_directly() is None  # a second proxy: already in
+    finally:
+        undo()
+    assert AddonManager.trigger_event is original
