@@ -38,6 +38,7 @@ from cursor_byok.conversation.history_format import AssistantHistoryMessage
 from cursor_byok.cursor.actions import resolve as resolve_action
 from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.cursor.checkpoint import referenced_blobs
+from cursor_byok.cursor.checkpoint import staged_frame
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import TurnUsage
@@ -117,6 +118,8 @@ class RunChannel(Protocol):
         ...
 
     def emit(self, message: pb.AgentServerMessage) -> None: ...
+
+    def emit_frame(self, frame: bytes) -> None: ...
 
     def finish(self, error: EndStreamError | None = None) -> None: ...
 
@@ -279,11 +282,13 @@ class Turn:
         *,
         pending: AssistantHistoryMessage | None = None,
         into: pb.ConversationStateStructure | None = None,
+        inline: bool = True,
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
-        """The checkpoint as of now, with the steps shown so far (made in `into` if given)."""
+        """The checkpoint as of now, with the steps shown so far (made in `into` if given;
+        `inline=False` leaves a staged message out, for `staged_frame`)."""
         self.ui.flush()
         return self.transcript.checkpoint(
-            pending=pending, mode=self.mode, into=into, have=self.blobs.settled
+            pending=pending, mode=self.mode, into=into, have=self.blobs.settled, inline=inline
         )
 
     async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
@@ -298,10 +303,16 @@ class Turn:
     ) -> None:
         """Store a checkpoint's blobs and send it. A failed blob write ends the turn after it
         (no more model calls), unless the turn is `closing`: its checkpoints all go out first."""
-        message = pb.AgentServerMessage()  # the state made in it, not copied into it
-        _, blobs = self.checkpoint(pending=pending, into=message.conversation_checkpoint_update)
-        await self.store_on_client(blobs)
-        self.emit(message)
+        if pending is None:
+            message = pb.AgentServerMessage()  # the state made in it, not copied into it
+            _, blobs = self.checkpoint(into=message.conversation_checkpoint_update)
+            await self.store_on_client(blobs)
+            self.emit(message)
+        else:  # the answer inline: its frame is built around its JSON (one copy, not three)
+            state, blobs = self.checkpoint(pending=pending, inline=False)
+            await self.store_on_client(blobs)
+            self.live.emit_frame(staged_frame(state, pending))
+            del state
         if self.blobs.disk_error is not None and not closing:
             raise self.blobs.disk_error  # what this checkpoint holds is kept
 
