@@ -87,6 +87,7 @@ class Loopback:
                 upstream_ssl=upstream_ssl,
                 upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
                 census=self.census,
+                expected=lambda: self.ports.total if self.ports is not None else 0,
             )
             await self.streamer.start()
         except Exception as exc:

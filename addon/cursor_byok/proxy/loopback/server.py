@@ -8,8 +8,14 @@ Internal headers, guarded by a per-process secret, say which attempt a loopback 
 
 Any local process can connect to these ports, so a connection that has not yet sent a complete
 request is bounded twice: in time (`HEAD_TIMEOUT`; mitmproxy sends its whole head and small body
-at once) and in number (`MAX_PENDING`: past it the oldest such connection is closed, and a
-flood costs at most that many descriptors); `MAX_CONNECTIONS` caps them all.
+at once) and in number (past `MAX_PENDING` plus the streams the addon has pointed here and not
+seen end, the oldest such connection is closed, and a flood from elsewhere costs at most
+`MAX_PENDING` descriptors more than the proxy's own streams); `MAX_CONNECTIONS` caps them all.
+The allowance for the proxy's own streams matters under a burst: mitmproxy opens one loopback
+connection per stream, all of a burst's at once, before it writes their heads (1,045 `Run`
+streams over 11 connections came to ~1,000 connections waiting for their heads together, and a
+fixed bound of 256 closed 651 of them: mitmproxy answered each with a 502 instead of the Connect
+error the stream was to get).
 """
 
 from __future__ import annotations
@@ -48,8 +54,8 @@ log = logging.getLogger(__name__)
 
 _MAX_HEAD = 64 * 1024
 HEAD_TIMEOUT = 10.0  # seconds for a connection's request head and body to arrive
-# Connections still sending their request; past it the oldest is closed. mitmproxy opens up to
-# 100 at once per client connection (a burst of `Run` streams) and sends each request at once.
+# Connections still sending their request beyond the streams the addon expects (`expected`);
+# past it the oldest is closed. mitmproxy sends each request at once, once it runs.
 MAX_PENDING = 256
 MAX_CONNECTIONS = 4096  # every connection, served streams included (20 x 5 per client)
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
@@ -76,8 +82,12 @@ class Streamer:
         upstream_ssl: Callable[[], ssl.SSLContext] | None = None,
         upstream_proxy: Callable[[], UpstreamProxy | None] | None = None,
         census: Census | None = None,
+        expected: Callable[[], int] = lambda: 0,
     ) -> None:
         self.registry = registry
+        # how many streams the addon has pointed here and not seen end: their connections are
+        # mitmproxy's, due any moment, and not counted against MAX_PENDING
+        self.expected = expected
         self.census = census  # counts the streams whose route is decided here
         self.host = host
         self.secret = secrets.token_hex(16)
@@ -158,9 +168,10 @@ class Streamer:
             return
         self._connections.add(task)
         self._pending[task] = writer
-        while len(self._pending) > MAX_PENDING:
+        bound = MAX_PENDING + self.expected()
+        while len(self._pending) > bound:
             _, oldest = self._pending.popitem(last=False)
-            self._drop(oldest, f"more than {MAX_PENDING} connections without a request")
+            self._drop(oldest, f"more than {bound} connections without a request")
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
         try:
             async with asyncio.timeout(HEAD_TIMEOUT):
