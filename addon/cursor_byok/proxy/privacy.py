@@ -349,22 +349,11 @@ class Privacy:
 def _decoded(request: http.Request) -> bytes:
     """A body as its bytes mean it: decompressed and, for streams, the frames' payloads
     (bounded; what cannot be decoded is searched as it is)."""
-    raw = request.raw_content or b""
-    try:
-        data = connect.decompress_body(
-            raw, request.headers.get("content-encoding"), limit=SCAN_LIMIT
-        )
-    except connect.ConnectError:
-        return raw
     ctype = request.headers.get("content-type", "")
-    if "connect+" in ctype or "grpc" in ctype:
-        try:
-            frames = connect.decode_envelopes(
-                data,
-                encoding=request.headers.get("connect-content-encoding"),
-                max_decompressed_size=SCAN_LIMIT,
-            )
+    framed = "connect+" in ctype or "grpc" in ctype
+    for enveloped in (True, False) if framed else (False,):
+        try:  # frames that cannot be read are searched as the decompressed body
+            return b"".join(unary.body_payloads(request, SCAN_LIMIT, enveloped=enveloped))
         except connect.ConnectError:
-            return data
-        return b"".join(frame.payload for frame in frames)
-    return data
+            continue
+    return request.raw_content or b""
