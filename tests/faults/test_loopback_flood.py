@@ -20,7 +20,7 @@ pytestmark = [
 ]
 FLOOD = 1000 if LARGE else 400
 HEAD_TIMEOUT = 10.0  # proxy/loopback/server.py
-MAX_PENDING = 256
+MAX_PENDING = 256  # plus the streams the addon pointed at the loopback: here only the turn's
 
 
 def open_fds(pid: int) -> int:

@@ -44,7 +44,6 @@ from cursor_byok.proxy.run_upload import RunUpload
 from cursor_byok.proxy.turns import ToolChoices
 from cursor_byok.store.census import SERVED
 from cursor_byok.wire import connect
-from cursor_byok.wire.bidi import POLL_DATA_ENCODINGS
 from cursor_byok.wire.bidi import BadFraming
 from cursor_byok.wire.bidi import decode_bidi_append
 from cursor_byok.wire.bidi import decode_run_poll_request
@@ -132,8 +131,8 @@ class AgentRpc:
         options.declare(loader, "cursor_byok_hosts", "cursor_byok_poll_data")
 
     def configure(self, updated: set[str]) -> None:
-        options.one_of(ctx.options, "cursor_byok_poll_data", POLL_DATA_ENCODINGS, "encoding")
-        self.polls.data = ctx.options.cursor_byok_poll_data
+        if options.changed(ctx.options, updated, "cursor_byok_poll_data"):
+            self.polls.data = ctx.options.cursor_byok_poll_data
 
     def _ours(self, flow: http.HTTPFlow) -> str | None:
         """Which of our RPCs this flow is, if any."""

@@ -11,6 +11,7 @@ import logging
 from mitmproxy import ctx
 from mitmproxy import exceptions
 
+from cursor_byok.proxy import options
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.mitmproxy_compat import CONNECTION_LOGGER
 
@@ -55,14 +56,17 @@ class Console:
 
 class OptionCheck:
     """The last addon: every option of ours is declared when its `load` runs, so a `--set` of
-    one of them that cannot be read (given twice, not a number) is found here, said in one
-    line, and the proxy stops. Without it mitmproxy raises inside its own script loader, drops
-    the whole addon, and serves on as a plain proxy: no "ready" line, Agent calls to Cursor.
+    one of them that cannot be read (given twice, not a number) or that its row in the options
+    table does not take (out of range, not one of its choices) is found here, said in one line,
+    and the proxy stops. Without it mitmproxy raises inside its own script loader, drops the
+    whole addon, and serves on as a plain proxy: no "ready" line, Agent calls to Cursor (or,
+    for a value an addon's `configure` refuses, prints a traceback and exits).
     """
 
     def load(self, loader) -> None:
         try:
             loader.master.options.process_deferred()  # what mitmproxy does next, unguarded
+            options.check_all(loader.master.options)  # before any addon's configure sees them
         except exceptions.OptionsError as exc:
             log.error("cursor-byok cannot start: %s", exc)
             raise SystemExit(2) from None  # not Exception: mitmproxy's safecall lets it out

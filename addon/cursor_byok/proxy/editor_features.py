@@ -119,8 +119,8 @@ class EditorFeatures:
         )
 
     def configure(self, updated: set[str]) -> None:
-        options.positive(ctx.options, "cursor_byok_commit_message_ms")
-        self.commit_deadline = ctx.options.cursor_byok_commit_message_ms / 1000
+        if options.changed(ctx.options, updated, "cursor_byok_commit_message_ms"):
+            self.commit_deadline = ctx.options.cursor_byok_commit_message_ms / 1000
 
     def running(self) -> None:
         if not self.turns.serves_config():

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
 from mitmproxy import ctx
-from mitmproxy import exceptions
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
@@ -23,7 +22,6 @@ from cursor_byok.config import ConfigError
 from cursor_byok.config import ConfigSource
 from cursor_byok.config.catalog import CACHE_ENTRIES
 from cursor_byok.config.catalog import METADATA_KEY
-from cursor_byok.config.catalog import MODES
 from cursor_byok.config.catalog import OFFLINE_RETRY_SECONDS
 from cursor_byok.config.catalog import UnsupportedBody
 from cursor_byok.config.catalog import classify
@@ -77,14 +75,12 @@ class ModelPicker:
         )
 
     def configure(self, updated: set[str]) -> None:
-        mode = ctx.options.cursor_byok_models_mode
-        if mode not in MODES:
-            raise exceptions.OptionsError(
-                f"cursor_byok_models_mode: unknown mode {mode!r} (known: {', '.join(MODES)})"
-            )
-        if "cursor_byok_models_mode" in updated:
+        mine = options.changed(
+            ctx.options, updated, "cursor_byok_models_mode", "cursor_byok_config"
+        )
+        if "cursor_byok_models_mode" in mine:
             self.reach.clear()
-        if mode != "off" and updated & {"cursor_byok_config", "cursor_byok_models_mode"}:
+        if mine and ctx.options.cursor_byok_models_mode != "off":
             self.config()
 
     # --- config -----------------------------------------------------------------------------

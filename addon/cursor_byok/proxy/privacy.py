@@ -63,6 +63,7 @@ from cursor_byok.store.files import MiB
 from cursor_byok.wire import connect
 
 log = logging.getLogger(__name__)
+_OPTIONS = ("cursor_byok_title_timeout_ms", "cursor_byok_media_max_mb", "cursor_byok_min_free_mb")
 
 OWNER_KEY = "cursor_byok_private_owner"  # flow metadata: the BYOK conversation a call is about
 _MEASURED = "cursor_byok_private_measured"
@@ -84,21 +85,17 @@ class Privacy:
         self._warned: set[str] = set()  # paths whose leak was logged
 
     def load(self, loader) -> None:
-        options.declare(
-            loader,
-            "cursor_byok_hosts",
-            "cursor_byok_data_dir",
-            "cursor_byok_title_timeout_ms",
-            "cursor_byok_media_max_mb",
-            "cursor_byok_min_free_mb",
-        )
+        options.declare(loader, "cursor_byok_hosts", "cursor_byok_data_dir", *_OPTIONS)
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, "cursor_byok_title_timeout_ms", "cursor_byok_media_max_mb")
-        self.answers.title_timeout = opts.cursor_byok_title_timeout_ms / 1000
-        self.answers.media_total = opts.cursor_byok_media_max_mb * MiB
-        self.answers.min_free = max(opts.cursor_byok_min_free_mb, 0) * MiB
+        mine = options.changed(opts, updated, *_OPTIONS)
+        if "cursor_byok_title_timeout_ms" in mine:
+            self.answers.title_timeout = opts.cursor_byok_title_timeout_ms / 1000
+        if "cursor_byok_media_max_mb" in mine:
+            self.answers.media_total = opts.cursor_byok_media_max_mb * MiB
+        if "cursor_byok_min_free_mb" in mine:
+            self.answers.min_free = opts.cursor_byok_min_free_mb * MiB
 
     def _provider(self, config: Config, model: ModelConfig) -> Provider:
         return self.turns.providers.get(config.providers[model.provider].settings())
@@ -352,22 +349,11 @@ class Privacy:
 def _decoded(request: http.Request) -> bytes:
     """A body as its bytes mean it: decompressed and, for streams, the frames' payloads
     (bounded; what cannot be decoded is searched as it is)."""
-    raw = request.raw_content or b""
-    try:
-        data = connect.decompress_body(
-            raw, request.headers.get("content-encoding"), limit=SCAN_LIMIT
-        )
-    except connect.ConnectError:
-        return raw
     ctype = request.headers.get("content-type", "")
-    if "connect+" in ctype or "grpc" in ctype:
-        try:
-            frames = connect.decode_envelopes(
-                data,
-                encoding=request.headers.get("connect-content-encoding"),
-                max_decompressed_size=SCAN_LIMIT,
-            )
+    framed = "connect+" in ctype or "grpc" in ctype
+    for enveloped in (True, False) if framed else (False,):
+        try:  # frames that cannot be read are searched as the decompressed body
+            return b"".join(unary.body_payloads(request, SCAN_LIMIT, enveloped=enveloped))
         except connect.ConnectError:
-            return data
-        return b"".join(frame.payload for frame in frames)
-    return data
+            continue
+    return request.raw_content or b""

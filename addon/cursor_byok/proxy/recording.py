@@ -16,6 +16,12 @@ from cursor_byok.capture.recorder import Recorder
 from cursor_byok.proxy import options
 
 log = logging.getLogger(__name__)
+_OPTIONS = (
+    "cursor_byok_record_dir",
+    "cursor_byok_agent",
+    "cursor_byok_config",
+    "cursor_byok_data_dir",
+)
 
 
 FrameObserver = Callable[[str, bytes, bool], None]
@@ -46,19 +52,14 @@ class Recording:
             observers.remove(self.frame)
 
     def load(self, loader) -> None:
-        options.declare(
-            loader,
-            "cursor_byok_record_dir",
-            "cursor_byok_agent",
-            "cursor_byok_config",
-            "cursor_byok_data_dir",
-        )
+        options.declare(loader, *_OPTIONS)
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        if "cursor_byok_record_dir" in updated:
+        mine = options.changed(opts, updated, *_OPTIONS)
+        if "cursor_byok_record_dir" in mine:
             self._switch(opts.cursor_byok_record_dir)
-        if self.recorder is not None:  # what the run meta line says of this proxy
+        if mine and self.recorder is not None:  # what the run meta line says of this proxy
             self.recorder.agent = opts.cursor_byok_agent
             self.recorder.config_path = options.config_path(opts)
             self.recorder.data_dir = options.data_dir(opts)

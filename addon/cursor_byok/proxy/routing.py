@@ -222,10 +222,15 @@ class Routing:
         options.declare(loader, "cursor_byok_route_wait_ms", "cursor_byok_data_dir")
 
     def configure(self, updated: set[str]) -> None:
-        options.positive(ctx.options, "cursor_byok_route_wait_ms")
-        self.routes.patience = ctx.options.cursor_byok_route_wait_ms / 1000
+        mine = options.changed(
+            ctx.options, updated, "cursor_byok_route_wait_ms", "cursor_byok_data_dir"
+        )
+        if "cursor_byok_route_wait_ms" in mine:
+            self.routes.patience = ctx.options.cursor_byok_route_wait_ms / 1000
         data_dir = options.data_dir(ctx.options)
-        if self._route_log is None or self._route_log.path.parent != data_dir:
+        if self._route_log is None or (
+            "cursor_byok_data_dir" in mine and self._route_log.path.parent != data_dir
+        ):
             self._route_log = RouteLog(data_dir, MAX_ENTRIES)
             self._restore(self._route_log.load())
 

@@ -5,7 +5,6 @@ validated and handed to the run core.
 from __future__ import annotations
 
 from mitmproxy import ctx
-from mitmproxy import exceptions
 
 from cursor_byok.core.runs import RunConfig
 from cursor_byok.proxy import options
@@ -23,6 +22,7 @@ _TIMINGS = (
     "cursor_byok_max_requests",
     "cursor_byok_max_turns_per_client",
 )
+_ALSO = ("cursor_byok_coalesce_ms", "cursor_byok_record_dir")  # the coalescing window
 
 
 class RunSettings:
@@ -30,13 +30,12 @@ class RunSettings:
         self.registry = registry
 
     def load(self, loader) -> None:
-        options.declare(loader, *_TIMINGS, "cursor_byok_coalesce_ms", "cursor_byok_record_dir")
+        options.declare(loader, *_TIMINGS, *_ALSO)
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(opts, *_TIMINGS)
-        if opts.cursor_byok_coalesce_ms < 0:
-            raise exceptions.OptionsError("cursor_byok_coalesce_ms must not be negative")
+        if not options.changed(opts, updated, *_TIMINGS, *_ALSO):
+            return
         self.registry.config = RunConfig(
             heartbeat_interval=opts.cursor_byok_heartbeat_ms / 1000,
             grace_period=opts.cursor_byok_grace_ms / 1000,

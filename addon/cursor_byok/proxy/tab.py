@@ -198,9 +198,12 @@ class Tab:
         )
 
     def configure(self, updated: set[str]) -> None:
-        options.positive(ctx.options, "cursor_byok_tab_timeout_ms")
-        self.timeout = ctx.options.cursor_byok_tab_timeout_ms / 1000
-        if "cursor_byok_config" in updated:
+        mine = options.changed(
+            ctx.options, updated, "cursor_byok_tab_timeout_ms", "cursor_byok_config"
+        )
+        if "cursor_byok_tab_timeout_ms" in mine:
+            self.timeout = ctx.options.cursor_byok_tab_timeout_ms / 1000
+        if "cursor_byok_config" in mine:
             self._say_where_tab_goes()
 
     def _say_where_tab_goes(self) -> None:

@@ -54,6 +54,15 @@ from cursor_byok.store.files import MiB
 from cursor_byok.store.files import low_space
 
 log = logging.getLogger(__name__)
+_OPTIONS = (
+    "cursor_byok_agent",
+    "cursor_byok_config",
+    "cursor_byok_data_dir",
+    "cursor_byok_ack_timeout_ms",
+    "cursor_byok_min_free_mb",
+    "cursor_byok_detached_call_ms",
+    "cursor_byok_blobs_max_mb",
+)
 MAX_METERS = 1024
 CONFIG_POLL = 1.0  # seconds between looks at the config file (a reload is said at once)
 
@@ -127,31 +136,17 @@ class Turns:
         self.housekeeping = Housekeeping()  # the blob store's size cap
 
     def load(self, loader) -> None:
-        options.declare(
-            loader,
-            "cursor_byok_agent",
-            "cursor_byok_config",
-            "cursor_byok_data_dir",
-            "cursor_byok_ack_timeout_ms",
-            "cursor_byok_min_free_mb",
-            "cursor_byok_detached_call_ms",
-            "cursor_byok_blobs_max_mb",
-        )
+        options.declare(loader, *_OPTIONS)
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
-        options.positive(
-            opts,
-            "cursor_byok_ack_timeout_ms",
-            "cursor_byok_detached_call_ms",
-            "cursor_byok_blobs_max_mb",
-        )
-        self.housekeeping.limit = opts.cursor_byok_blobs_max_mb * MiB
-        if opts.cursor_byok_min_free_mb < 0:
-            raise exceptions.OptionsError("cursor_byok_min_free_mb must not be negative")
-        options.one_of(opts, "cursor_byok_agent", options.AGENTS, "agent")
-        self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
-        self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
+        updated = options.changed(opts, updated, *_OPTIONS)
+        if "cursor_byok_blobs_max_mb" in updated:
+            self.housekeeping.limit = opts.cursor_byok_blobs_max_mb * MiB
+        if "cursor_byok_ack_timeout_ms" in updated:
+            self.ack_timeout = opts.cursor_byok_ack_timeout_ms / 1000
+        if "cursor_byok_detached_call_ms" in updated:
+            self.detached_call_limit = opts.cursor_byok_detached_call_ms / 1000
         if updated & {"cursor_byok_agent", "cursor_byok_config"} and self.serves_config():
             try:
                 config = self.config()

@@ -53,25 +53,34 @@ def message_bytes(request: http.Request) -> bytes:
             return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
         except ValueError as exc:
             raise BadRequest(f"the message query parameter is not base64: {exc}") from None
-    data = request.raw_content or b""
-    if len(data) > MAX_REQUEST:
-        raise BadRequest(f"request body of {len(data)} bytes is over {MAX_REQUEST}", TOO_LARGE)
+    size = len(request.raw_content or b"")
+    if size > MAX_REQUEST:
+        raise BadRequest(f"request body of {size} bytes is over {MAX_REQUEST}", TOO_LARGE)
     try:
-        data = connect.decompress_body(
-            data, request.headers.get("content-encoding"), limit=MAX_REQUEST
-        )
-        if fmt == "connect+proto":
-            frames = connect.decode_envelopes(
-                data,
-                encoding=request.headers.get("connect-content-encoding"),
-                max_decompressed_size=MAX_REQUEST,
-            )
-            return frames[0].payload if frames else b""
+        payloads = body_payloads(request, MAX_REQUEST, enveloped=fmt == "connect+proto")
     except connect.DecompressedTooLarge as exc:
         raise BadRequest(str(exc), TOO_LARGE) from None
     except connect.ConnectError as exc:
         raise BadRequest(str(exc)) from None
-    return data
+    return payloads[0] if payloads else b""
+
+
+def body_payloads(request: http.Request, limit: int, *, enveloped: bool) -> list[bytes]:
+    """A request body as its bytes mean it: decompressed (`content-encoding`) and, when
+    `enveloped`, the payloads of its Connect or gRPC frames (`connect-content-encoding`), each
+    step bounded by `limit`. What we answer and what we count as leaving read bodies alike.
+    Raises connect.ConnectError (DecompressedTooLarge past `limit`)."""
+    data = connect.decompress_body(
+        request.raw_content or b"", request.headers.get("content-encoding"), limit=limit
+    )
+    if not enveloped:
+        return [data]
+    frames = connect.decode_envelopes(
+        data,
+        encoding=request.headers.get("connect-content-encoding"),
+        max_decompressed_size=limit,
+    )
+    return [frame.payload for frame in frames]
 
 
 def parse[M: Message](request: http.Request, message: M) -> M:

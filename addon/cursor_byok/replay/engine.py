@@ -189,6 +189,7 @@ class ReplayError(ByokError, RuntimeError):
 @contextlib.asynccontextmanager
 async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIterator[int]:
     """mitmproxy with our addon, in this process, on 127.0.0.1; yields the port."""
+    from mitmproxy import hooks
     from mitmproxy import options
     from mitmproxy.master import Master
 
@@ -202,6 +203,8 @@ async def _proxy(agent: ReplayAgent, confdir: Path, data_dir: Path) -> AsyncIter
     master = Master(opts)
     proxy = compose(agent=agent)
     master.addons.add(*default_addons(), *proxy.addons)
+    # mitmdump's script loader first configures an addon with every option; so does this
+    master.addons.trigger(hooks.ConfigureHook(set(opts.keys())))
     opts.update(
         listen_host="127.0.0.1",
         listen_port=0,

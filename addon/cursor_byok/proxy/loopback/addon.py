@@ -18,6 +18,7 @@ from mitmproxy import connection
 from mitmproxy import ctx
 from mitmproxy import http
 
+from cursor_byok import outbound
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
 from cursor_byok.proxy.loopback.ports import PortPicker
 from cursor_byok.proxy.loopback.relay import upstream_proxy
@@ -75,6 +76,10 @@ class Loopback:
             return
         self._started = True
         self._spawn(self._start())
+        # The providers' TLS context (system store + certifi: 100-350 ms of CPU) is built once
+        # per process; built on the loop by the first model call, it stalled every client's
+        # streams that long. In a thread now (it lets the loop run), before any turn needs it.
+        self._spawn(asyncio.to_thread(outbound.tls_context))
 
     def done(self) -> None:
         self._spawn(self.stop())
@@ -87,6 +92,7 @@ class Loopback:
                 upstream_ssl=upstream_ssl,
                 upstream_proxy=lambda: upstream_proxy(ctx.options.mode, ctx.options.upstream_auth),
                 census=self.census,
+                expected=lambda: self.ports.total if self.ports is not None else 0,
             )
             await self.streamer.start()
         except Exception as exc:

@@ -29,6 +29,7 @@ class PortPicker:
             raise ValueError("no loopback ports")
         self.ports = list(ports)
         self._open: dict[str, Counter[int]] = {}
+        self.total = 0  # streams open on every client connection together
 
     def take(self, client: str) -> int:
         """The port for a new stream of `client`: the one it uses least (the first on a tie,
@@ -36,6 +37,7 @@ class PortPicker:
         open_ = self._open.setdefault(client, Counter())
         port = min(self.ports, key=open_.__getitem__)
         open_[port] += 1
+        self.total += 1
         return port
 
     def give(self, client: str, port: int) -> None:
@@ -44,6 +46,7 @@ class PortPicker:
         if open_ is None or open_[port] <= 0:
             return
         open_[port] -= 1
+        self.total -= 1
         if open_[port] == 0:
             del open_[port]
         if not open_:
@@ -51,7 +54,7 @@ class PortPicker:
 
     def forget(self, client: str) -> None:
         """The client connection closed: its streams are gone with it."""
-        self._open.pop(client, None)
+        self.total -= sum(self._open.pop(client, Counter()).values())
 
     def open_streams(self, client: str) -> int:
         return sum(self._open.get(client, Counter()).values())

@@ -8,8 +8,14 @@ Internal headers, guarded by a per-process secret, say which attempt a loopback 
 
 Any local process can connect to these ports, so a connection that has not yet sent a complete
 request is bounded twice: in time (`HEAD_TIMEOUT`; mitmproxy sends its whole head and small body
-at once) and in number (`MAX_PENDING`: past it the oldest such connection is closed, and a
-flood costs at most that many descriptors); `MAX_CONNECTIONS` caps them all.
+at once) and in number (past `MAX_PENDING` plus the streams the addon has pointed here and not
+seen end, the oldest such connection is closed, and a flood from elsewhere costs at most
+`MAX_PENDING` descriptors more than the proxy's own streams); `MAX_CONNECTIONS` caps them all.
+The allowance for the proxy's own streams matters under a burst: mitmproxy opens one loopback
+connection per stream, all of a burst's at once, before it writes their heads (1,045 `Run`
+streams over 11 connections came to ~1,000 connections waiting for their heads together, and a
+fixed bound of 256 closed 651 of them: mitmproxy answered each with a 502 instead of the Connect
+error the stream was to get).
 """
 
 from __future__ import annotations
@@ -31,9 +37,8 @@ from cursor_byok.proxy.loopback.ports import LISTENERS
 from cursor_byok.proxy.loopback.prefetch import Prefetched
 from cursor_byok.proxy.loopback.relay import UpstreamProxy
 from cursor_byok.proxy.loopback.relay import end_with_error
-from cursor_byok.proxy.loopback.relay import open_upstream
 from cursor_byok.proxy.loopback.relay import relay_h2
-from cursor_byok.proxy.loopback.relay import upstream_error
+from cursor_byok.proxy.loopback.relay import relay_h11
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import Forward
 from cursor_byok.proxy.loopback.spec import StreamSpec
@@ -49,8 +54,8 @@ log = logging.getLogger(__name__)
 
 _MAX_HEAD = 64 * 1024
 HEAD_TIMEOUT = 10.0  # seconds for a connection's request head and body to arrive
-# Connections still sending their request; past it the oldest is closed. mitmproxy opens up to
-# 100 at once per client connection (a burst of `Run` streams) and sends each request at once.
+# Connections still sending their request beyond the streams the addon expects (`expected`);
+# past it the oldest is closed. mitmproxy sends each request at once, once it runs.
 MAX_PENDING = 256
 MAX_CONNECTIONS = 4096  # every connection, served streams included (20 x 5 per client)
 _MAX_FORWARDS = 256  # held originals of undecided RunSSE requests (each used within ms)
@@ -58,8 +63,6 @@ PRODUCER = "producer"  # a StreamSpec.transport: a held producer writes the body
 # A server stream answered here that is not an Agent run (Cmd-K, terminal Cmd-K, Tab): called
 # once, it gives the body's chunks (Connect frames) as they are made; closed when the client goes.
 Producer = Callable[[], AsyncIterator[bytes]]
-_CONNECT_TIMEOUT = 15.0  # seconds to reach Cursor's backend for a passed-through run
-_MAX_ERROR_BODY = 64 * 1024
 # A stream stops writing while this much is unsent to mitmproxy (asyncio's own high-water mark,
 # where StreamWriter.drain() starts to wait).
 WRITE_HIGH_WATER = 64 * 1024
@@ -67,17 +70,6 @@ WRITE_HIGH_WATER = 64 * 1024
 # upload, or went away), at most this long: mitmproxy resets a stream whose hop ends while the
 # client's upload is open, dropping what it still holds for a client slower than the turn.
 RUN_END_HOLD = 60.0
-_HOP_BY_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "transfer-encoding",
-    "content-length",
-    "te",
-    "upgrade",
-    STREAM_HEADER,
-}
 
 
 class Streamer:
@@ -90,8 +82,12 @@ class Streamer:
         upstream_ssl: Callable[[], ssl.SSLContext] | None = None,
         upstream_proxy: Callable[[], UpstreamProxy | None] | None = None,
         census: Census | None = None,
+        expected: Callable[[], int] = lambda: 0,
     ) -> None:
         self.registry = registry
+        # how many streams the addon has pointed here and not seen end: their connections are
+        # mitmproxy's, due any moment, and not counted against MAX_PENDING
+        self.expected = expected
         self.census = census  # counts the streams whose route is decided here
         self.host = host
         self.secret = secrets.token_hex(16)
@@ -172,9 +168,10 @@ class Streamer:
             return
         self._connections.add(task)
         self._pending[task] = writer
-        while len(self._pending) > MAX_PENDING:
+        bound = MAX_PENDING + self.expected()
+        while len(self._pending) > bound:
             _, oldest = self._pending.popitem(last=False)
-            self._drop(oldest, f"more than {MAX_PENDING} connections without a request")
+            self._drop(oldest, f"more than {bound} connections without a request")
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
         try:
             async with asyncio.timeout(HEAD_TIMEOUT):
@@ -275,31 +272,11 @@ class Streamer:
         if spec.transport == PRODUCER:
             await self._produce(conn, spec, reader, writer)
             return
-        try:
-            subscribed = self.registry.subscribe(
-                spec.request_id,
-                owner=spec.owner,
-                encoding=spec.encoding,
-                grpc_web=spec.grpc_web,
-                transport=spec.transport,
-                client=spec.client,
-            )
-        except Refused as exc:
-            what = "Run" if spec.transport == "run" else "RunSSE"
-            log.warning("%s %s refused: %s", what, spec.request_id, exc)
-            await self._refuse(conn, writer, spec, exc.code, str(exc))
+        subscribed = await self._subscribe(conn, writer, spec)
+        if subscribed is None:
             return
         sub: Subscriber | None = subscribed
-        response_headers = [
-            ("content-type", spec.content_type),
-            ("cache-control", "no-cache"),
-        ]
-        if not spec.grpc_web:
-            response_headers.append(("connect-protocol-version", "1"))
-        if spec.encoding:
-            key = "grpc-encoding" if spec.grpc_web else "connect-content-encoding"
-            response_headers.append((key, spec.encoding))
-        writer.write(conn.send(h11.Response(status_code=200, headers=response_headers)))
+        writer.write(conn.send(h11.Response(status_code=200, headers=_stream_headers(spec))))
         gone = asyncio.ensure_future(reader.read(1))  # EOF here: mitmproxy dropped the stream
         chunks = 0
         try:
@@ -312,37 +289,69 @@ class Streamer:
             if forward is not None and route == CURSOR:
                 self.registry.unsubscribe(subscribed)
                 sub = None
-                log.info(
-                    "%s %s: run is on a Cursor model, relayed to Cursor",
-                    "Run" if spec.transport == "run" else "RunSSE",
-                    spec.request_id,
-                )
-                if forward.upload is not None:
-                    await relay_h2(
-                        forward, spec, conn, writer, gone, self.upstream_ssl, self.upstream_proxy()
-                    )
-                else:
-                    await self._relay(forward, spec, conn, writer, gone)
+                await self._pass_through(forward, spec, conn, writer, gone)
                 return
-            transport = writer.transport
-            chunks = await self.registry.stream_to(
-                subscribed,
-                lambda chunk: _write_chunk(writer, conn, chunk),
-                until=gone,
-                full=lambda: transport.get_write_buffer_size() > WRITE_HIGH_WATER,
-                drain=writer.drain,
-            )
-            if not gone.done():
-                writer.write(conn.send(h11.EndOfMessage()))
-                await writer.drain()
-                if spec.transport == "run":
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.shield(gone), RUN_END_HOLD)
+            chunks = await self._stream(subscribed, spec, conn, writer, gone)
         finally:
             gone.cancel()
             if sub is not None:
                 self.registry.unsubscribe(sub)
             log.debug("request %s: stream wrote %d chunks", spec.request_id, chunks)
+
+    async def _subscribe(self, conn, writer, spec: StreamSpec) -> Subscriber | None:
+        """The stream's subscription to its run; None once the core's refusal was written."""
+        try:
+            return self.registry.subscribe(
+                spec.request_id,
+                owner=spec.owner,
+                encoding=spec.encoding,
+                grpc_web=spec.grpc_web,
+                transport=spec.transport,
+                client=spec.client,
+            )
+        except Refused as exc:
+            log.warning("%s %s refused: %s", _kind(spec), spec.request_id, exc)
+            await self._refuse(conn, writer, spec, exc.code, str(exc))
+            return None
+
+    async def _stream(
+        self,
+        subscribed: Subscriber,
+        spec: StreamSpec,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        gone: asyncio.Future,
+    ) -> int:
+        """Write the run's frames as they come until it ends or the client goes; the number of
+        chunks written."""
+        transport = writer.transport
+        chunks = await self.registry.stream_to(
+            subscribed,
+            lambda chunk: _write_chunk(writer, conn, chunk),
+            until=gone,
+            full=lambda: transport.get_write_buffer_size() > WRITE_HIGH_WATER,
+            drain=writer.drain,
+        )
+        if not gone.done():
+            writer.write(conn.send(h11.EndOfMessage()))
+            await writer.drain()
+            if spec.transport == "run":
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(gone), RUN_END_HOLD)
+        return chunks
+
+    async def _pass_through(
+        self,
+        forward: Forward,
+        spec: StreamSpec,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        gone: asyncio.Future,
+    ) -> None:
+        """A stream of a run on one of Cursor's models: relayed to Cursor as it came."""
+        log.info("%s %s: run is on a Cursor model, relayed to Cursor", _kind(spec), spec.request_id)
+        relay = relay_h2 if forward.upload is not None else relay_h11
+        await relay(forward, spec, conn, writer, gone, self.upstream_ssl, self.upstream_proxy())
 
     async def _produce(
         self,
@@ -414,79 +423,20 @@ class Streamer:
             )
         return route
 
-    async def _relay(
-        self,
-        forward: Forward,
-        spec: StreamSpec,
-        conn: h11.Connection,
-        writer: asyncio.StreamWriter,
-        gone: asyncio.Future,
-    ) -> None:
-        """Send the original request to Cursor's backend; its body bytes go to the client as
-        they come. Our response head is already out (the client may wait for it before it
-        sends the run request), so an upstream error becomes an end-of-stream error."""
-        https = forward.scheme == "https"
-        try:
-            async with asyncio.timeout(_CONNECT_TIMEOUT):
-                up_reader, up_writer = await open_upstream(
-                    forward.host,
-                    forward.port,
-                    context=self.upstream_ssl() if https else None,
-                    sni=forward.sni or forward.host,
-                    proxy=self.upstream_proxy(),
-                )
-        except (OSError, TimeoutError) as exc:
-            log.warning("RunSSE %s: Cursor's backend unreachable: %s", spec.request_id, exc)
-            await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
-            return
-        client = h11.Connection(h11.CLIENT)
-        headers = [(k, v) for k, v in forward.headers if k.decode().lower() not in _HOP_BY_HOP]
-        if not any(k.lower() == b"host" for k, _ in headers):
-            default = 443 if https else 80
-            host = forward.host if forward.port == default else f"{forward.host}:{forward.port}"
-            headers.insert(0, (b"host", host.encode()))
-        headers.append((b"content-length", str(len(forward.body)).encode()))
-        status = 0
-        error_body = b""
-        try:
-            up_writer.write(
-                client.send(h11.Request(method="POST", target=forward.path, headers=headers))
-                + client.send(h11.Data(data=forward.body))
-                + client.send(h11.EndOfMessage())
-            )
-            await up_writer.drain()
-            while True:
-                event = client.next_event()
-                if event is h11.NEED_DATA:
-                    read = asyncio.ensure_future(up_reader.read(65536))
-                    await asyncio.wait({read, gone}, return_when=asyncio.FIRST_COMPLETED)
-                    if not read.done():
-                        read.cancel()
-                        return  # the client went away: drop the upstream call too
-                    client.receive_data(read.result())
-                elif isinstance(event, h11.Response):
-                    status = event.status_code
-                elif isinstance(event, h11.Data):
-                    if status == 200:
-                        writer.write(conn.send(h11.Data(data=bytes(event.data))))
-                        await writer.drain()
-                    elif len(error_body) < _MAX_ERROR_BODY:
-                        error_body += bytes(event.data)
-                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                    break
-        except (ConnectionError, h11.ProtocolError, ssl.SSLError) as exc:
-            log.warning("RunSSE %s: Cursor's backend: %s", spec.request_id, exc)
-            if status != 200:
-                await end_with_error(conn, writer, spec, "unavailable", f"Cursor's backend: {exc}")
-            return  # mid-stream: end without an end envelope, as the upstream did
-        finally:
-            up_writer.close()
-        if status != 200:
-            code, message = upstream_error(status, error_body)
-            await end_with_error(conn, writer, spec, code, message)
-            return
-        writer.write(conn.send(h11.EndOfMessage()))
-        await writer.drain()
+
+def _kind(spec: StreamSpec) -> str:
+    return "Run" if spec.transport == "run" else "RunSSE"
+
+
+def _stream_headers(spec: StreamSpec) -> list[tuple[str, str]]:
+    """The head of a served (or relayed) stream, as Cursor's backend would send it."""
+    headers = [("content-type", spec.content_type), ("cache-control", "no-cache")]
+    if not spec.grpc_web:
+        headers.append(("connect-protocol-version", "1"))
+    if spec.encoding:
+        key = "grpc-encoding" if spec.grpc_web else "connect-content-encoding"
+        headers.append((key, spec.encoding))
+    return headers
 
 
 def _write_chunk(writer: asyncio.StreamWriter, conn: h11.Connection, chunk: bytes) -> None:
