@@ -106,7 +106,8 @@ def started(core: Registry, request_id: str = "r", **kw):
 def test_run_request_starts_the_turn_once() -> None:
     core = Registry()
     run = started(core)
-    assert run.run_id == "r" and run.state is RunState.DETACHED  # no stream reads it yet
+    assert run.run_id == "r" and run.state is RunState.RUNNING
+    assert run.detached  # no stream reads it yet
     assert send(core, "r", 0, run_request(), now=2) == []  # retried upload: duplicate seqno
 
 

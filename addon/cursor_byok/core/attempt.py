@@ -16,6 +16,8 @@ from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.connect import EndStreamError
 
+_MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a retry
+
 
 @dataclass(slots=True)
 class Upload:
@@ -87,11 +89,57 @@ class Attempt:
         """Whether its streams end with its own end (ENDED or REFUSED)."""
         return self.state is AttemptState.ENDED or self.state is AttemptState.REFUSED
 
+    # --- its lifecycle (`ATTEMPT_TRANSITIONS`) ----------------------------------------------
+
+    def open(self, *, now: float) -> None:
+        """Its request id is used again (a message, a stream, the edge opening it)."""
+        self._step(AttemptEvent.OPEN)
+        self.last_active = now
+
+    def bind(self, run: Run, *, now: float) -> None:
+        """Its run request named `run` (started or joined): its streams read that run now."""
+        self._step(AttemptEvent.BIND)
+        self.early.clear()  # the run has them (a run it joins got its first attempt's)
+        self.run = run
+        self.bind_epoch = run.bind(self.request_id, streams=len(self.subscribers), now=now)
+
     def close(self, error: EndStreamError | None) -> None:
         """End this attempt's streams (its run, if any, is not touched); the first end stays."""
         if not self.ended:
             self.end = error
         self._step(AttemptEvent.END)
+
+    def forget(self) -> None:
+        """The registry lets go of it (what waits in its inbox goes with it)."""
+        self._step(AttemptEvent.FORGET)
+        self.inbox.clear()
+        run = self.run
+        if run is not None and self.request_id in run.attempt_ids:
+            run.attempt_ids.remove(self.request_id)
+
+    # --- its uploads ------------------------------------------------------------------------
+
+    def next_seqno(self) -> int:
+        """The seqno of its next message in stream order (`Run` streams carry none)."""
+        seqno = self._next_seqno
+        self._next_seqno += 1
+        return seqno
+
+    def remember(self, seqno: int, digest: bytes) -> None:
+        """What came under `seqno`, to tell a retry (same bytes) from a clash later."""
+        digests = self._digests
+        digests[seqno] = digest
+        if len(digests) > _MAX_DIGESTS:
+            digests.pop(next(iter(digests)))
+
+    def clashes(self, seqno: int, digest: bytes) -> bool:
+        """Whether a repeated `seqno` carries other bytes than the first time (a clash), as far
+        as it is remembered; a clash is counted."""
+        known = self._digests.get(seqno)
+        if not digest or known is None or known == digest:
+            return False
+        self.seqno_clashes += 1
+        return True
 
 
 def digest(raw: bytes) -> bytes:

@@ -34,7 +34,6 @@ from cursor_byok.core.runs import RunConfig
 from cursor_byok.core.runs import StartTurn
 from cursor_byok.core.runs import StreamEvent
 from cursor_byok.core.runs import Unresolved
-from cursor_byok.core.states import RunState
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.proxy import memory
 from cursor_byok.wire import connect
@@ -130,7 +129,7 @@ class LiveRun:
     def detached_since(self) -> float | None:
         """Since when no response stream of any attempt reads this run (None while one does),
         on `clock()`: how long a turn without a reader may keep paying for a model call."""
-        return self.core.detached_since if self.core.state is RunState.DETACHED else None
+        return self.core.detached_since if self.core.detached else None
 
     def watch_streams(self) -> asyncio.Future[None]:
         """A future that completes the next time `detached_since` changes (a stream of this
