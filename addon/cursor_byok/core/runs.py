@@ -262,7 +262,9 @@ class Run:
         """The attempt `request_id` (with `streams` streams open) carries this run from now on;
         returns its bind epoch: answers resolved before it are not sent to that attempt."""
         self._step(RunEvent.BIND)
-        epoch = self.pending.epoch + 1 if self.attempt_ids else 0
+        # After every answer so far, also when no attempt carries it now (the ones that did
+        # were evicted): those answers reached the client, so their requests are not replayed.
+        epoch = self.pending.epoch + 1
         self.attempt_ids.append(request_id)
         self.last_client_at = now
         for _ in range(streams):
