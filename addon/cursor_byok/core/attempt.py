@@ -9,6 +9,7 @@ from dataclasses import field
 
 from cursor_byok.core.inbox import Inbox
 from cursor_byok.core.runs import Run
+from cursor_byok.core.runs import RunConfig
 from cursor_byok.core.states import ATTEMPT_TRANSITIONS
 from cursor_byok.core.states import AttemptEvent
 from cursor_byok.core.states import AttemptState
@@ -116,6 +117,32 @@ class Attempt:
         run = self.run
         if run is not None and self.request_id in run.attempt_ids:
             run.attempt_ids.remove(self.request_id)
+
+    # --- time -------------------------------------------------------------------------------
+
+    def deadlines(self, cfg: RunConfig) -> list[float]:
+        """When its timers fire: no run request in time, a seqno gap open too long, its
+        streams' heartbeats, and the linger of a refused one nobody reads."""
+        out = [sub.last_sent_at + cfg.heartbeat_interval for sub in self.subscribers.values()]
+        if self.state is AttemptState.NEW:
+            out.append(self.created_at + cfg.run_request_timeout)
+        gap = self.inbox.gap_since
+        if gap is not None:
+            out.append(gap + cfg.gap_timeout)
+        if self.state is AttemptState.REFUSED and not self.subscribers:
+            out.append(self.last_active + cfg.linger)
+        return out
+
+    def heartbeats(self, now: float, interval: float) -> bool:
+        """Mark a heartbeat due on each stream that wrote nothing for `interval`; whether any
+        was (heartbeats are live-only: `replay.read` writes one when nothing else goes)."""
+        due = False
+        for sub in self.subscribers.values():
+            if now >= sub.last_sent_at + interval:
+                sub.heartbeat_due = True
+                sub.last_sent_at = now
+                due = True
+        return due
 
     # --- its uploads ------------------------------------------------------------------------
 

@@ -447,15 +447,7 @@ class Registry:
         cfg = self.config
         deadlines: list[float] = []
         for attempt in self.attempts.values():
-            if attempt.state is AttemptState.NEW:
-                deadlines.append(attempt.created_at + cfg.run_request_timeout)
-            gap = attempt.inbox.gap_since
-            if gap is not None:
-                deadlines.append(gap + cfg.gap_timeout)
-            for sub in attempt.subscribers.values():
-                deadlines.append(sub.last_sent_at + cfg.heartbeat_interval)
-            if attempt.state is AttemptState.REFUSED and not attempt.subscribers:
-                deadlines.append(attempt.last_active + cfg.linger)
+            deadlines += attempt.deadlines(cfg)
         for run in self.runs.values():
             deadlines += run.deadlines()
         return min(deadlines, default=math.inf)
@@ -498,11 +490,8 @@ class Registry:
                     f"protocol error: append_seqno {missing} never arrived",
                 )
                 wake.add(attempt.request_id)
-            for sub in attempt.subscribers.values():
-                if now >= sub.last_sent_at + cfg.heartbeat_interval:
-                    sub.heartbeat_due = True
-                    sub.last_sent_at = now
-                    wake.add(attempt.request_id)
+            if attempt.heartbeats(now, cfg.heartbeat_interval):
+                wake.add(attempt.request_id)
             if (
                 attempt.state is AttemptState.REFUSED
                 and not attempt.subscribers

@@ -9,10 +9,15 @@ not an illegal BIND), so `IllegalEvent` is always a bug in the code that drives 
 
     Attempt  NEW ─bind→ BOUND ─end→ ENDED ─forget→ FORGOTTEN
              NEW ─end→ REFUSED ─forget→ FORGOTTEN        (NEW and BOUND may be forgotten too)
-    Run      RUNNING ─overflow→ OVER_BACKLOG ─fail→ FAILED
-             RUNNING ─cancel→ CANCELLED ─overflow | fail→ ...
+    Run      RUNNING ─overflow→ OVER_BACKLOG ─fail (the next tick)→ FAILED
+             RUNNING ─cancel→ CANCELLED ─overflow→ OVER_BACKLOG,  ─fail→ FAILED
              RUNNING | OVER_BACKLOG | CANCELLED | FAILED ─finish→ FINISHED ─drop→ DROPPED
     Hold     OPEN ─hold→ HELD ─release (the window is over) | flush (another frame)→ OPEN
+
+A run's end (its end-stream frame) is the turn's to write, so between the core deciding a turn
+must stop and the turn stopping there are states of their own: over its output bound (failed at
+the next tick), cancelled (still held to its limits), failed (told nothing more). Deadlines are
+inputs (`Run.deadlines`, `Run.tick(now)`); what to do comes out as commands, never a log line.
 """
 
 from __future__ import annotations

@@ -244,25 +244,29 @@ class RunRegistry:
                 case FailTurn(run, code, message):
                     self.live(run).interrupt(TurnFailed(code, message))
                 case LiveAction(run, action):
-                    if self.live_action is None:
-                        log.info(
-                            "run %s: %s ignored mid-run", run.run_id, action.WhichOneof("action")
-                        )
-                    else:
-                        self.live_action(self.live(run), action)
+                    self._live_action(run, action)
                 case Unresolved(kind, ident):
                     if self.on_unresolved is not None:
                         self.on_unresolved(kind, ident)
                 case EndStreams(request_id):
                     self._wake(request_id)
                 case DropRun(run):
-                    live = self.runs.get(run.run_id)
-                    if live is not None and live.core is run:
-                        del self.runs[run.run_id]
-                        del live
-                        memory.run_dropped(run.outbox.size)
+                    self._drop(run)
                 case Note(level, template, args):
                     log.log(_LEVELS[level], template, *args)
+
+    def _live_action(self, run: Run, action: pb.ConversationAction) -> None:
+        if self.live_action is None:
+            log.info("run %s: %s ignored mid-run", run.run_id, action.WhichOneof("action"))
+        else:
+            self.live_action(self.live(run), action)
+
+    def _drop(self, run: Run) -> None:
+        """The core forgot a finished run: so does the shell (and the memory tally)."""
+        live = self.runs.get(run.run_id)
+        if live is not None and live.core is run:
+            del self.runs[run.run_id]
+            memory.run_dropped(run.outbox.size)
 
     # --- time -------------------------------------------------------------------------------
 
