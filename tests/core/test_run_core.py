@@ -686,9 +686,18 @@ def test_a_cancelled_run_still_fails_and_a_failed_one_is_told_nothing_more() -> 
 
 def test_a_backlog_past_its_bound_is_a_state_until_the_next_tick() -> None:
     core = Registry(RunConfig(max_backlog_bytes=100, coalesce_window=0, turn_timeout=5))
-    run = started(core)
+    run = started(core, "r", run_id="r")
+    [cancel] = send(core, "r", 1, _cancel_action(), now=0)  # a cancelled turn is still bound
+    assert isinstance(cancel, CancelTurn) and run.state is RunState.CANCELLED
     run.emit(text("y" * 200), now=1)
     assert run.state is RunState.OVER_BACKLOG and core.next_deadline() == 1
+    # Until the next tick the turn goes on as before: it emits, asks, hears, is rejoined.
+    run.emit(text("more"), now=1)
+    ident = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=1)
+    assert isinstance(send(core, "r", 2, read_result(ident), now=1)[0], Resolve)
+    send(core, "r2", 0, run_request(run_id="r"), now=1)
+    [again] = send(core, "r", 3, _cancel_action(), now=1)
+    assert isinstance(again, CancelTurn) and run.state is RunState.OVER_BACKLOG
     [fail] = ticked(core, 6)  # the output limit, not the time limit that passed meanwhile
     assert isinstance(fail, FailTurn) and fail.code == "resource_exhausted"
     assert run.state is RunState.FAILED
@@ -711,3 +720,9 @@ def test_a_reconnect_after_every_attempt_was_evicted_is_not_sent_answered_reques
     send_all(core, "back", 0, run_request(run_id="a"), now=4)  # "new" (idle) makes room
     frames, _ = core.read(subscribe(core, "back", now=4), now=4)
     assert not [m for m in decode(frames) if m.HasField("exec_server_message")]
+
+
+def _cancel_action() -> pb.AgentClientMessage:
+    message = pb.AgentClientMessage()
+    message.conversation_action.cancel_action.SetInParent()
+    return message

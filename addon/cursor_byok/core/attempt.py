@@ -50,8 +50,7 @@ class Subscriber:
     last_sent_at: float
     joined_at: int = 0  # heartbeats are live-only; frames before this index were replayed
     position: int = 0
-    heartbeat_due: bool = False
-    done: bool = False
+    heartbeat_due: bool = False  # a heartbeat goes with its next write if nothing else does
 
 
 @dataclass(eq=False)

@@ -420,7 +420,6 @@ class Registry:
         return sub, notes
 
     def unsubscribe(self, sub: Subscriber, *, now: float) -> None:
-        sub.done = True
         attempt = sub.attempt
         attempt.subscribers.pop(sub.sid, None)
         attempt.last_active = now

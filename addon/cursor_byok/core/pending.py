@@ -26,7 +26,7 @@ class Waiting:
 
     what: str  # the exec/KV/interaction variant, for errors and logs
     since: float
-    watched: bool  # subject to the exec watchdog (until it fails the run for it, once)
+    watched: bool  # subject to the exec watchdog
 
 
 class Pending:
@@ -89,12 +89,11 @@ class Pending:
         answered = self.resolved.get(key)
         return answered is not None and answered < epoch
 
-    def abort(self, *, on_client: bool) -> list[PendingKey]:
-        """Forget every pending request; `on_client`: their execs are aborted on the client, so
-        their late answers are expected, not unknown."""
+    def abort(self) -> list[PendingKey]:
+        """Forget every pending request; their execs are aborted on the client, so their late
+        answers are expected, not unknown."""
         keys = list(self.waiting)
-        if on_client:
-            self._aborted_execs.update(i for k, i in keys if k is PendingKind.EXEC)
+        self._aborted_execs.update(i for k, i in keys if k is PendingKind.EXEC)
         self.waiting.clear()
         return keys
 
@@ -117,8 +116,6 @@ class Pending:
         return min((w.since for w in self.waiting.values() if w.watched), default=None)
 
     def overdue(self, now: float, timeout: float) -> list[PendingKey]:
-        """The watched requests unanswered for `timeout`; each is reported once."""
-        keys = [k for k, w in self.waiting.items() if w.watched and now >= w.since + timeout]
-        for key in keys:
-            self.waiting[key].watched = False
-        return keys
+        """The watched requests unanswered for `timeout` (the first fails the run, which is
+        then told nothing more: `RunState.FAILED`)."""
+        return [k for k, w in self.waiting.items() if w.watched and now >= w.since + timeout]

@@ -416,9 +416,9 @@ class Run:
 
     def abort_pending(self, *, now: float) -> list[PendingKey]:
         """Abort every pending exec on the client and forget every other pending request."""
-        self._step(RunEvent.ABORT)
-        keys = self.pending.abort(on_client=self.running)
-        for kind, ident in keys if self.running else ():
+        self._step(RunEvent.ABORT)  # while it runs: its turn aborts before it ends
+        keys = self.pending.abort()
+        for kind, ident in keys:
             if kind is PendingKind.EXEC:
                 abort = pb.ExecServerControlMessage(abort=pb.ExecServerAbort(id=ident))
                 self.emit(pb.AgentServerMessage(exec_server_control_message=abort), now=now)

@@ -142,12 +142,11 @@ RUN_TRANSITIONS.update(
     }
 )
 # A finished run still hears late answers (dropped) and takes attempts that replay it; a turn
-# may abort what it waits on after its end (idempotent). A dropped run is only still reachable
+# aborts what it waits on before it ends, never after. A dropped run is only still reachable
 # from the attempts whose streams were reading it when it was dropped.
 RUN_TRANSITIONS.update(
     {
         (_R.FINISHED, _RE.ANSWER): _R.FINISHED,
-        (_R.FINISHED, _RE.ABORT): _R.FINISHED,
         (_R.FINISHED, _RE.BIND): _R.FINISHED,
         (_R.FINISHED, _RE.DROP): _R.DROPPED,
         (_R.DROPPED, _RE.ANSWER): _R.DROPPED,
