@@ -48,8 +48,8 @@ CONFIG = RunConfig(
     linger=20,
     exec_timeout=15,
     coalesce_window=0.5,
-    max_attempts=6,
-    max_owner_attempts=4,
+    max_attempts=5,
+    max_owner_attempts=3,
     max_owner_turns=3,
     turn_timeout=200,
     max_backlog_bytes=160,  # a few frames: runs pass it, and are failed for it once
@@ -93,6 +93,7 @@ class RegistryMachine(RuleBasedStateMachine):
         self.seqnos: Counter[str] = Counter()  # next append seqno per request id
         self.runs: dict[str, Run] = {}  # run id → its run, while the core knows it
         self.failed: Counter[Run] = Counter()  # FailTurns per run
+        self.told: list[Run] = []  # runs told to stop, whose turns have not ended yet
         self.subs: list[tuple[Subscriber, bytes]] = []
         self.ended: set[int] = set()  # sids whose end-stream was read
         # request id → (run, the keys answered before it joined): never to be read by it
@@ -117,8 +118,10 @@ class RegistryMachine(RuleBasedStateMachine):
             elif isinstance(command, FailTurn):
                 self.failed[command.run] += 1
                 assert self.failed[command.run] == 1, "a run failed twice"
+                self.told.append(command.run)
             elif isinstance(command, CancelTurn):
                 assert command.run.running
+                self.told.append(command.run)
 
     def _send(self, request_id: str, owner: bytes, message: pb.AgentClientMessage) -> None:
         seqno = self.seqnos[request_id]
@@ -137,6 +140,7 @@ class RegistryMachine(RuleBasedStateMachine):
                 now=self.now,
             )
         except Refused as refused:
+            self.seqnos[request_id] -= 1  # not taken: the next message has this seqno
             if known and first != owner:
                 assert refused.code == "permission_denied"
             return
@@ -159,10 +163,17 @@ class RegistryMachine(RuleBasedStateMachine):
         self._bound(request_id)
 
     @precondition(lambda self: self.runs)
-    @rule(data=st.data(), owner=st.sampled_from(OWNERS))
-    def reconnect(self, data: st.DataObject, owner: bytes) -> None:
-        """The same run request under a new request id (possibly by another owner)."""
-        run = data.draw(st.sampled_from(sorted(self.runs.values(), key=lambda r: r.run_id)))
+    @rule(data=st.data(), owner=st.sampled_from(OWNERS), dropped=st.booleans())
+    def reconnect(self, data: st.DataObject, owner: bytes, dropped: bool) -> None:
+        """The same run request under a new request id (possibly by another owner), after the
+        run's streams dropped (`dropped`) or beside them."""
+        # Runs with answered requests first: rejoining those is what the replay rule is about.
+        runs = sorted(self.runs.values(), key=lambda r: (not r.pending.resolved, r.run_id))
+        run = data.draw(st.sampled_from(runs))
+        for sub, _ in list(self.subs) if dropped else ():
+            if sub.attempt.run is run:
+                self.subs.remove((sub, _))
+                self.core.unsubscribe(sub, now=self.now)
         request_id = self._new_id()
         self._send(request_id, owner, _run_request(run.run_id, run.conversation_id))
         attempt = self.core.attempts.get(request_id)
@@ -271,6 +282,22 @@ class RegistryMachine(RuleBasedStateMachine):
             assert set(run.pending.resolved) == before, "an answer resolved twice"
 
     @precondition(lambda self: self.runs)
+    @rule(data=st.data(), kv=st.booleans())
+    def asked_and_answered(self, data: st.DataObject, kv: bool) -> None:
+        """The turn asks the client, which answers on an attempt of the run (the usual case)."""
+        found = self._attempt_with_run(data)
+        if found is None or not found[1].running:
+            return
+        request_id, run = found
+        if kv:
+            ident = run.open_kv(pb.KvServerMessage(get_blob_args=pb.GetBlobArgs()), now=self.now)
+            answer = _answer(PendingKind.KV, ident)
+        else:
+            request = pb.ExecServerMessage(read_args=pb.ReadArgs(path="a"))
+            answer = _answer(PendingKind.EXEC, run.open_exec(request, now=self.now))
+        self._send(request_id, self.core.attempts[request_id].owner, answer)
+
+    @precondition(lambda self: self.runs)
     @rule(data=st.data())
     def cancel(self, data: st.DataObject) -> None:
         found = self._attempt_with_run(data)
@@ -285,14 +312,14 @@ class RegistryMachine(RuleBasedStateMachine):
         request_id = data.draw(st.sampled_from(sorted(self.owner_of)))
         self._send(request_id, owner, pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat()))
 
-    @precondition(lambda self: self.owner_of)
     @rule(data=st.data(), gap=st.booleans())
     def bad_input(self, data: st.DataObject, gap: bool) -> None:
         """An append that skips a seqno (the gap times out), or bad bytes on a `Run` stream."""
-        request_id = data.draw(st.sampled_from(sorted(self.owner_of)))
-        attempt = self.core.attempts.get(request_id)
-        if attempt is None:
+        # Read attempts first: what their streams write after it is the point.
+        live = sorted(self.core.attempts.items(), key=lambda i: (not i[1].subscribers, i[0]))
+        if not live:
             return
+        request_id, attempt = data.draw(st.sampled_from(live))
         if gap:
             self.seqnos[request_id] += 1
             heartbeat = pb.AgentClientMessage(client_heartbeat=pb.ClientHeartbeat())
@@ -324,6 +351,16 @@ class RegistryMachine(RuleBasedStateMachine):
             run.abort_pending(now=self.now)
         else:
             run.finish(now=self.now)
+
+    @precondition(lambda self: self.told)
+    @rule()
+    def turns_end(self) -> None:
+        """The turns told to stop end their runs (as `_close_interrupted` does)."""
+        told, self.told = self.told, []
+        for run in told:
+            if run.running:
+                run.abort_pending(now=self.now)
+                run.finish(connect.EndStreamError("canceled", "stopped"), now=self.now)
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -369,6 +406,6 @@ class RegistryMachine(RuleBasedStateMachine):
 
 
 RegistryMachine.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=40, deadline=None
+    max_examples=100, stateful_step_count=80, deadline=None
 )
 test_the_registry_keeps_its_promises = RegistryMachine.TestCase
