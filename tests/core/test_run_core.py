@@ -106,7 +106,8 @@ def started(core: Registry, request_id: str = "r", **kw):
 def test_run_request_starts_the_turn_once() -> None:
     core = Registry()
     run = started(core)
-    assert run.run_id == "r" and run.state is RunState.DETACHED  # no stream reads it yet
+    assert run.run_id == "r" and run.state is RunState.RUNNING
+    assert run.detached  # no stream reads it yet
     assert send(core, "r", 0, run_request(), now=2) == []  # retried upload: duplicate seqno
 
 
@@ -664,3 +665,64 @@ def test_a_turn_past_its_time_limit_fails_once_naming_the_option() -> None:
     assert isinstance(fail, FailTurn) and fail.code == "deadline_exceeded"
     assert "ran for 100 s" in fail.message and "cursor_byok_turn_timeout_ms" in fail.message
     assert ticked(core, start + 200) == []  # once; the turn stops at its next await
+
+
+def test_a_cancelled_run_still_fails_and_a_failed_one_is_told_nothing_more() -> None:
+    """CANCELLED and FAILED are states: a cancelled turn (it may still publish a checkpoint)
+    is held to its limits; a failed one ends when it hears of it, so it hears once."""
+    core = Registry(RunConfig(turn_timeout=100, grace_period=10, heartbeat_interval=1000))
+    run = started(core)
+    [cancel] = ticked(core, 10)  # no stream for the grace period
+    assert isinstance(cancel, CancelTurn) and run.state is RunState.CANCELLED
+    [fail] = ticked(core, 100)
+    assert isinstance(fail, FailTurn) and run.state is RunState.FAILED
+    cancel_action = pb.AgentClientMessage()
+    cancel_action.conversation_action.cancel_action.SetInParent()
+    assert send(core, "r", 1, cancel_action, now=101) == []  # no cancel after the failure
+    assert ticked(core, 200) == [] and core.next_deadline() is None
+    run.finish(now=201)
+    assert run.state is RunState.FINISHED
+
+
+def test_a_backlog_past_its_bound_is_a_state_until_the_next_tick() -> None:
+    core = Registry(RunConfig(max_backlog_bytes=100, coalesce_window=0, turn_timeout=5))
+    run = started(core, "r", run_id="r")
+    [cancel] = send(core, "r", 1, _cancel_action(), now=0)  # a cancelled turn is still bound
+    assert isinstance(cancel, CancelTurn) and run.state is RunState.CANCELLED
+    run.emit(text("y" * 200), now=1)
+    assert run.state is RunState.OVER_BACKLOG and core.next_deadline() == 1
+    # Until the next tick the turn goes on as before: it emits, asks, hears, is rejoined.
+    run.emit(text("more"), now=1)
+    ident = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="a")), now=1)
+    assert isinstance(send(core, "r", 2, read_result(ident), now=1)[0], Resolve)
+    send(core, "r2", 0, run_request(run_id="r"), now=1)
+    [again] = send(core, "r", 3, _cancel_action(), now=1)
+    assert isinstance(again, CancelTurn) and run.state is RunState.OVER_BACKLOG
+    [fail] = ticked(core, 6)  # the output limit, not the time limit that passed meanwhile
+    assert isinstance(fail, FailTurn) and fail.code == "resource_exhausted"
+    assert run.state is RunState.FAILED
+    run.emit(text("z"), now=7)  # still over the bound: said once
+    assert run.state is RunState.FAILED and ticked(core, 8) == []
+
+
+def test_a_reconnect_after_every_attempt_was_evicted_is_not_sent_answered_requests() -> None:
+    """Found by tests/core/test_registry_stateful.py: the run's only attempt was dropped to make
+    room, and the attempt that came back to it was bound as if first, so the exec the client
+    had answered went to it again (and would have run twice on the client)."""
+    core = Registry(RunConfig(max_owner_attempts=2))
+    run = started(core, "a", run_id="a")
+    answered = run.open_exec(pb.ExecServerMessage(read_args=pb.ReadArgs(path="x")), now=0)
+    core.unsubscribe(subscribe(core, "a", now=0), now=1)  # its client left it
+    send(core, "a", 1, read_result(answered), now=1)
+    subscribe(core, "busy", now=2)
+    core.open_attempt("new", owner=OWNER, now=3)  # "a" (its run unread now) makes room
+    assert "a" not in core.attempts and run.attempt_ids == []
+    send_all(core, "back", 0, run_request(run_id="a"), now=4)  # "new" (idle) makes room
+    frames, _ = core.read(subscribe(core, "back", now=4), now=4)
+    assert not [m for m in decode(frames) if m.HasField("exec_server_message")]
+
+
+def _cancel_action() -> pb.AgentClientMessage:
+    message = pb.AgentClientMessage()
+    message.conversation_action.cancel_action.SetInParent()
+    return message

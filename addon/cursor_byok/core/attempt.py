@@ -9,12 +9,15 @@ from dataclasses import field
 
 from cursor_byok.core.inbox import Inbox
 from cursor_byok.core.runs import Run
+from cursor_byok.core.runs import RunConfig
 from cursor_byok.core.states import ATTEMPT_TRANSITIONS
 from cursor_byok.core.states import AttemptEvent
 from cursor_byok.core.states import AttemptState
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.connect import EndStreamError
+
+_MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a retry
 
 
 @dataclass(slots=True)
@@ -47,8 +50,7 @@ class Subscriber:
     last_sent_at: float
     joined_at: int = 0  # heartbeats are live-only; frames before this index were replayed
     position: int = 0
-    heartbeat_due: bool = False
-    done: bool = False
+    heartbeat_due: bool = False  # a heartbeat goes with its next write if nothing else does
 
 
 @dataclass(eq=False)
@@ -87,11 +89,83 @@ class Attempt:
         """Whether its streams end with its own end (ENDED or REFUSED)."""
         return self.state is AttemptState.ENDED or self.state is AttemptState.REFUSED
 
+    # --- its lifecycle (`ATTEMPT_TRANSITIONS`) ----------------------------------------------
+
+    def open(self, *, now: float) -> None:
+        """Its request id is used again (a message, a stream, the edge opening it)."""
+        self._step(AttemptEvent.OPEN)
+        self.last_active = now
+
+    def bind(self, run: Run, *, now: float) -> None:
+        """Its run request named `run` (started or joined): its streams read that run now."""
+        self._step(AttemptEvent.BIND)
+        self.early.clear()  # the run has them (a run it joins got its first attempt's)
+        self.run = run
+        self.bind_epoch = run.bind(self.request_id, streams=len(self.subscribers), now=now)
+
     def close(self, error: EndStreamError | None) -> None:
         """End this attempt's streams (its run, if any, is not touched); the first end stays."""
         if not self.ended:
             self.end = error
         self._step(AttemptEvent.END)
+
+    def forget(self) -> None:
+        """The registry lets go of it (what waits in its inbox goes with it)."""
+        self._step(AttemptEvent.FORGET)
+        self.inbox.clear()
+        run = self.run
+        if run is not None and self.request_id in run.attempt_ids:
+            run.attempt_ids.remove(self.request_id)
+
+    # --- time -------------------------------------------------------------------------------
+
+    def deadlines(self, cfg: RunConfig) -> list[float]:
+        """When its timers fire: no run request in time, a seqno gap open too long, its
+        streams' heartbeats, and the linger of a refused one nobody reads."""
+        out = [sub.last_sent_at + cfg.heartbeat_interval for sub in self.subscribers.values()]
+        if self.state is AttemptState.NEW:
+            out.append(self.created_at + cfg.run_request_timeout)
+        gap = self.inbox.gap_since
+        if gap is not None:
+            out.append(gap + cfg.gap_timeout)
+        if self.state is AttemptState.REFUSED and not self.subscribers:
+            out.append(self.last_active + cfg.linger)
+        return out
+
+    def heartbeats(self, now: float, interval: float) -> bool:
+        """Mark a heartbeat due on each stream that wrote nothing for `interval`; whether any
+        was (heartbeats are live-only: `replay.read` writes one when nothing else goes)."""
+        due = False
+        for sub in self.subscribers.values():
+            if now >= sub.last_sent_at + interval:
+                sub.heartbeat_due = True
+                sub.last_sent_at = now
+                due = True
+        return due
+
+    # --- its uploads ------------------------------------------------------------------------
+
+    def next_seqno(self) -> int:
+        """The seqno of its next message in stream order (`Run` streams carry none)."""
+        seqno = self._next_seqno
+        self._next_seqno += 1
+        return seqno
+
+    def remember(self, seqno: int, digest: bytes) -> None:
+        """What came under `seqno`, to tell a retry (same bytes) from a clash later."""
+        digests = self._digests
+        digests[seqno] = digest
+        if len(digests) > _MAX_DIGESTS:
+            digests.pop(next(iter(digests)))
+
+    def clashes(self, seqno: int, digest: bytes) -> bool:
+        """Whether a repeated `seqno` carries other bytes than the first time (a clash), as far
+        as it is remembered; a clash is counted."""
+        known = self._digests.get(seqno)
+        if not digest or known is None or known == digest:
+            return False
+        self.seqno_clashes += 1
+        return True
 
 
 def digest(raw: bytes) -> bytes:

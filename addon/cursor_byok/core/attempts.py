@@ -9,12 +9,8 @@ starts it again.
 Everything here takes `now` as an input and returns `Command`s (`Note`s among them: what the
 shell should log); nothing sleeps, reads a clock, logs or touches a socket. `Registry.tick(now)`
 returns what it touched; `next_deadline()` says when it must run next, so the shell sleeps
-exactly that long.
-
-Replay rule: every subscriber gets its run's frames from the beginning, then live frames.
-Subscribers of the attempt that saw a frame get it byte-identical (the client skips the prefix it
-has); an attempt that joined later is not sent exec/KV/interaction requests that were already
-answered, so nothing runs twice on the client. Heartbeats are live-only, per subscriber.
+exactly that long. What a stream reads is the replay rule, `replay.py`; what a client message
+means for its run, `answers.py`.
 """
 
 from __future__ import annotations
@@ -23,7 +19,9 @@ import math
 from collections import Counter
 from collections.abc import Callable
 
+from cursor_byok.core import answers
 from cursor_byok.core import eviction
+from cursor_byok.core import replay
 from cursor_byok.core.attempt import Attempt
 from cursor_byok.core.attempt import Subscriber
 from cursor_byok.core.attempt import Upload
@@ -33,11 +31,9 @@ from cursor_byok.core.inbox import Budget
 from cursor_byok.core.inbox import Inbox
 from cursor_byok.core.inbox import InboxOverflow
 from cursor_byok.core.inbox import Outcome
-from cursor_byok.core.runs import CancelTurn
 from cursor_byok.core.runs import Command
 from cursor_byok.core.runs import DropRun
 from cursor_byok.core.runs import EndStreams
-from cursor_byok.core.runs import FailTurn
 from cursor_byok.core.runs import Note
 from cursor_byok.core.runs import Refused
 from cursor_byok.core.runs import Run
@@ -45,21 +41,14 @@ from cursor_byok.core.runs import RunConfig
 from cursor_byok.core.runs import StartTurn
 from cursor_byok.core.runs import Tick
 from cursor_byok.core.runs import Unresolved
-from cursor_byok.core.states import AttemptEvent
 from cursor_byok.core.states import AttemptState
 from cursor_byok.core.states import RunState
 from cursor_byok.pb import agent_v1_pb2 as pb
-from cursor_byok.wire import connect
 from cursor_byok.wire.connect import EndStreamError
 
 # what binds a run (proxy/agent_rpc.py), said to a client it refuses
 NOT_YOURS = "belongs to another client (bound to its Authorization)"
 
-
-_HEARTBEAT = pb.AgentServerMessage(
-    interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
-).SerializeToString()
-_HEARTBEAT_FRAME = connect.encode_frame_raw(0, _HEARTBEAT)
 
 _SELF_IDENTIFYING = frozenset(
     {
@@ -70,7 +59,6 @@ _SELF_IDENTIFYING = frozenset(
         "exec_client_control_message",
     }
 )
-_MAX_DIGESTS = 4096  # per attempt: seqnos remembered to tell a clash from a retry
 
 
 class Registry:
@@ -118,8 +106,7 @@ class Registry:
         if attempt is not None:
             if attempt.owner != owner:
                 raise Refused("permission_denied", f"this request id {NOT_YOURS}")
-            attempt._step(AttemptEvent.OPEN)
-            attempt.last_active = now
+            attempt.open(now=now)
             return attempt, []
         cfg = self.config
         commands: list[Command] = []
@@ -195,7 +182,7 @@ class Registry:
             Note.warning("request %s: dropped to make room for new requests", victim.request_id)
         ]
         if run is not None and run.running and not run.attempt_ids:
-            commands.append(CancelTurn(run, "abandoned (no stream), and its client started more"))
+            commands += run.cancel("abandoned (no stream), and its client started more")
         return commands
 
     def _displace(self, attempt: Attempt, now: float) -> list[Command]:
@@ -220,8 +207,7 @@ class Registry:
         ]
 
     def _forget_attempt(self, attempt: Attempt) -> None:
-        attempt._step(AttemptEvent.FORGET)
-        attempt.inbox.clear()
+        attempt.forget()
         if self.attempts.pop(attempt.request_id, None) is not None:
             self.owners[attempt.owner] -= 1
             if not self.owners[attempt.owner]:
@@ -230,9 +216,6 @@ class Registry:
                 self.clients[attempt.client] -= 1
                 if not self.clients[attempt.client]:
                     del self.clients[attempt.client]
-        run = attempt.run
-        if run is not None and attempt.request_id in run.attempt_ids:
-            run.attempt_ids.remove(attempt.request_id)
 
     def close_attempt(
         self, request_id: str, error: EndStreamError | None, *, now: float
@@ -244,7 +227,7 @@ class Registry:
         self._close(attempt, error)
         run = attempt.run
         if error is not None and run is not None and run.running:
-            return [FailTurn(run, error.code, error.message)]
+            return run.fail(error.code, error.message)
         return []
 
     def _close(self, attempt: Attempt, error: EndStreamError | None) -> None:
@@ -273,8 +256,7 @@ class Registry:
         if attempt.state is AttemptState.REFUSED and attempt.end is not None:
             raise Refused(attempt.end.code, attempt.end.message)
         if seqno is None:
-            seqno = attempt._next_seqno
-            attempt._next_seqno += 1
+            seqno = attempt.next_seqno()
         digest = upload_digest(raw) if raw else b""
         try:
             upload = Upload(message, raw)
@@ -292,9 +274,7 @@ class Registry:
             upload.park()
             self.timers.due(now + self.config.gap_timeout)
         if pushed.outcome is not Outcome.DUPLICATE and digest:
-            attempt._digests[seqno] = digest
-            if len(attempt._digests) > _MAX_DIGESTS:
-                attempt._digests.pop(next(iter(attempt._digests)))
+            attempt.remember(seqno, digest)
         for released in pushed.released:
             commands += self._dispatch(attempt, released.take(), now)
         return commands
@@ -308,14 +288,12 @@ class Registry:
         now: float,
     ) -> list[Command]:
         """A seqno seen before: a retry (same bytes, dropped) or a clash (different bytes)."""
-        known = attempt._digests.get(seqno)
-        if not digest or known is None or known == digest or message is None:
+        if message is None or not attempt.clashes(seqno, digest):
             return [
                 Note.debug(
                     "request %s: duplicate append_seqno %d dropped", attempt.request_id, seqno
                 )
             ]
-        attempt.seqno_clashes += 1
         self.seqno_clashes += 1
         kind = message.WhichOneof("message")
         note = Note.warning(
@@ -358,11 +336,11 @@ class Registry:
                     message.WhichOneof("message"),
                 )
             ]
-        if attempt.transport == "run" and run.answers_unissued(message):
+        if attempt.transport == "run" and answers.answers_unissued(run, message):
             return self._fail_attempt(
                 attempt, "invalid_argument", "protocol error: a result for a request never sent"
             )
-        return run.dispatch(message, now=now)
+        return answers.dispatch(run, message, now=now)
 
     def _bind(self, attempt: Attempt, run_request: pb.AgentRunRequest, now: float) -> list[Command]:
         run_id = run_request.run_id or attempt.request_id
@@ -400,15 +378,10 @@ class Registry:
                     and run.conversation_id
                     and other.conversation_id == run.conversation_id
                 ):
-                    commands.append(
-                        CancelTurn(other, "superseded by a newer message", final="superseded")
-                    )
+                    commands += other.cancel("superseded by a newer message", final="superseded")
             run.queued.extend(attempt.early)
             commands.append(StartTurn(run, run_request))
-        attempt.early.clear()
-        attempt._step(AttemptEvent.BIND)
-        attempt.run = run
-        attempt.bind_epoch = run.bind(attempt.request_id, streams=len(attempt.subscribers), now=now)
+        attempt.bind(run, now=now)
         return commands
 
     def _fail_attempt(self, attempt: Attempt, code: str, message: str) -> list[Command]:
@@ -416,7 +389,7 @@ class Registry:
         commands: list[Command] = [Note.warning("request %s: %s", attempt.request_id, message)]
         run = attempt.run
         if run is not None and run.running:
-            commands.append(FailTurn(run, code, message))
+            commands += run.fail(code, message)
         return commands
 
     # --- subscribers ------------------------------------------------------------------------
@@ -447,7 +420,6 @@ class Registry:
         return sub, notes
 
     def unsubscribe(self, sub: Subscriber, *, now: float) -> None:
-        sub.done = True
         attempt = sub.attempt
         attempt.subscribers.pop(sub.sid, None)
         attempt.last_active = now
@@ -464,54 +436,9 @@ class Registry:
     def read(
         self, sub: Subscriber, *, now: float, max_bytes: int | None = None
     ) -> tuple[list[bytes], bool]:
-        """Encoded frames this subscriber has not been given yet (at least one, then up to
-        `max_bytes`: a RunPoll answer), and whether its stream ended."""
-        frames: list[bytes] = []
-        ended = False
-        attempt = sub.attempt
-        run = attempt.run
-        size = 0
-        more = False  # stopped at max_bytes with frames left
-        if run is not None:
-            outbox = run.outbox
-            entries = outbox.entries
-            end = outbox.readable()
-            encoding = sub.encoding
-            while sub.position < end:
-                if max_bytes is not None and frames and size >= max_bytes:
-                    more = True
-                    break
-                entry = entries[sub.position]
-                sub.position += 1
-                if entry.key is not None:
-                    epoch = run.resolved.get(entry.key)
-                    if epoch is not None and epoch < attempt.bind_epoch:
-                        continue  # answered on an earlier attempt: never twice on the client
-                frame = entry.frame
-                if frame is None:  # an open delta: taken now, so final now
-                    frame = outbox.close(entry)
-                if entry.end_stream:
-                    frames.append(
-                        connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame
-                    )
-                    ended = True
-                    break
-                frames.append(frame if encoding is None else entry.encoded(encoding))
-                size += len(frames[-1])
-            if sub.position > outbox.read_mark:
-                outbox.read_mark = sub.position
-        if not ended and not more and attempt.ended:
-            end_frame = (
-                connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
-            )
-            frames.append(end_frame(attempt.end))
-            ended = True
-        if not frames and sub.heartbeat_due:
-            frames.append(_HEARTBEAT_FRAME)
-        sub.heartbeat_due = False
-        if frames:
-            sub.last_sent_at = now
-        return frames, ended
+        """Encoded frames this subscriber has not been given yet, and whether its stream ended
+        (the replay rule: `replay.read`)."""
+        return replay.read(sub, now=now, max_bytes=max_bytes)
 
     # --- time -------------------------------------------------------------------------------
 
@@ -524,15 +451,7 @@ class Registry:
         cfg = self.config
         deadlines: list[float] = []
         for attempt in self.attempts.values():
-            if attempt.state is AttemptState.NEW:
-                deadlines.append(attempt.created_at + cfg.run_request_timeout)
-            gap = attempt.inbox.gap_since
-            if gap is not None:
-                deadlines.append(gap + cfg.gap_timeout)
-            for sub in attempt.subscribers.values():
-                deadlines.append(sub.last_sent_at + cfg.heartbeat_interval)
-            if attempt.state is AttemptState.REFUSED and not attempt.subscribers:
-                deadlines.append(attempt.last_active + cfg.linger)
+            deadlines += attempt.deadlines(cfg)
         for run in self.runs.values():
             deadlines += run.deadlines()
         return min(deadlines, default=math.inf)
@@ -575,11 +494,8 @@ class Registry:
                     f"protocol error: append_seqno {missing} never arrived",
                 )
                 wake.add(attempt.request_id)
-            for sub in attempt.subscribers.values():
-                if now >= sub.last_sent_at + cfg.heartbeat_interval:
-                    sub.heartbeat_due = True
-                    sub.last_sent_at = now
-                    wake.add(attempt.request_id)
+            if attempt.heartbeats(now, cfg.heartbeat_interval):
+                wake.add(attempt.request_id)
             if (
                 attempt.state is AttemptState.REFUSED
                 and not attempt.subscribers

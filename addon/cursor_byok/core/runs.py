@@ -9,6 +9,7 @@ shell should log comes back as a `Note`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from cursor_byok.core.outbox import Outbox
 from cursor_byok.core.outbox import PendingKey
 from cursor_byok.core.outbox import PendingKind
 from cursor_byok.core.outbox import set_blob_frame
+from cursor_byok.core.pending import Pending
 from cursor_byok.core.states import RUN_TRANSITIONS
 from cursor_byok.core.states import HoldState
 from cursor_byok.core.states import RunEvent
@@ -192,25 +194,15 @@ class Tick:
 # --- runs ---------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Pending:
-    what: str  # the exec/KV/interaction variant, for errors and logs
-    since: float
-    watched: bool  # subject to the exec watchdog (shell execs keep their own timeout)
-
-
-_LATE_ACTIONS = frozenset({"user_message_action", "inject_context_action"})
-_SHELL_TERMINAL = frozenset(
-    {"exit", "rejected", "permission_denied", "sandbox_unsupported", "backgrounded"}
-)
-_UNWATCHED_EXECS = frozenset({"shell_args", "shell_stream_args", "background_shell_spawn_args"})
+_AT_ONCE = -math.inf  # the deadline of a run over its backlog bound: the next tick fails it
 
 
 class Run:
     """One agent execution: outbox with backlog, pending client requests, run state.
 
     Every state change goes through `_step`, which looks the event up in `RUN_TRANSITIONS` and
-    raises `IllegalEvent` for anything the table does not allow."""
+    raises `IllegalEvent` for anything the table does not allow. Whether a stream reads it is
+    `streams` (none: `detached_since` says since when, and the grace period runs)."""
 
     def __init__(
         self,
@@ -228,27 +220,19 @@ class Run:
         self.owner = owner
         self.config = config
         self.created_at = now
-        self.state = RunState.DETACHED  # until a stream reads it
+        self.state = RunState.RUNNING
         self.outbox = Outbox()
         self.attempt_ids: list[str] = []  # the request ids carrying it (attempts.py)
         self.streams = 0  # response streams of those attempts reading it now
         self.was_read = False  # a stream read it once (none now: its client left it)
-        self.pending: dict[PendingKey, _Pending] = {}
-        self.resolved: dict[PendingKey, int] = {}  # key → epoch of its answer
-        self.epoch = 0
-        self._next_exec_id = 1  # exec and interaction ids share one counter (protocol.md §3)
-        self._next_kv_id = 1
-        self._aborted_execs: set[int] = set()
+        self.pending = Pending()
         self.last_client_at = now  # any client message of any attempt: liveness
-        self.detached_since = now  # while DETACHED: since when (or since the last cancel)
+        self.detached_since = now  # while no stream reads it: since when (or the last cancel)
         self.finished_at: float | None = None
         self.end_stream: EndStreamError | None = None
         self.ignored_results = 0
         # user messages queued before its run request (attempts.py): the turn answers them
         self.queued: list[pb.ConversationAction] = []
-        self.backlog_full_at: float | None = None  # when the backlog passed its bound
-        self._backlog_failed = False  # ... and the turn was failed for it (once)
-        self._timed_out = False  # the turn ran past turn_timeout and was failed for it (once)
         self.timers: Deadlines[Run] = deadlines if deadlines is not None else Deadlines()
         self.timers.due(now + config.grace_period)
 
@@ -258,6 +242,11 @@ class Run:
     @property
     def running(self) -> bool:
         return self.state.running
+
+    @property
+    def detached(self) -> bool:
+        """Running with no stream reading it: the grace period runs."""
+        return self.state.running and not self.streams
 
     @property
     def entries(self) -> list[Entry]:
@@ -273,7 +262,9 @@ class Run:
         """The attempt `request_id` (with `streams` streams open) carries this run from now on;
         returns its bind epoch: answers resolved before it are not sent to that attempt."""
         self._step(RunEvent.BIND)
-        epoch = self.epoch + 1 if self.attempt_ids else 0
+        # After every answer so far, also when no attempt carries it now (the ones that did
+        # were evicted): those answers reached the client, so their requests are not replayed.
+        epoch = self.pending.epoch + 1
         self.attempt_ids.append(request_id)
         self.last_client_at = now
         for _ in range(streams):
@@ -281,122 +272,49 @@ class Run:
         return epoch
 
     def stream_opened(self) -> None:
-        self._step(RunEvent.STREAM_OPENED)
         self.streams += 1
         self.was_read = True
 
     def stream_closed(self, *, now: float) -> None:
         """A stream of one of its attempts went away; the grace period starts with the last."""
         self.streams -= 1
-        if self.streams:
-            return
-        attached = self.state is RunState.ATTACHED
-        self._step(RunEvent.STREAMS_GONE)
-        if attached:
+        if self.detached:
             self.detached_since = now
             self.timers.due(now + self.config.grace_period)
 
     def drop(self) -> None:
         self._step(RunEvent.DROP)
 
-    # --- client → server --------------------------------------------------------------------
+    # --- telling the turn to stop -----------------------------------------------------------
 
-    def dispatch(self, message: pb.AgentClientMessage, *, now: float) -> list[Command]:
-        """One client message of any attempt, in its attempt's order."""
+    def cancel(
+        self,
+        reason: str,
+        action: pb.CancelAction | None = None,
+        *,
+        final: str | None = None,
+    ) -> list[Command]:
+        """Tell the turn to stop (`CancelTurn`); nothing once it was failed."""
+        failed = self.state is RunState.FAILED
+        self._step(RunEvent.CANCEL)
+        return [] if failed else [CancelTurn(self, reason, action, final=final)]
+
+    def fail(self, code: str, message: str) -> list[Command]:
+        """Fail the turn (`FailTurn`), once: a failed turn ends when it hears of it."""
+        failed = self.state is RunState.FAILED
+        self._step(RunEvent.FAIL)
+        return [] if failed else [FailTurn(self, code, message)]
+
+    # --- client → server (what a message means: answers.py) ------------------------------
+
+    def heard(self, now: float) -> None:
+        """A client message of any attempt came (answers.py says what it means)."""
         self._step(RunEvent.ANSWER)
         self.last_client_at = now
-        kind = message.WhichOneof("message")
-        if kind == "run_request" or kind == "client_heartbeat" or kind is None:
-            return []
-        if kind == "exec_client_message":
-            return self._exec_result(message.exec_client_message)
-        if kind == "kv_client_message":
-            kv = message.kv_client_message
-            if kv.WhichOneof("message") is None:
-                return []
-            return self._resolve((PendingKind.KV, kv.id), kv)
-        if kind == "interaction_response":
-            reply = message.interaction_response
-            return self._resolve((PendingKind.INTERACTION, reply.id), reply)
-        if kind == "exec_client_control_message":
-            return self._exec_control(message.exec_client_control_message)
-        if kind == "conversation_action":
-            action = message.conversation_action
-            if not self.running:
-                # A message for the conversation's next run (queued while this one closed), or
-                # steering that came too late; the shell says which (`_LATE_ACTIONS`).
-                late = action.WhichOneof("action") in _LATE_ACTIONS
-                return [LiveAction(self, action)] if late else []
-            if action.WhichOneof("action") == "cancel_action":
-                return [
-                    CancelTurn(self, "cancelled by the user", action.cancel_action, final="user")
-                ]
-            return [LiveAction(self, action)]
-        return [Note.info("run %s: client message %s ignored", self.run_id, kind)]
-
-    def _exec_result(self, result: pb.ExecClientMessage) -> list[Command]:
-        kind = result.WhichOneof("message")
-        if kind is None:  # not a result (protocol.md §5): keep waiting
-            return []
-        key = (PendingKind.EXEC, result.id)
-        if kind == "mcp_result" and result.mcp_result.WhichOneof("result") == "approved":
-            # The user approved the call; the real result follows with the same id.
-            return [StreamEvent(self, result.id, result)] if key in self.pending else []
-        if kind == "shell_stream":
-            event = result.shell_stream.WhichOneof("event")
-            if event not in _SHELL_TERMINAL:
-                if key in self.pending:
-                    return [StreamEvent(self, result.id, result)]
-                return self._unknown(key)
-        return self._resolve(key, result)
-
-    def _exec_control(self, control: pb.ExecClientControlMessage) -> list[Command]:
-        if control.WhichOneof("message") == "throw":
-            key = (PendingKind.EXEC, control.throw.id)
-            if key in self.pending:
-                # The client failed to run it: an empty result the tool layer reads as an error.
-                note = Note.info("run %s: client threw for exec %d", self.run_id, key[1])
-                return [note, *self._resolve(key, pb.ExecClientMessage(id=control.throw.id))]
-        return []
-
-    def _resolve(
-        self,
-        key: PendingKey,
-        message: pb.ExecClientMessage | pb.KvClientMessage | pb.InteractionResponse,
-    ) -> list[Command]:
-        if self.pending.pop(key, None) is None:
-            return self._unknown(key)
-        self.epoch += 1
-        self.resolved[key] = self.epoch
-        return [Resolve(self, key, message)]
-
-    def _unknown(self, key: PendingKey) -> list[Command]:
-        kind, ident = key
-        if key in self.resolved or (kind is PendingKind.EXEC and ident in self._aborted_execs):
-            return [
-                Note.debug("run %s: repeated or late result for %s %d dropped", self.run_id, *key)
-            ]
-        self.ignored_results += 1
-        return [
-            Note.warning(
-                "run %s: result for unknown %s id %d ignored", self.run_id, kind.value, ident
-            )
-        ]
-
-    def answers_unissued(self, message: pb.AgentClientMessage) -> bool:
-        """Whether a client message answers an exec or KV request this run never sent."""
-        kind = message.WhichOneof("message")
-        if kind == "exec_client_message" and message.exec_client_message.WhichOneof("message"):
-            return not self.issued((PendingKind.EXEC, message.exec_client_message.id))
-        if kind == "kv_client_message" and message.kv_client_message.WhichOneof("message"):
-            return not self.issued((PendingKind.KV, message.kv_client_message.id))
-        return False
 
     def issued(self, key: PendingKey) -> bool:
         """Whether we ever sent this request id (for protocol checks on `Run` streams)."""
-        kind, ident = key
-        counter = self._next_kv_id if kind is PendingKind.KV else self._next_exec_id
-        return 0 < ident < counter
+        return self.pending.issued(key)
 
     # --- server → client --------------------------------------------------------------------
 
@@ -410,7 +328,7 @@ class Run:
         if outbox.holds != holds:  # a hold began: its release is a deadline of the core
             self.timers.release_at(outbox.hold_until, self)
         if outbox.backlog() > self.config.max_backlog_bytes:
-            self._backlog_full(now)
+            self._overflow(now)
         return news
 
     def emit_frame(self, frame: bytes, *, now: float) -> None:
@@ -419,14 +337,14 @@ class Run:
         self._step(RunEvent.EMIT)
         self.outbox.append(frame)
         if self.outbox.backlog() > self.config.max_backlog_bytes:
-            self._backlog_full(now)
+            self._overflow(now)
 
-    def _backlog_full(self, now: float) -> None:
+    def _overflow(self, now: float) -> None:
         """The backlog passed its bound: the next tick fails the turn (frames still queue
         until the turn stops, at its next await: a frame or two beyond the bound)."""
-        if self.backlog_full_at is None:
-            self.backlog_full_at = now
+        if self.state is RunState.RUNNING or self.state is RunState.CANCELLED:
             self.timers.due(now)
+        self._step(RunEvent.OVERFLOW)
 
     # The outbox as the shell sees it.
 
@@ -455,17 +373,16 @@ class Run:
         watched: bool = True,
     ) -> None:
         self._step(RunEvent.REQUEST)
-        watched = watched and what not in _UNWATCHED_EXECS
-        self.pending[key] = _Pending(what, now, watched)
+        watched = self.pending.wait(key, what, now, watched=watched)
         self.outbox.append(frame, key=key)
         if self.outbox.size > self.config.max_backlog_bytes:
-            self._backlog_full(now)
+            self._overflow(now)
         if watched:
             self.timers.due(now + self.config.exec_timeout)
 
     def open_exec(self, exec_message: pb.ExecServerMessage, *, now: float) -> int:
         """Assign an id to an exec request, register it as pending, and send it."""
-        ident = self._take_exec_id()
+        ident = self.pending.take_id(PendingKind.EXEC)
         exec_message.id = ident
         if not exec_message.exec_id:
             exec_message.exec_id = f"exec-{self.run_id[:8]}-{ident}"
@@ -475,7 +392,7 @@ class Run:
         return ident
 
     def open_interaction(self, query: pb.InteractionQuery, *, now: float) -> int:
-        ident = self._take_exec_id()
+        ident = self.pending.take_id(PendingKind.INTERACTION)
         query.id = ident
         message = pb.AgentServerMessage(interaction_query=query)
         key = (PendingKind.INTERACTION, ident)
@@ -484,8 +401,7 @@ class Run:
         return ident
 
     def open_kv(self, kv: pb.KvServerMessage, *, now: float) -> int:
-        ident = self._next_kv_id
-        self._next_kv_id += 1
+        ident = self.pending.take_id(PendingKind.KV)
         kv.id = ident
         message = pb.AgentServerMessage(kv_server_message=kv)
         self._request(
@@ -496,39 +412,24 @@ class Run:
     def open_set_blob(self, blob_id: bytes, data: bytes, *, now: float) -> int:
         """`open_kv` of a SetBlobArgs, its frame made straight from the blob's bytes (one copy:
         a protobuf message would take three more of a blob that may be megabytes)."""
-        ident = self._next_kv_id
-        self._next_kv_id += 1
+        ident = self.pending.take_id(PendingKind.KV)
         self._request(
             set_blob_frame(ident, blob_id, data), (PendingKind.KV, ident), "set_blob_args", now
         )
         return ident
 
-    def _take_exec_id(self) -> int:
-        ident = self._next_exec_id
-        self._next_exec_id += 1
-        return ident
-
     def describe_pending(self, keys: Iterable[PendingKey], now: float) -> str:
         """`exec 3 (read_args, 12 s)` for each key still pending, for error messages."""
-        parts = []
-        for key in keys:
-            pending = self.pending.get(key)
-            if pending is not None:
-                parts.append(
-                    f"{key[0].value} {key[1]} ({pending.what}, {now - pending.since:.0f} s)"
-                )
-        return ", ".join(parts) or "nothing"
+        return self.pending.describe(keys, now)
 
     def abort_pending(self, *, now: float) -> list[PendingKey]:
         """Abort every pending exec on the client and forget every other pending request."""
-        self._step(RunEvent.ABORT)
-        keys = list(self.pending)
+        self._step(RunEvent.ABORT)  # while it runs: its turn aborts before it ends
+        keys = self.pending.abort()
         for kind, ident in keys:
-            if kind is PendingKind.EXEC and self.running:
-                self._aborted_execs.add(ident)
+            if kind is PendingKind.EXEC:
                 abort = pb.ExecServerControlMessage(abort=pb.ExecServerAbort(id=ident))
                 self.emit(pb.AgentServerMessage(exec_server_control_message=abort), now=now)
-        self.pending.clear()
         return keys
 
     def finish(self, error: EndStreamError | None = None, *, now: float) -> None:
@@ -545,69 +446,57 @@ class Run:
     # --- time -------------------------------------------------------------------------------
 
     def deadlines(self) -> list[float]:
+        """When `tick` has something to do for this run (its state says what is timed)."""
         cfg = self.config
-        if not self.running:
-            if self.state is RunState.FINISHED and self.finished_at is not None:
-                return [self.finished_at + cfg.linger]
-            return []
-        out = [] if self._timed_out else [self.created_at + cfg.turn_timeout]
-        if self.backlog_full_at is not None and not self._backlog_failed:
-            out.append(self.backlog_full_at)
-        if self.state is RunState.DETACHED:
+        state = self.state
+        if state is RunState.FINISHED:
+            assert self.finished_at is not None
+            return [self.finished_at + cfg.linger]
+        if state is RunState.OVER_BACKLOG:
+            return [_AT_ONCE]
+        if state is not RunState.RUNNING and state is not RunState.CANCELLED:
+            return []  # failed (it ends at once) or dropped
+        out = [self.created_at + cfg.turn_timeout]
+        if not self.streams:
             out.append(self.detached_since + cfg.grace_period)
-        watched = [p.since for p in self.pending.values() if p.watched]
-        if watched:
-            out.append(min(watched) + cfg.exec_timeout)
+        watched = self.pending.watched_since()
+        if watched is not None:
+            out.append(watched + cfg.exec_timeout)
         return out
 
     def tick(self, now: float) -> list[Command]:
+        """What time passing does to this run: at most one command per tick."""
         cfg = self.config
-        if not self.running:
-            if (
-                self.state is RunState.FINISHED
-                and self.finished_at is not None
-                and now >= self.finished_at + cfg.linger
-            ):
-                return [DropRun(self)]
-            return []
-        if self.backlog_full_at is not None and not self._backlog_failed:
-            self._backlog_failed = True
+        state = self.state
+        if state is RunState.FINISHED:
+            assert self.finished_at is not None
+            return [DropRun(self)] if now >= self.finished_at + cfg.linger else []
+        if state is RunState.OVER_BACKLOG:
             limit = cfg.max_backlog_bytes
             size = f"{limit / MiB:g} MiB" if limit >= MiB else f"{limit} bytes"
-            return [
-                FailTurn(
-                    self,
-                    "resource_exhausted",
-                    f"this turn's output passed {size}, the output limit of a turn (everything "
-                    "it sends Cursor is kept for reconnects; max_backlog_bytes, raise it with "
-                    "--set cursor_byok_max_turn_output_mb=...); the turn was ended",
-                )
-            ]
-        if not self._timed_out and now >= self.created_at + cfg.turn_timeout:
-            self._timed_out = True
+            return self.fail(
+                "resource_exhausted",
+                f"this turn's output passed {size}, the output limit of a turn (everything it "
+                "sends Cursor is kept for reconnects; max_backlog_bytes, raise it with --set "
+                "cursor_byok_max_turn_output_mb=...); the turn was ended",
+            )
+        if state is not RunState.RUNNING and state is not RunState.CANCELLED:
+            return []
+        if now >= self.created_at + cfg.turn_timeout:
             why = f"this turn ran for {_hours(cfg.turn_timeout)}, the time limit of a turn"
             why += " (turn_timeout, raise it with --set cursor_byok_turn_timeout_ms=...);"
             why += " the turn was ended"
-            return [FailTurn(self, "deadline_exceeded", why)]
-        if self.state is RunState.DETACHED and now >= self.detached_since + cfg.grace_period:
+            return self.fail("deadline_exceeded", why)
+        if not self.streams and now >= self.detached_since + cfg.grace_period:
             self.detached_since = now  # one cancel per expiry
-            return [CancelTurn(self, "the client went away (no stream open)")]
-        overdue = [
-            key
-            for key, p in self.pending.items()
-            if p.watched and now >= p.since + cfg.exec_timeout
-        ]
+            return self.cancel("the client went away (no stream open)")
+        overdue = self.pending.overdue(now, cfg.exec_timeout)
         if overdue:
             missing = self.describe_pending(overdue, now)
-            for key in overdue:
-                self.pending[key].watched = False  # one failure per request
-            return [
-                FailTurn(
-                    self,
-                    "deadline_exceeded",
-                    f"the client did not answer {missing} within {cfg.exec_timeout:.0f} s",
-                )
-            ]
+            return self.fail(
+                "deadline_exceeded",
+                f"the client did not answer {missing} within {cfg.exec_timeout:.0f} s",
+            )
         return []
 
 

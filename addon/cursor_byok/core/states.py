@@ -9,9 +9,15 @@ not an illegal BIND), so `IllegalEvent` is always a bug in the code that drives 
 
     Attempt  NEW ─bind→ BOUND ─end→ ENDED ─forget→ FORGOTTEN
              NEW ─end→ REFUSED ─forget→ FORGOTTEN        (NEW and BOUND may be forgotten too)
-    Run      DETACHED ⇄ ATTACHED   (a stream opens / the last stream goes)
-             either ─finish→ FINISHED ─drop→ DROPPED
+    Run      RUNNING ─overflow→ OVER_BACKLOG ─fail (the next tick)→ FAILED
+             RUNNING ─cancel→ CANCELLED ─overflow→ OVER_BACKLOG,  ─fail→ FAILED
+             RUNNING | OVER_BACKLOG | CANCELLED | FAILED ─finish→ FINISHED ─drop→ DROPPED
     Hold     OPEN ─hold→ HELD ─release (the window is over) | flush (another frame)→ OPEN
+
+A run's end (its end-stream frame) is the turn's to write, so between the core deciding a turn
+must stop and the turn stopping there are states of their own: over its output bound (failed at
+the next tick), cancelled (still held to its limits), failed (told nothing more). Deadlines are
+inputs (`Run.deadlines`, `Run.tick(now)`); what to do comes out as commands, never a log line.
 """
 
 from __future__ import annotations
@@ -77,14 +83,22 @@ ATTEMPT_TRANSITIONS: dict[tuple[AttemptState, AttemptEvent], AttemptState] = {
 
 
 class RunState(enum.Enum):
-    ATTACHED = "attached"  # running, and at least one response stream reads it
-    DETACHED = "detached"  # running with no stream: cancelled once the grace period is over
+    RUNNING = "running"  # its turn runs (read by a stream or not: `Run.streams`)
+    OVER_BACKLOG = "over backlog"  # its output passed max_backlog_bytes: the next tick fails it
+    # Told to stop by a cancel (the user, a newer run, no stream past the grace period, room for
+    # other requests) and not ended yet: it may still publish a checkpoint, so its time, output
+    # and request limits still apply, and another cancel still reaches it.
+    CANCELLED = "cancelled"
+    # Told to stop by a failure (a limit, an unanswered request, a protocol error) and not ended
+    # yet: a failed turn ends at once when it hears of it, so nothing more is said to it.
+    FAILED = "failed"
     FINISHED = "finished"  # the end-stream frame is in the outbox; kept for late reconnects
     DROPPED = "dropped"  # lingered long enough; gone from the registry
 
     @property
     def running(self) -> bool:
-        return self is RunState.ATTACHED or self is RunState.DETACHED
+        """Whether its end-stream frame is still to come (frames may still be queued)."""
+        return self in _RUNNING
 
 
 class RunEvent(enum.Enum):
@@ -92,16 +106,18 @@ class RunEvent(enum.Enum):
     REQUEST = "request"  # an exec/KV/interaction request is sent
     ANSWER = "answer"  # a client message arrives
     ABORT = "abort"  # pending requests are aborted
-    FINISH = "finish"  # the end-stream frame is queued
     BIND = "bind"  # another attempt joins
-    STREAM_OPENED = "stream opened"  # a response stream starts reading it
-    STREAMS_GONE = "streams gone"  # its last response stream went away
+    OVERFLOW = "overflow"  # its output passed max_backlog_bytes
+    CANCEL = "cancel"  # its turn is told to stop (`CancelTurn`)
+    FAIL = "fail"  # its turn is failed (`FailTurn`)
+    FINISH = "finish"  # the end-stream frame is queued
     DROP = "drop"  # the registry lets go of it
 
 
 _R, _RE = RunState, RunEvent
+_RUNNING = frozenset({_R.RUNNING, _R.OVER_BACKLOG, _R.CANCELLED, _R.FAILED})
 RUN_TRANSITIONS: dict[tuple[RunState, RunEvent], RunState] = {}
-for _running in (_R.ATTACHED, _R.DETACHED):
+for _running in _RUNNING:
     RUN_TRANSITIONS.update(
         {
             (_running, _RE.EMIT): _running,
@@ -109,25 +125,33 @@ for _running in (_R.ATTACHED, _R.DETACHED):
             (_running, _RE.ANSWER): _running,
             (_running, _RE.ABORT): _running,
             (_running, _RE.BIND): _running,
+            (_running, _RE.FAIL): _R.FAILED,
             (_running, _RE.FINISH): _R.FINISHED,
-            (_running, _RE.STREAM_OPENED): _R.ATTACHED,
-            (_running, _RE.STREAMS_GONE): _R.DETACHED,
         }
     )
-# A finished run still hears late answers (dropped), takes attempts and streams that replay it,
-# and is aborted again by a turn that closes late. A dropped run is only still reachable from
-# the streams that were reading it when it was dropped.
-for _done in (_R.FINISHED, _R.DROPPED):
-    RUN_TRANSITIONS.update(
-        {
-            (_done, _RE.ANSWER): _done,
-            (_done, _RE.ABORT): _done,
-            (_done, _RE.STREAM_OPENED): _done,
-            (_done, _RE.STREAMS_GONE): _done,
-        }
-    )
-RUN_TRANSITIONS[(_R.FINISHED, _RE.BIND)] = _R.FINISHED
-RUN_TRANSITIONS[(_R.FINISHED, _RE.DROP)] = _R.DROPPED
+RUN_TRANSITIONS.update(
+    {
+        (_R.RUNNING, _RE.OVERFLOW): _R.OVER_BACKLOG,
+        (_R.CANCELLED, _RE.OVERFLOW): _R.OVER_BACKLOG,
+        (_R.OVER_BACKLOG, _RE.OVERFLOW): _R.OVER_BACKLOG,  # every frame past the bound says so
+        (_R.FAILED, _RE.OVERFLOW): _R.FAILED,  # failed already: once is enough
+        (_R.RUNNING, _RE.CANCEL): _R.CANCELLED,
+        (_R.CANCELLED, _RE.CANCEL): _R.CANCELLED,
+        (_R.OVER_BACKLOG, _RE.CANCEL): _R.OVER_BACKLOG,  # the failure still comes
+        (_R.FAILED, _RE.CANCEL): _R.FAILED,  # the failure stops it: the cancel is not sent
+    }
+)
+# A finished run still hears late answers (dropped) and takes attempts that replay it; a turn
+# aborts what it waits on before it ends, never after. A dropped run is only still reachable
+# from the attempts whose streams were reading it when it was dropped.
+RUN_TRANSITIONS.update(
+    {
+        (_R.FINISHED, _RE.ANSWER): _R.FINISHED,
+        (_R.FINISHED, _RE.BIND): _R.FINISHED,
+        (_R.FINISHED, _RE.DROP): _R.DROPPED,
+        (_R.DROPPED, _RE.ANSWER): _R.DROPPED,
+    }
+)
 
 
 # --- the coalescing hold of a run's outbox -----------------------------------------------------
