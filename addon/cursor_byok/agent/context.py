@@ -202,7 +202,16 @@ def prompt_parts(
         debug = debug_instructions(context.debug_mode_config)
         if debug:
             sections.append(("system_prompt", debug))
-    env = context.env
+    sections += _environment_parts(context.env)
+    sections += _git_parts(context)
+    sections += _rules_parts(context)
+    sections += _skills_parts(context)
+    sections += _mcp_parts(context)
+    return sections
+
+
+def _environment_parts(env: pb.RequestContextEnv) -> list[tuple[str, str]]:
+    """The machine facts the model needs to pick paths and commands (none when Cursor sent none)."""
     facts = []
     if env.os_version:
         facts.append(f"Operating system: {env.os_version}")
@@ -212,10 +221,14 @@ def prompt_parts(
         facts.append("Workspace folders: " + ", ".join(env.workspace_paths))
     if env.time_zone:
         facts.append(f"Time zone: {env.time_zone}")
-    if facts:
-        sections.append(
-            ("system_prompt", "<environment>\n" + "\n".join(facts) + "\n</environment>")
-        )
+    if not facts:
+        return []
+    return [("system_prompt", "<environment>\n" + "\n".join(facts) + "\n</environment>")]
+
+
+def _git_parts(context: pb.RequestContext) -> list[tuple[str, str]]:
+    """One section per git repository with a path or branch, so the model knows where it works."""
+    sections = []
     for repo in context.git_repos:
         details = [f"path: {repo.path}"] if repo.path else []
         if repo.branch_name:
@@ -224,31 +237,46 @@ def prompt_parts(
             sections.append(
                 ("system_prompt", "<git_repo>\n" + "\n".join(details) + "\n</git_repo>")
             )
-    rules = [r for r in list(context.rules) + list(context.non_file_rules) if r.content]
-    if rules:
-        body = "\n\n".join(f"Rule {r.full_path or '(inline)'}:\n{r.content}" for r in rules)
-        sections.append(("rules", "<rules>\n" + body[:MAX_RULE_CHARS] + "\n</rules>"))
-    skills = [s for s in context.agent_skills if s.full_path or s.description]
-    if skills:
-        lines = [f"- {s.full_path}: {s.description}" for s in skills]
-        sections.append(
-            (
-                "skills",
-                "<skills>\nSkills you can read with the Read tool when relevant:\n"
-                + "\n".join(lines)
-                + "\n</skills>",
-            )
-        )
-    for instructions in context.mcp_instructions:
-        if instructions.instructions:
-            sections.append(
-                (
-                    "mcp",
-                    f"<mcp_server name={instructions.server_name!r}>\n"
-                    f"{instructions.instructions}\n</mcp_server>",
-                )
-            )
     return sections
+
+
+def _rules_parts(context: pb.RequestContext) -> list[tuple[str, str]]:
+    """The user's rules with content, capped at `MAX_RULE_CHARS` so a huge rule cannot crowd out
+    the conversation."""
+    rules = [r for r in list(context.rules) + list(context.non_file_rules) if r.content]
+    if not rules:
+        return []
+    body = "\n\n".join(f"Rule {r.full_path or '(inline)'}:\n{r.content}" for r in rules)
+    return [("rules", "<rules>\n" + body[:MAX_RULE_CHARS] + "\n</rules>")]
+
+
+def _skills_parts(context: pb.RequestContext) -> list[tuple[str, str]]:
+    """Skills listed by path and description only: the model reads one when it is relevant."""
+    skills = [s for s in context.agent_skills if s.full_path or s.description]
+    if not skills:
+        return []
+    lines = [f"- {s.full_path}: {s.description}" for s in skills]
+    return [
+        (
+            "skills",
+            "<skills>\nSkills you can read with the Read tool when relevant:\n"
+            + "\n".join(lines)
+            + "\n</skills>",
+        )
+    ]
+
+
+def _mcp_parts(context: pb.RequestContext) -> list[tuple[str, str]]:
+    """Each MCP server's own instructions, named by server so the model can tell them apart."""
+    return [
+        (
+            "mcp",
+            f"<mcp_server name={instructions.server_name!r}>\n"
+            f"{instructions.instructions}\n</mcp_server>",
+        )
+        for instructions in context.mcp_instructions
+        if instructions.instructions
+    ]
 
 
 MAX_ATTACHMENT_CHARS = 200_000  # text of one attachment given to the model

@@ -27,6 +27,7 @@ from cursor_byok.core.states import HoldState
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire import connect
+from cursor_byok.wire.varint import varint
 
 # Frames at least this large are compressed when the client accepts it, as Cursor's server does
 # for KV SETs and checkpoints; small deltas stay uncompressed (cheaper, and what Cursor sends).
@@ -44,18 +45,9 @@ class PendingKind(enum.Enum):
 PendingKey = tuple[PendingKind, int]
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _field(number: int, data: bytes) -> list[bytes]:
     """A length-delimited field's parts (empty when `data` is: proto3 leaves it out)."""
-    return [_varint(number << 3 | 2), _varint(len(data)), data] if data else []
+    return [varint(number << 3 | 2), varint(len(data)), data] if data else []
 
 
 def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
@@ -64,9 +56,9 @@ def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
     blob once (tests/core/test_outbox_frames.py holds it to upb's bytes)."""
     args = _field(1, blob_id) + _field(2, data)
     args_size = sum(map(len, args))
-    kv = ([b"\x08", _varint(kv_id)] if kv_id else []) + [b"\x1a", _varint(args_size)]
+    kv = ([b"\x08", varint(kv_id)] if kv_id else []) + [b"\x1a", varint(args_size)]
     kv_size = sum(map(len, kv)) + args_size
-    head = [b"\x22", _varint(kv_size)]
+    head = [b"\x22", varint(kv_size)]
     size = sum(map(len, head)) + kv_size
     return b"".join([b"\x00", size.to_bytes(4, "big"), *head, *kv, *args])
 

@@ -49,38 +49,35 @@ class Field:
     end: int
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    try:
-        return read_varint(data, at)
-    except VarintError as exc:
-        raise WireError(str(exc)) from None
-
-
 def fields(data: bytes) -> list[Field]:
-    """Every top-level field of `data`, in order; raises `WireError` on bytes that are not one."""
+    """Every top-level field of `data`, in order; raises `WireError` on bytes that are not one
+    (a varint cut short too, so callers catch one error for bad bytes)."""
     out = []
     at = 0
-    while at < len(data):
-        start = at
-        key, at = _varint(data, at)
-        number, wire_type = key >> 3, key & 7
-        if number == 0:
-            raise WireError("field number 0")
-        payload = at
-        if wire_type == 0:
-            _, at = _varint(data, at)
-        elif wire_type == 1:
-            at += 8
-        elif wire_type == 2:
-            size, payload = _varint(data, at)
-            at = payload + size
-        elif wire_type == 5:
-            at += 4
-        else:
-            raise WireError(f"wire type {wire_type} (groups are not used by Cursor)")
-        if at > len(data):
-            raise WireError(f"field {number} runs past the end of the message")
-        out.append(Field(number, wire_type, start, payload, at))
+    try:
+        while at < len(data):
+            start = at
+            key, at = read_varint(data, at)
+            number, wire_type = key >> 3, key & 7
+            if number == 0:
+                raise WireError("field number 0")
+            payload = at
+            if wire_type == 0:
+                _, at = read_varint(data, at)
+            elif wire_type == 1:
+                at += 8
+            elif wire_type == 2:
+                size, payload = read_varint(data, at)
+                at = payload + size
+            elif wire_type == 5:
+                at += 4
+            else:
+                raise WireError(f"wire type {wire_type} (groups are not used by Cursor)")
+            if at > len(data):
+                raise WireError(f"field {number} runs past the end of the message")
+            out.append(Field(number, wire_type, start, payload, at))
+    except VarintError as exc:
+        raise WireError(str(exc)) from None
     return out
 
 

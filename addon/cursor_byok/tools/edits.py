@@ -147,10 +147,24 @@ class EditBase(Tool):
         if result is None:
             text = no_result_text(reply, f"write {path}")
             raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+        if result.WhichOneof("result") != "success":
+            raise self._write_failure(path, result)
+        success = result.success
+        final = (
+            success.file_content_after_write
+            if success.HasField("file_content_after_write")
+            else after
+        )
+        call, added, removed = _success_card(path, before, final)
+        return call, success, added, removed
+
+    def _write_failure(self, path: str, result: pb.WriteResult) -> ToolError:
+        """The error for a write that did not succeed, typed so the UI shows a rejection or a
+        read-only file as such and the model is told what to do about it."""
         kind = result.WhichOneof("result")
         if kind == "rejected":
             reason = result.rejected.reason or "no reason given"
-            raise self._fail(
+            return self._fail(
                 path,
                 f"The user rejected the change to {path}: {reason}",
                 "rejected",
@@ -160,7 +174,7 @@ class EditBase(Tool):
         if kind == "permission_denied":
             denied = result.permission_denied
             detail = denied.error or ("the file is read-only" if denied.is_readonly else "")
-            raise self._fail(
+            return self._fail(
                 path,
                 f"Permission denied writing {path}" + (f": {detail}" if detail else "."),
                 "write_permission_denied",
@@ -170,28 +184,26 @@ class EditBase(Tool):
             )
         if kind == "no_space":
             text = f"Cannot write {path}: no space left on the device."
-            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
-        if kind != "success":
+        else:
             detail = result.error.error if kind == "error" else "no result"
             text = f"Error writing {path}: {detail or 'unknown error'}"
-            raise self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
-        success = result.success
-        final = (
-            success.file_content_after_write
-            if success.HasField("file_content_after_write")
-            else after
-        )
-        diff, added, removed = _diff(path, before, final)
-        call = _edit_card(path)
-        ok = call.edit_tool_call.result.success
-        ok.path = path
-        ok.lines_added = added
-        ok.lines_removed = removed
-        ok.diff_string = diff
-        if before is not None:
-            ok.before_full_file_content = before
-        ok.after_full_file_content = final
-        return call, success, added, removed
+        return self._fail(path, text, "error", path=path, error=text, model_visible_error=text)
+
+
+def _success_card(path: str, before: str | None, final: str) -> tuple[pb.ToolCall, int, int]:
+    """The edit card of a write that succeeded, with the diff against what the editor holds now
+    (`final`, which may be formatted), and its added/removed line counts."""
+    diff, added, removed = _diff(path, before, final)
+    call = _edit_card(path)
+    ok = call.edit_tool_call.result.success
+    ok.path = path
+    ok.lines_added = added
+    ok.lines_removed = removed
+    ok.diff_string = diff
+    if before is not None:
+        ok.before_full_file_content = before
+    ok.after_full_file_content = final
+    return call, added, removed
 
 
 def _after_write_note(success: pb.WriteSuccess, sent: str) -> str:

@@ -149,33 +149,20 @@ class ReadTool(Tool):
         offset: int | None,
         limit: int | None,
     ) -> ToolOutcome:
+        """Numbered lines for the model and the read card for the UI; clients that ignore the
+        range send the whole file, so the window is cut here then."""
         content = success.content.replace("\r\n", "\n")
         lines = text_lines(content)
         total = success.total_lines or len(lines)
-        if success.range_applied:
-            if offset is None:
-                start = 1
-            elif offset > 0:
-                start = offset
-            else:
-                start = max(1, total + offset + 1)
-        else:  # the client sent the whole file: apply the range ourselves
-            start = 1 if offset is None else (offset if offset > 0 else max(1, total + offset + 1))
+        start = _first_line(offset, total)
+        if not success.range_applied:  # the client sent the whole file: apply the range ourselves
             lines = lines[start - 1 :]
             if limit is not None:
                 lines = lines[:limit]
-        notes: list[str] = []
-        shown = lines[:MAX_RESULT_LINES]
-        rendered: list[str] = []
-        size = 0
-        for number, line in enumerate(shown, start):
-            row = f"{number:>6}|{cap_line(line)}"
-            if size + len(row) > MAX_RESULT_CHARS:
-                break
-            rendered.append(row)
-            size += len(row) + 1
+        rendered = _numbered(lines[:MAX_RESULT_LINES], start)
         exceeded = len(rendered) < len(lines)
         end = start + len(rendered) - 1
+        notes: list[str] = []
         if exceeded:
             notes.append(
                 f"[Showing lines {start}-{end} of {total}. Call Read with offset={end + 1} "
@@ -183,12 +170,6 @@ class ReadTool(Tool):
             )
         if success.truncated:
             notes.append("[The client truncated this file's content.]")
-        if not content:
-            text = "File is empty."
-        elif not rendered:
-            text = f"[No lines in range: the file has {plural(total, 'line')}.]"
-        else:
-            text = "\n".join(rendered + notes)
         call = self._ui_call(ui_args)
         ok = call.read_tool_call.result.success
         ok.path = path
@@ -200,7 +181,41 @@ class ReadTool(Tool):
         if rendered:
             ok.read_range.start_line = start
             ok.read_range.end_line = end
-        return ToolOutcome(text, False, call)
+        return ToolOutcome(_read_text(content, rendered, notes, total), False, call)
+
+
+def _first_line(offset: int | None, total: int) -> int:
+    """The 1-based line a Read starts at: a negative offset counts back from the end of the file,
+    so the model can ask for the tail of a log without knowing its length."""
+    if offset is None:
+        return 1
+    if offset > 0:
+        return offset
+    return max(1, total + offset + 1)
+
+
+def _numbered(lines: list[str], start: int) -> list[str]:
+    """`lines` as `number|text` rows, stopping before `MAX_RESULT_CHARS`: one Read must not fill
+    the model's context, and the model is told where to go on."""
+    rendered: list[str] = []
+    size = 0
+    for number, line in enumerate(lines, start):
+        row = f"{number:>6}|{cap_line(line)}"
+        if size + len(row) > MAX_RESULT_CHARS:
+            break
+        rendered.append(row)
+        size += len(row) + 1
+    return rendered
+
+
+def _read_text(content: str, rendered: list[str], notes: list[str], total: int) -> str:
+    """What the model reads: an empty file and an empty window are said in words, not as an
+    empty result it could mistake for a failed call."""
+    if not content:
+        return "File is empty."
+    if not rendered:
+        return f"[No lines in range: the file has {plural(total, 'line')}.]"
+    return "\n".join(rendered + notes)
 
 
 def read_failure_text(result: pb.ReadResult, path: str) -> str:

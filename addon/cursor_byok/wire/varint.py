@@ -2,7 +2,8 @@
 
 One reader and one writer: the capture decoder and redactor walk unknown messages, the
 analytics filter drops events by field, the checkpoint builds two messages our generated schema
-lacks. Sans-IO and import-free, so every room can use it.
+lacks, the outbox joins KV SET frames around a blob. Sans-IO and import-free, so every room can
+use it.
 """
 
 from __future__ import annotations
