@@ -392,55 +392,26 @@ class AgentRpc:
         log.info("RunSSE %s opened", request_id)
 
     def _open_run_stream(self, flow: http.HTTPFlow) -> None:
-        """`Run`: stream the upload into the attempt, serve the response from the loopback."""
+        """`Run`: stream the upload into the attempt, serve the response from the loopback.
+
+        An upload encoding we cannot read is refused before any attempt opens; what may go to
+        Cursor is held by `_hold_run_forward`, the upload's reader is `_run_upload`."""
         request = flow.request
         headers = request.headers
         request_id = headers.get("x-request-id") or headers.get("x-original-request-id")
         request_id = validate_request_id(request_id) if request_id else f"run-{uuid.uuid4()}"
         grpc_web = _is_grpc_web(request)
-        encoding_header = "grpc-encoding" if grpc_web else "connect-content-encoding"
-        try:
-            upload_encoding = connect.normalise_encoding(headers.get(encoding_header))
-        except connect.ConnectError as exc:
-            raise BadFraming(str(exc)) from None
+        upload_encoding = _upload_encoding(headers, grpc_web)
         owner = self._owner(flow)
         self.registry.open_attempt(
             request_id, owner=owner, transport="run", client=self._client(flow)
         )
-        forward = ""
-        pipe: asyncio.Queue | None = None
-        known = self.routing.routes.get(request_id)
-        if known == CURSOR or (known is None and self.routing.may_pass()):
-            # The first envelope says which model; the upstream is fixed by now (before any
-            # body), so if it is Cursor's the streamer itself relays the stream to Cursor.
-            pipe = asyncio.Queue()
-            forward = self.loopback.hold_forward(
-                _forward_of(
-                    request,
-                    body=b"",
-                    upload=pipe,
-                    authority=request.authority or request.host_header or "",
-                )
-            )
+        pipe, forward = self._hold_run_forward(request, request_id)
         opened = "HTTP/{}{}".format(
             "2" if request.is_http2 else "1.1",
             ", x-blob-encryption-key present" if "x-blob-encryption-key" in headers else "",
         )
-        link = parent_link(request)
-        decide = functools.partial(self.routing.decide_first, parent=link[0] if link else "")
-        upload = RunUpload(
-            self.registry,
-            request_id,
-            owner,
-            upload_encoding,
-            self.recording,
-            pipe=pipe,
-            decide=decide if pipe is not None else None,
-            opened=opened,
-            observe=self.activity.observe,
-            parent=link,
-            client=self._client(flow),
-        )
+        upload = self._run_upload(flow, request_id, owner, upload_encoding, pipe, opened)
         flow.metadata[METADATA_KEY] = request_id
         flow.metadata[UPLOAD_KEY] = upload
         accept = headers.get("grpc-accept-encoding" if grpc_web else "connect-accept-encoding")
@@ -463,6 +434,53 @@ class AgentRpc:
             log.info("Run %s opened (%s)", request_id, opened)
         else:  # the route line says it (or the upload, if it ends before its first message)
             log.debug("Run %s opened (%s)", request_id, opened)
+
+    def _hold_run_forward(
+        self, request: http.Request, request_id: str
+    ) -> tuple[asyncio.Queue | None, str]:
+        """The upload pipe and held forward of a `Run` that may turn out to be Cursor's, else
+        (None, ""): the upstream is fixed before any body, so the streamer must be ready to
+        relay it to Cursor before the first envelope says which model."""
+        known = self.routing.routes.get(request_id)
+        if not (known == CURSOR or (known is None and self.routing.may_pass())):
+            return None, ""
+        pipe: asyncio.Queue = asyncio.Queue()
+        forward = self.loopback.hold_forward(
+            _forward_of(
+                request,
+                body=b"",
+                upload=pipe,
+                authority=request.authority or request.host_header or "",
+            )
+        )
+        return pipe, forward
+
+    def _run_upload(
+        self,
+        flow: http.HTTPFlow,
+        request_id: str,
+        owner: bytes,
+        encoding: str | None,
+        pipe: asyncio.Queue | None,
+        opened: str,
+    ) -> RunUpload:
+        """The reader of a `Run` upload; only one that may go to Cursor decides its route on
+        the first message (the parent link, from the headers, places a subagent's run)."""
+        link = parent_link(flow.request)
+        decide = functools.partial(self.routing.decide_first, parent=link[0] if link else "")
+        return RunUpload(
+            self.registry,
+            request_id,
+            owner,
+            encoding,
+            self.recording,
+            pipe=pipe,
+            decide=decide if pipe is not None else None,
+            opened=opened,
+            observe=self.activity.observe,
+            parent=link,
+            client=self._client(flow),
+        )
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(PASS_KEY) and flow.response is not None:
@@ -533,6 +551,17 @@ def _declared_size(request: http.Request) -> int:
         return int(request.headers.get("content-length", "0"))
     except ValueError:
         return 0
+
+
+def _upload_encoding(headers: http.Headers, grpc_web: bool) -> str | None:
+    """A `Run` upload's content encoding; one we cannot read is bad framing (the client's
+    fault), refused before an attempt is opened for it."""
+    try:
+        return connect.normalise_encoding(
+            headers.get("grpc-encoding" if grpc_web else "connect-content-encoding")
+        )
+    except connect.ConnectError as exc:
+        raise BadFraming(str(exc)) from None
 
 
 def _is_grpc_web(request: http.Request) -> bool:

@@ -91,6 +91,7 @@ import logging
 import traceback
 import weakref
 from collections.abc import Callable
+from collections.abc import Iterator
 from typing import IO
 from typing import Any
 
@@ -180,20 +181,37 @@ def install_stream_release() -> Undo | None:
     (see the module doc). Returns the function that removes it, or None when it is installed
     already (the patches addon, `mitmproxy_patches.py`, installs it in `load`, removes it in
     `done`)."""
-    import h2.errors
-    import h2.stream
-    from mitmproxy.proxy.commands import RequestWakeup
-    from mitmproxy.proxy.commands import SendData
-    from mitmproxy.proxy.events import Wakeup
     from mitmproxy.proxy.layers.http import _http2
-    from mitmproxy.proxy.layers.http._base import ReceiveHttp
-    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
-    from mitmproxy.proxy.layers.http._events import ResponseTrailers
 
     server = _http2.Http2Server
     if getattr(server, _RELEASE_FLAG, False):
         return None
     original = server._handle_event
+    _handle_event = _releasing_handler(original)
+    _handle_event.__wrapped__ = original  # type: ignore[attr-defined]
+    undo_wrap = _replace(server, "_handle_event", _handle_event)
+    undo_flag = _replace(server, _RELEASE_FLAG, True)
+
+    def undo() -> None:
+        undo_flag()
+        undo_wrap()
+        _RELEASES.clear()
+
+    return undo
+
+
+def _releasing_handler(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`Http2Server._handle_event` with the release added: a stream whose response ended with
+    our end marker while the client's upload is open is reset with NO_ERROR, and one wakeup
+    later its request side ends for mitmproxy. Apart from the install so each reads alone."""
+    import h2.errors
+    import h2.stream
+    from mitmproxy.proxy.commands import RequestWakeup
+    from mitmproxy.proxy.commands import SendData
+    from mitmproxy.proxy.events import Wakeup
+    from mitmproxy.proxy.layers.http._base import ReceiveHttp
+    from mitmproxy.proxy.layers.http._events import RequestEndOfMessage
+    from mitmproxy.proxy.layers.http._events import ResponseTrailers
 
     def release(self, stream_id: int):
         self.h2_conn.reset_stream(stream_id, h2.errors.ErrorCodes.NO_ERROR)
@@ -210,16 +228,9 @@ def install_stream_release() -> Undo | None:
             yield ReceiveHttp(RequestEndOfMessage(_RELEASES.pop(event.command)))
             return
         yield from original(self, event)
-        # Trailers queued behind data the client's flow-control window holds back go out
-        # later (a client slower than the turn): its stream is released once they have.
         queued: set[int] = self.__dict__.setdefault(_QUEUED_RELEASES, set())
-        for stream_id in list(queued):
-            stream = self.h2_conn.streams.get(stream_id)
-            state = stream.state_machine.state if stream is not None else None
-            if state is not h2.stream.StreamState.OPEN:
-                queued.discard(stream_id)
-            if state is h2.stream.StreamState.HALF_CLOSED_LOCAL:
-                yield from release(self, stream_id)
+        for stream_id in _queued_trailers_sent(self.h2_conn, queued):
+            yield from release(self, stream_id)
         if (
             not isinstance(event, ResponseTrailers)
             or END_STREAM_TRAILER not in event.trailers.fields
@@ -234,16 +245,23 @@ def install_stream_release() -> Undo | None:
             queued.add(event.stream_id)
         # else the client ended its upload already: nothing to release
 
-    _handle_event.__wrapped__ = original  # type: ignore[attr-defined]
-    undo_wrap = _replace(server, "_handle_event", _handle_event)
-    undo_flag = _replace(server, _RELEASE_FLAG, True)
+    return _handle_event
 
-    def undo() -> None:
-        undo_flag()
-        undo_wrap()
-        _RELEASES.clear()
 
-    return undo
+def _queued_trailers_sent(h2_conn: Any, queued: set[int]) -> Iterator[int]:
+    """The queued streams to release now, one at a time as the caller releases each. Trailers
+    queued behind data the client's flow-control window holds back go out later (a client
+    slower than the turn): a stream is released once they have, and forgotten once it is no
+    longer open either way."""
+    import h2.stream
+
+    for stream_id in list(queued):
+        stream = h2_conn.streams.get(stream_id)
+        state = stream.state_machine.state if stream is not None else None
+        if state is not h2.stream.StreamState.OPEN:
+            queued.discard(stream_id)
+        if state is h2.stream.StreamState.HALF_CLOSED_LOCAL:
+            yield stream_id
 
 
 def frame_for_http1_upstream(flow: Any) -> bool:

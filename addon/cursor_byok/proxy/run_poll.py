@@ -15,7 +15,9 @@ import logging
 
 from mitmproxy import http
 
+from cursor_byok.core.attempts import Subscriber
 from cursor_byok.core.polls import MAX_POLL_BYTES
+from cursor_byok.core.polls import PollAnswer
 from cursor_byok.core.polls import PollCursors
 from cursor_byok.core.polls import answer
 from cursor_byok.core.polls import split_frames
@@ -52,38 +54,55 @@ class RunPolls:
         return 2 * self.registry.config.heartbeat_interval + 1.0
 
     async def answer(self, flow: http.HTTPFlow, poll: PollRequest, owner: bytes) -> None:
-        """Answer one poll (sets `flow.response`)."""
+        """Answer one poll (sets `flow.response`). The cursor is begun before the wait, so a
+        newer poll for the same id supersedes this one and only the newest moves it on."""
         request_id = poll.request_id
         ended = self._ends.get(request_id)
         if (ended is None or ended[0] != owner) and not self.registry.knows(request_id):
             # names no run (Cursor polls after its first append opened it): nothing is made for
             # it, so polls for made-up ids cannot fill the bound of live requests (issue 33)
-            flow.response = _response(
-                connect.encode_end_stream(connect.EndStreamError("not_found", NO_RUN))
-            )
+            flow.response = _end_with_error("not_found", NO_RUN)
             return
         cursor, epoch = self.cursors.begin(request_id)
         before = (cursor.position, cursor.seqno)
-        older = self._waiting.pop(request_id, None)
-        if older is not None and not older.done():
-            older.set_result(None)  # superseded: it ends at once, with nothing
-            log.info("RunPoll %s: a newer poll supersedes the waiting one", request_id)
+        self._supersede(request_id)
         if ended is not None and ended[0] == owner:  # its end was delivered: again, at once
             flow.response = _response(ended[1])
             return
-        loop = asyncio.get_running_loop()
-        until: asyncio.Future[None] = loop.create_future()
+        until: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = until
         try:
             sub = self.registry.subscribe(request_id, owner=owner)
         except Refused as exc:
             self._waiting.pop(request_id, None)
             log.warning("RunPoll %s refused: %s", request_id, exc)
-            flow.response = _response(
-                connect.encode_end_stream(connect.EndStreamError(exc.code, str(exc)))
-            )
+            flow.response = _end_with_error(exc.code, str(exc))
             return
         sub.position = cursor.position
+        chunks, position = await self._gather(request_id, sub, until)
+        if not self.cursors.current(request_id, epoch):
+            flow.response = _response(connect.encode_end_stream())  # superseded
+            return
+        made = answer(
+            split_frames(chunks), seqno=cursor.seqno, position=position, epoch=epoch, data=self.data
+        )
+        self._deliver(flow, request_id, owner, (epoch, *before), made)
+
+    def _supersede(self, request_id: str) -> None:
+        """End the poll waiting for this id, if any, at once and with nothing: the newer poll
+        answers in its place (one waiting poll per id)."""
+        older = self._waiting.pop(request_id, None)
+        if older is not None and not older.done():
+            older.set_result(None)
+            log.info("RunPoll %s: a newer poll supersedes the waiting one", request_id)
+
+    async def _gather(
+        self, request_id: str, sub: Subscriber, until: asyncio.Future[None]
+    ) -> tuple[list[bytes], int]:
+        """Read the attempt until the poll should answer (`_Gather`, or the backstop after
+        `max_wait`); returns the chunks and the position after them. The subscriber and the
+        waiting entry are dropped however it ends, so a cancelled poll holds nothing."""
+        loop = asyncio.get_running_loop()
         chunks: list[bytes] = []
         gather = _Gather(loop, until, self.registry.config.coalesce_window)
 
@@ -101,24 +120,30 @@ class RunPolls:
             self.registry.unsubscribe(sub)
             if self._waiting.get(request_id) is until:
                 del self._waiting[request_id]
-        if not self.cursors.current(request_id, epoch):
-            flow.response = _response(connect.encode_end_stream())  # superseded
-            return
-        made = answer(
-            split_frames(chunks), seqno=cursor.seqno, position=position, epoch=epoch, data=self.data
-        )
+        return chunks, position
+
+    def _deliver(
+        self,
+        flow: http.HTTPFlow,
+        request_id: str,
+        owner: bytes,
+        before: tuple[int, int, int],
+        made: PollAnswer,
+    ) -> None:
+        """Move the cursor on and set the answer; `before` (epoch, position, seqno) goes on the
+        flow so `failed` can move it back. An end is kept per owner, to be sent again at once."""
         self.cursors.commit(request_id, made)
         if made.eof:
             self._ends[request_id] = (owner, made.body[-_end_length(made.body) :])
             while len(self._ends) > self.cursors.max_cursors:
                 self._ends.pop(next(iter(self._ends)))
-        flow.metadata[POLL_KEY] = (request_id, epoch, *before)
+        flow.metadata[POLL_KEY] = (request_id, *before)
         flow.response = _response(made.body)
         log.debug(
             "RunPoll %s: %d response(s) from seqno %d%s",
             request_id,
             made.responses,
-            before[1],
+            before[2],
             ", eof" if made.eof else "",
         )
 
@@ -182,6 +207,11 @@ def _end_length(body: bytes) -> int:
         if end >= len(body):
             return len(body) - offset
         offset = end
+
+
+def _end_with_error(code: str, message: str) -> http.Response:
+    """A poll answer that ends the stream with an error and carries nothing else."""
+    return _response(connect.encode_end_stream(connect.EndStreamError(code, message)))
 
 
 def _response(body: bytes) -> http.Response:
