@@ -2,18 +2,23 @@
 
 One reader and one writer: the capture decoder and redactor walk unknown messages, the
 analytics filter drops events by field, the checkpoint builds two messages our generated schema
-lacks, the outbox joins KV SET frames around a blob. Sans-IO and import-free, so every room can
-use it.
+lacks, the outbox joins KV SET frames around a blob. Sans-IO, importing only the error
+root, so every room can use it.
 """
 
 from __future__ import annotations
+
+from cursor_byok.errors import ByokError
+from cursor_byok.errors import Code
 
 MAX_VARINT_BYTES = 10
 """A 64-bit value takes at most ten bytes; a longer run is not a varint."""
 
 
-class VarintError(ValueError):
+class VarintError(ByokError, ValueError):
     """Bytes that do not hold a whole varint at the given position."""
+
+    code = Code.INVALID_ARGUMENT
 
 
 def varint(value: int) -> bytes:
