@@ -66,3 +66,29 @@ def test_the_picker_counts_every_open_stream() -> None:
     assert ports.total == 1
     ports.give("a", taken[1])  # a late end of a forgotten stream
     assert ports.total == 1
+
+
+async def test_a_hop_failing_in_the_os_ends_quietly(monkeypatch, caplog) -> None:
+    """A hop the client reset can fail below the socket layer's resets (asyncio's selector
+    raised FileNotFoundError for a descriptor already gone, under load): the connection ends
+    with a debug line, never an unhandled traceback in the proxy's log."""
+
+    async def gone(self, conn, request, reader, writer) -> None:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(Streamer, "_respond", gone)
+    registry = RunRegistry(_never)
+    streamer = Streamer(registry)
+    port = await streamer.start(listeners=1)
+    try:
+        with caplog.at_level("DEBUG"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, no answer
+            await _until(lambda: streamer.open_streams == 0)
+            writer.close()
+        assert "loopback connection ended" in caplog.text
+        assert not [r for r in caplog.records if r.levelno >= 30 or r.exc_info]
+    finally:
+        await streamer.stop()

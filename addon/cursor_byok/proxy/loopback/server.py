@@ -182,7 +182,9 @@ class Streamer:
             await self._respond(conn, request, reader, writer)
         except TimeoutError:
             self._drop(writer, f"no complete request within {HEAD_TIMEOUT:g} s")
-        except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
+        except (OSError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
+            # ConnectionError and the rest of OSError: a hop the client reset can also fail in
+            # the selector (FileNotFoundError for a descriptor already gone), not only as a reset
             log.debug("loopback connection ended: %s", exc)
         except asyncio.CancelledError:
             log.debug("loopback connection closed by shutdown")  # nothing awaits this task
