@@ -11,6 +11,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import zygote
+from zygote import ZygoteProcess
+
 REPO = Path(__file__).resolve().parents[2]
 TEST_HOST = "api2.cursor.test"  # reserved TLD: resolves nowhere, proves no upstream is used
 _LISTENING = re.compile(r"listening at (?:\*|[\d.]+|\[[^\]]+\]):(\d+)")
@@ -18,7 +21,7 @@ _LISTENING = re.compile(r"listening at (?:\*|[\d.]+|\[[^\]]+\]):(\d+)")
 
 @dataclass
 class Mitm:
-    process: subprocess.Popen
+    process: subprocess.Popen | ZygoteProcess
     port: int
     confdir: Path
     data_dir: Path
@@ -110,9 +113,13 @@ def start_mitmdump(
     env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(name, None)
-    process = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp
-    )
+    process: subprocess.Popen | ZygoteProcess | None = None
+    if command is None and wrap is None:  # forked by this worker's zygote: no import cost
+        process = zygote.spawn(args, env, tmp)
+    if process is None:
+        process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp
+        )
     lines: list[str] = []
     port_box: list[int] = []
     ready = threading.Event()
