@@ -309,7 +309,7 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path) -> ZygoteProcess | No
     """A mitmdump run as `argv` forked by this worker's zygote, or None (use Popen) when it is
     turned off, cannot start, or `env` changes what an interpreter reads at its start."""
     global _broken
-    if os.environ.get(ENV_SWITCH, "0") == "0":  # off until verified
+    if os.environ.get(ENV_SWITCH) == "0":
         return None
     zygote = _get()
     if zygote is None or not zygote.fits(env):
