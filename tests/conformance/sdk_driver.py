@@ -92,6 +92,24 @@ def _follow(run: Any, command: dict[str, Any], agent: Any, prefix: str = "") -> 
     _say({prefix + "result": _plain(run.wait())})
 
 
+def _tokens_never_look_like_flags() -> None:
+    """cursor-sdk up to at least 0.1.9 passes its callback tokens (`secrets.token_urlsafe`) to the
+    bridge as arguments, and the bridge refuses a value that starts with "-" ("Missing value for
+    --tool-callback-auth-token"): one launch in ~32 failed for the SDK, not for the proxy. Tokens
+    drawn here never start with "-"; the SDK's own use of them is unchanged."""
+    import secrets
+
+    draw = secrets.token_urlsafe
+
+    def token_urlsafe(nbytes: int | None = None) -> str:
+        while True:
+            token = draw(nbytes)
+            if not token.startswith("-"):
+                return token
+
+    secrets.token_urlsafe = token_urlsafe
+
+
 def main() -> int:
     workspace = Path(os.environ["SDK_DRIVER_WORKSPACE"])
     bridge_log = os.environ.get("SDK_DRIVER_BRIDGE_LOG", os.devnull)
@@ -99,6 +117,7 @@ def main() -> int:
     from cursor_sdk import SDKImage
     from cursor_sdk import UserMessage
 
+    _tokens_never_look_like_flags()
     # The bridge (node) inherits fd 0 and reads it: keep the commands to ourselves.
     commands = os.fdopen(os.dup(0), "r", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
