@@ -22,6 +22,16 @@ pytestmark = pytest.mark.timeout(60)
 LIMIT_MS = 500
 
 
+async def _read_notes_turn(client: CursorLikeClient, workspace):
+    """One "read notes" turn whose first request id is its run id (a reconnect sends a new one)."""
+    run_id = str(uuid.uuid4())
+    message = client.run_request(
+        "read notes", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
+    )
+    message.run_request.run_id = run_id
+    return await client.turn(message, request_id=run_id)
+
+
 def is_text(message: pb.AgentServerMessage) -> bool:
     """The first text of the turn is the hanging call's (the call before it only reads)."""
     return message.interaction_update.WhichOneof("message") == "text_delta"
@@ -56,12 +66,7 @@ async def test_unread_call_is_aborted_and_made_again_on_reconnect(
             before_reconnect=after_the_abort,
         )
         try:
-            run_id = str(uuid.uuid4())
-            message = client.run_request(
-                "read notes", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
-            )
-            message.run_request.run_id = run_id
-            result = await client.turn(message, request_id=run_id)
+            result = await _read_notes_turn(client, workspace)
         finally:
             await client.aclose()
             proxy.stop()
@@ -100,12 +105,7 @@ async def test_a_prompt_reconnect_keeps_the_call_with_the_default_limit(
             proxy, workspace, transport=transport, reconnect_new_id=True, drop_on=is_text
         )
         try:
-            run_id = str(uuid.uuid4())
-            message = client.run_request(
-                "read notes", conversation_id=str(uuid.uuid4()), model=MODEL, workspace=workspace
-            )
-            message.run_request.run_id = run_id
-            result = await client.turn(message, request_id=run_id)
+            result = await _read_notes_turn(client, workspace)
         finally:
             await client.aclose()
             proxy.stop()

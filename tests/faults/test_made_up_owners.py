@@ -102,6 +102,20 @@ async def open_run(
     outcomes["reset" if stream.reset else f"ended {stream.status}"] += 1
 
 
+async def bystander_turns(mitm, workspace, transport: str, turns: int = 1) -> list:
+    """Another client's one-line turns, one after the other, while the flood holds its streams."""
+    bystander = CursorLikeClient.through(mitm, workspace, transport=transport)
+    try:
+        return [
+            await bystander.turn(
+                bystander.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
+            )
+            for _ in range(turns)
+        ]
+    finally:
+        await bystander.aclose()
+
+
 async def gave_way(stream, decoder: connect.EnvelopeDecoder, outcomes: collections.Counter):
     """A held stream read on: one that ends (at the bound, the biggest holder's stream idle
     longest gives way to a smaller client's, `core/eviction.displace`) is counted."""
@@ -169,13 +183,7 @@ async def test_requests_without_a_credential_are_refused_at_once(mitm, workspace
                     ),
                 )
             ]
-        bystander = CursorLikeClient.through(mitm, workspace, transport="run")
-        try:
-            result = await bystander.turn(
-                bystander.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
-            )
-        finally:
-            await bystander.aclose()
+        (result,) = await bystander_turns(mitm, workspace, "run")
     finally:
         for client in clients:
             await client.aclose()
@@ -198,16 +206,9 @@ async def test_made_up_credentials_lock_out_nobody(mitm, workspace, transport) -
     watchers: list[asyncio.Task] = []
     token_of = lambda c, i: f"Bearer made-up-{c}-{i}"  # noqa: E731
     clients = await flood(mitm, token_of, outcomes, MADE_UP_PER_CONNECTION, watchers)
-    bystander = CursorLikeClient.through(mitm, workspace, transport=transport)
     try:
-        results = [
-            await bystander.turn(
-                bystander.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
-            )
-            for _ in range(3)
-        ]
+        results = await bystander_turns(mitm, workspace, transport, turns=3)
     finally:
-        await bystander.aclose()
         for watcher in watchers:
             watcher.cancel()
         for client in clients:
@@ -250,13 +251,7 @@ async def test_polls_for_made_up_ids_make_nothing(mitm, workspace) -> None:
     try:
         for start in range(0, 2000, 400):
             await asyncio.gather(*(poll(clients[n % 20], n) for n in range(start, start + 400)))
-        bystander = CursorLikeClient.through(mitm, workspace, transport="poll")
-        try:
-            result = await bystander.turn(
-                bystander.run_request("read notes.txt", conversation_id=str(uuid.uuid4()))
-            )
-        finally:
-            await bystander.aclose()
+        (result,) = await bystander_turns(mitm, workspace, "poll")
     finally:
         for client in clients:
             await client.aclose()

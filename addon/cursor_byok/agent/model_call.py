@@ -164,13 +164,7 @@ def _exhausted(chain: Chain, last: Unserved | None) -> TurnError:
     error = provider_turn_error(last.error)
     if chain.has_fallbacks():
         notes = "; ".join(chain.problems)
-        return TurnError(
-            error.code,
-            f"{error} (tried: {tried}{'; ' + notes if notes else ''})",
-            title=error.title,
-            error=error.error,
-            retryable=error.retryable,
-        )
+        return error.noted(f"tried: {tried}{'; ' + notes if notes else ''}")
     return error
 
 
@@ -334,13 +328,7 @@ def _call_failed(
         return Unserved(exc, kind)
     failure = provider_turn_error(exc)
     if shown.emitted and caller.chain is not None and caller.chain.has_fallbacks():
-        return TurnError(
-            failure.code,
-            f"{failure} (the answer had begun, so no fallback was tried)",
-            title=failure.title,
-            error=failure.error,
-            retryable=failure.retryable,
-        )
+        return failure.noted("the answer had begun, so no fallback was tried")
     return failure
 
 

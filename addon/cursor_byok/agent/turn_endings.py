@@ -72,6 +72,16 @@ class TurnError(ByokError):
         self.error = error
         self.retryable = retryable
 
+    def noted(self, note: str) -> TurnError:
+        """The same failure with `note` after its message (what a fallback chain tried)."""
+        return TurnError(
+            self.code,
+            f"{self} ({note})",
+            title=self.title,
+            error=self.error,
+            retryable=self.retryable,
+        )
+
     def end_stream(self) -> EndStreamError:
         details: tuple[ErrorDetail, ...] = ()
         if self.error is not None:
