@@ -227,9 +227,15 @@ class Compactor:
     """Decides when to compact and does it for one turn."""
 
     def __init__(
-        self, summariser: SummaryModel, *, context_window: int, compact_at: float = 0.8
+        self,
+        summariser: SummaryModel,
+        *,
+        context_window: int,
+        compact_at: float = 0.8,
+        hook_steps: frozenset[str] = frozenset(),
     ) -> None:
         self.summariser = summariser
+        self.hook_steps = hook_steps  # the steps the user's hooks watch (preCompact among them)
         self.window = context_window
         self.compact_at = compact_at
         self.count = 0
@@ -266,6 +272,7 @@ class Compactor:
         recent = truncate_tool_results(recent)
         shown = await hooks.pre_compact(  # the user's preCompact hooks (tools/hooks.py)
             turn,
+            self.hook_steps,
             manual=reason == "summarize_action",
             tokens=int(messages_bytes(messages) / bytes_per_token),
             window=self.window,

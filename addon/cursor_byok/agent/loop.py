@@ -185,7 +185,6 @@ class ProviderAgent:
         context = await prompts.request_context(
             turn.run_request, turn.blob, lambda: prompts.client_context(turn)
         )
-        hooks.remember(turn, context)  # the steps the user's hooks watch (tools/hooks.py)
         toolset = toolset_for(self.config, turn, mode, context)
         search = native_search(self.config, turn, context)
         turn.transcript.context_window = model.context_window
@@ -216,7 +215,7 @@ class ProviderAgent:
                 context=context,
                 toolset=toolset,
                 native_search=search,
-                compactor=self._compactor(turn, model, provider, extra),
+                compactor=self._compactor(turn, model, provider, extra, context),
                 meter=TokenMeter(),
                 budget=budget,
             )
@@ -274,9 +273,15 @@ class ProviderAgent:
         extra.clear()
 
     def _compactor(
-        self, turn: Turn, model: ModelConfig, provider: Provider, extra: list[Provider]
+        self,
+        turn: Turn,
+        model: ModelConfig,
+        provider: Provider,
+        extra: list[Provider],
+        context: pb.RequestContext,
     ) -> Compactor:
-        """The turn's compactor; summaries come from `compaction_model` when one is set."""
+        """The turn's compactor; summaries come from `compaction_model` when one is set, and
+        it fires the preCompact hooks the request context configures."""
         summary_model = model
         summary_provider = provider
         other = compaction_model(self.config, model)
@@ -305,6 +310,7 @@ class ProviderAgent:
             ),
             context_window=model.context_window,
             compact_at=model.compact_at,
+            hook_steps=hooks.configured_steps(context),
         )
 
 

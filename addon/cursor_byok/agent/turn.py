@@ -151,7 +151,6 @@ class Turn:
     """What an agent may do during one turn."""
 
     __slots__ = (
-        "__weakref__",  # tools/hooks.py keeps each live turn's hook steps in a weak side table
         "blobs",
         "instruction",
         "live",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-import weakref
 from collections.abc import Awaitable
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,24 +44,11 @@ MAX_HOOK_TEXT = 8_000
 
 Exec = Callable[[pb.ExecServerMessage], Awaitable[pb.ExecClientMessage]]
 
-# The hook steps of each live turn, known once its request context is (agent/loop.py): the
-# compactor reads them without the context being passed down.
-_TURN_STEPS: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
-
 
 def configured_steps(context: pb.RequestContext | None) -> frozenset[str]:
     if context is None or not context.HasField("hooks_config"):
         return frozenset()
     return frozenset(context.hooks_config.configured_steps)
-
-
-def remember(turn: Any, context: pb.RequestContext) -> None:
-    """Note the turn's configured hook steps (see `steps_of`)."""
-    _TURN_STEPS[turn] = configured_steps(context)
-
-
-def steps_of(turn: Any) -> frozenset[str]:
-    return _TURN_STEPS.get(turn, frozenset())
 
 
 async def run_hook(exec_: Exec, request: pb.ExecuteHookRequest) -> pb.ExecuteHookResponse | None:
@@ -86,6 +72,7 @@ def _text(value: str) -> str:
 
 async def pre_compact(
     turn: Any,
+    steps: frozenset[str],
     *,
     manual: bool,
     tokens: int,
@@ -94,9 +81,9 @@ async def pre_compact(
     to_compact: int,
     first: bool,
 ) -> str | None:
-    """Fire preCompact when configured (`manual`: the user's /summarize); the message its
-    hooks want shown to the user."""
-    if PRE_COMPACT not in steps_of(turn):
+    """Fire preCompact when the request context configures it (`steps`: `configured_steps`;
+    `manual`: the user's /summarize); the message its hooks want shown to the user."""
+    if PRE_COMPACT not in steps:
         return None
     query = pb.PreCompactRequestQuery(
         trigger="manual" if manual else "auto",
