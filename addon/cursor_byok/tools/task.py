@@ -192,9 +192,10 @@ class TaskTool(Tool):
             runs[ctx.call_id] = state
             await _publish(ctx)
         started = time.monotonic()
-        reply = await _run_child(ctx, sub, _watcher(ctx, prompt), state)
+        watcher = _watcher(ctx, prompt)  # the child's progress on this card, resumed ones too
+        reply = await _run_child(ctx, sub, watcher, state)
         result = result_of(reply, "subagent_result")
-        stopped = await hooks.subagent_stop(ctx, sub, result, started, _watcher(ctx, prompt))
+        stopped = await hooks.subagent_stop(ctx, sub, result, started, watcher)
         result = stopped.result  # the last one, when a subagentStop hook resumed the child
         state.completed_timestamp_ms = int(time.time() * 1000)
         call = self._ui_call(args)
