@@ -92,3 +92,26 @@ async def test_a_hop_failing_in_the_os_ends_quietly(monkeypatch, caplog) -> None
         assert not [r for r in caplog.records if r.levelno >= 30 or r.exc_info]
     finally:
         await streamer.stop()
+
+
+async def test_an_unexpected_failure_of_a_hop_is_one_line(monkeypatch, caplog) -> None:
+    """Whatever else ends a hop is said in one warning line naming it, never a traceback."""
+
+    async def broken(self, conn, request, reader, writer) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Streamer, "_respond", broken)
+    streamer = Streamer(RunRegistry(_never))
+    port = await streamer.start(listeners=1)
+    try:
+        with caplog.at_level("DEBUG"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            assert await asyncio.wait_for(reader.read(), 5) == b""
+            await _until(lambda: streamer.open_streams == 0)
+            writer.close()
+        assert "loopback connection failed: RuntimeError: boom" in caplog.text
+        assert not [r for r in caplog.records if r.exc_info]
+    finally:
+        await streamer.stop()
