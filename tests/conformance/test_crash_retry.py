@@ -42,16 +42,12 @@ def _texts(event: dict) -> list[str]:
     return [b.get("text", "") for b in blocks if b.get("type") == "text"]
 
 
-def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, workspace) -> None:
-    fp = stack.provider
-    first = len(fp.requests)
-    fp.script.text(FIRST).delay = 0.25  # slow: the kill lands between two deltas
-    fp.fp.responder = _like_a_model
-    shown: list[str] = []
+def _killer(stack, shown: list[str]):
+    """At the SHOWN-th text the SDK reported: kill -9 the proxy, then a new one where it was,
+    with its data dir."""
     old = stack.proxy
 
     def kill_mid_answer(event: dict) -> None:
-        """At the SHOWN-th text the SDK reported: kill -9, then a new proxy where it was."""
         shown.extend(_texts(event))
         if len(shown) != SHOWN or stack.proxy is not old:
             return
@@ -67,8 +63,11 @@ def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, w
             data_dir=old.data_dir,
         )
 
-    agent = sdk.agent(MODEL, cwd=workspace)
-    turn = sdk.send(agent, "Say it.", on_event=kill_mid_answer, timeout=120)
+    return kill_mid_answer
+
+
+def _assert_continued(stack, sdk, turn, shown: list[str], first: int, old) -> None:
+    """The SDK's retry finished, its text has no repeat, the provider got the partial once."""
     assert stack.proxy is not old, "the proxy was not killed"
     assert turn.status == "finished", (turn.result, sdk.log_tail())
     partial = "".join(shown[:SHOWN])
@@ -77,9 +76,38 @@ def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, w
     assert turn.text == partial + REST, turn.text
     # `run.wait()`'s result: the one assistant message, partial and rest
     assert turn.result.get("result") == partial + REST, turn.result
-    # the retry continued: the provider got the partial answer and the note
-    retried = fp.requests[first + 1 :]
+    # the retry continued: the provider got the partial answer and the note, once
+    retried = stack.provider.requests[first:]
     assert len(retried) == 1, [r.json for r in retried]
     sent = retried[0].json["messages"]
     assert sent[-2] == {"role": "assistant", "content": partial}
     assert "continues after a dead attempt" in stack.proxy.log()
+
+
+def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, workspace) -> None:
+    """No checkpoint reached the SDK before the kill: it re-sends the user message."""
+    fp = stack.provider
+    fp.script.text(FIRST).delay = 0.25  # slow: the kill lands between two deltas
+    fp.fp.responder = _like_a_model
+    shown: list[str] = []
+    old = stack.proxy
+    first = len(fp.requests) + 1
+    agent = sdk.agent(MODEL, cwd=workspace)
+    turn = sdk.send(agent, "Say it.", on_event=_killer(stack, shown), timeout=120)
+    _assert_continued(stack, sdk, turn, shown, first, old)
+
+
+def test_a_kill_after_a_checkpoint_is_resumed_without_doubled_text(stack, sdk, workspace) -> None:
+    """A tool ran (its checkpoint reached the SDK) before the answer began: the SDK retries
+    with a `resume_action` from that checkpoint, and the answer continues after the partial."""
+    fp = stack.provider
+    fp.script.tool_calls([("call_read", "Read", {"path": str(workspace / "notes.txt")})])
+    fp.script.text(FIRST).delay = 0.25
+    fp.fp.responder = _like_a_model
+    shown: list[str] = []
+    old = stack.proxy
+    first = len(fp.requests) + 2
+    agent = sdk.agent(MODEL, cwd=workspace)
+    turn = sdk.send(agent, "Read the notes, then say it.", on_event=_killer(stack, shown))
+    _assert_continued(stack, sdk, turn, shown, first, old)
+    assert len(turn.tool_calls()) == 1  # the tool ran once
