@@ -124,3 +124,85 @@ async def test_a_killed_proxy_continues_the_answer_after_restart(
     assert len(answers) == 1
     assert [p["text"] for p in answers[0]["content"] if p["type"] == "text"] == [partial + REST]
     assert "continues after a dead attempt" in proxies[-1].log()
+
+
+THOUGHT = "".join(f"t{n:02d} " for n in range(12))
+
+
+def _thinking_model(request: RecordedRequest) -> Step:
+    """As `_like_a_model`, thinking first (its whole thought again)."""
+    step = _like_a_model(request)
+    step.reasoning = THOUGHT
+    return step
+
+
+async def test_a_proxy_killed_while_the_model_thinks_does_not_show_thinking_twice(
+    tmp_path, workspace
+) -> None:
+    """Killed while only thinking was shown: the retry's call starts afresh (thinking without
+    its provider signature is not given back), its thinking is not shown (the client already
+    shows a thinking step), and its text follows the partial thinking."""
+    async with FakeProvider(responder=_thinking_model) as fp:
+        fp.script.text(FIRST, reasoning=THOUGHT).delay = 0.2
+        config = write_config(tmp_path, fp, "openai-chat")
+        env = {"FAKE_PROVIDER_KEY": "sk-test-not-a-real-key"}
+        proxy = start_mitmdump(tmp_path / "proxy", agent="provider", config=config, env=env)
+        proxies = [proxy]
+        thought: list[str] = []
+
+        def kill_after_thinking(message: pb.AgentServerMessage) -> bool:
+            update = message.interaction_update
+            if update.WhichOneof("message") == "thinking_delta":
+                thought.append(update.thinking_delta.text)
+            if len(thought) < SHOWN:
+                return False
+            proxies[-1].process.send_signal(signal.SIGKILL)
+            return True
+
+        async def restart() -> None:
+            proxies[-1].process.wait(timeout=10)
+            proxies.append(
+                start_mitmdump(
+                    tmp_path / "proxy",
+                    agent="provider",
+                    config=config,
+                    env=env,
+                    port=proxy.port,
+                    data_dir=proxy.data_dir,
+                )
+            )
+
+        client = CursorLikeClient.through(
+            proxy,
+            workspace,
+            reconnect_new_id=True,
+            replays=False,
+            drop_on=kill_after_thinking,
+            before_reconnect=restart,
+        )
+        run_id = str(uuid.uuid4())
+        message = client.run_request(
+            "think, then say it",
+            conversation_id=str(uuid.uuid4()),
+            model=MODEL,
+            workspace=workspace,
+        )
+        message.run_request.run_id = run_id
+        try:
+            result = await client.turn(message, request_id=run_id)
+        finally:
+            await client.aclose()
+            for each in proxies:
+                each.stop()
+        requests = list(fp.requests)
+    assert result.end.ok, result.end.error
+    partial = "".join(thought)
+    assert partial == THOUGHT[: 4 * SHOWN]
+    shown_thinking = "".join(u.text for u in result.updates("thinking_delta"))
+    assert shown_thinking == partial  # the retry's own thinking was not shown
+    assert result.text == FIRST + REST  # no text had been shown: the whole answer, once
+    assert len(requests) == 2
+    assert CONTINUE_NOTE not in json.dumps(requests[1].json)  # nothing to continue from
+    roots = [json.loads(client.blobs[i]) for i in result.checkpoints[-1].root_prompt_messages_json]
+    answers = [m for m in roots if m.get("role") == "assistant"]
+    assert [p["text"] for p in answers[0]["content"] if p["type"] == "text"] == [FIRST + REST]
