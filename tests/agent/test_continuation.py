@@ -114,3 +114,20 @@ def test_merge_without_text_puts_the_partial_before_the_tool_calls() -> None:
     }
     carry.merge(message)  # type: ignore[arg-type]
     assert message["content"][0] == {"type": "text", "text": "Reading the file"}
+
+
+def test_a_client_without_run_ids_is_keyed_by_its_conversation(tmp_path: Path) -> None:
+    """@cursor/sdk 1.0.23 (cursor-sdk 0.1.9) sends no run_id: its retry is the same
+    conversation with the same action."""
+    turn, _ = _turn(tmp_path)
+    turn.run_request.ClearField("run_id")
+    assert continuation.journal_key(turn.run_request) == "conversation:c"
+    turn.carry = _start(turn)
+    turn.text("partial")
+    turn.carry.close(keep=True)  # type: ignore[union-attr]
+    again, _ = _turn(tmp_path)
+    again.run_request.ClearField("run_id")
+    carry = _start(again)
+    assert carry is not None and carry.partial == "partial"
+    bare = pb.AgentRunRequest()
+    assert continuation.journal_key(bare) == ""

@@ -84,6 +84,7 @@ def _assert_continued(stack, sdk, turn, shown: list[str], first: int, old) -> No
     assert "continues after a dead attempt" in stack.proxy.log()
 
 
+@pytest.mark.every_sdk
 def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, workspace) -> None:
     """No checkpoint reached the SDK before the kill: it re-sends the user message."""
     fp = stack.provider
@@ -97,6 +98,7 @@ def test_a_killed_proxy_is_retried_by_the_sdk_without_doubled_text(stack, sdk, w
     _assert_continued(stack, sdk, turn, shown, first, old)
 
 
+@pytest.mark.every_sdk
 def test_a_kill_after_a_checkpoint_is_resumed_without_doubled_text(stack, sdk, workspace) -> None:
     """A tool ran (its checkpoint reached the SDK) before the answer began: the SDK retries
     with a `resume_action` from that checkpoint, and the answer continues after the partial."""

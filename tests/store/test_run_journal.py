@@ -107,3 +107,20 @@ def test_prune_removes_old_journals_only(tmp_path: Path) -> None:
     assert run_journal.prune(tmp_path) == 1
     assert not old.path.exists() and new.path.exists()
     assert run_journal.prune(tmp_path / "nowhere") == 0
+
+
+def test_a_newer_journal_of_the_same_run_is_its_own_file(tmp_path: Path) -> None:
+    """Two turns of one key (a forced follow-up in a conversation keyed by its id): the newer
+    journal is a file of its own; the older turn's writes and its end do not touch it."""
+    older = RunJournal.open(tmp_path, START)
+    assert older is not None
+    older.text("old ")
+    newer = RunJournal.open(tmp_path, START)
+    assert newer is not None
+    older.text("still old")
+    newer.text("new")
+    older.close()
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.text == "new"
+    newer.close()
+    assert run_journal.read(tmp_path, "run-1") is None

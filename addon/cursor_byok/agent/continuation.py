@@ -46,6 +46,17 @@ def fingerprint(run_request: pb.AgentRunRequest) -> str:
     return hashlib.sha256(action).hexdigest()[:32]
 
 
+def journal_key(run_request: pb.AgentRunRequest) -> str:
+    """What a retry of the run has in common with it: its `run_id` (@cursor/sdk 1.1.0 puts
+    the first attempt's request id there), else, for a client that sends none (@cursor/sdk
+    1.0.23, in `cursor-sdk` 0.1.9), its conversation (one run at a time runs in it)."""
+    if run_request.run_id:
+        return run_request.run_id
+    if run_request.conversation_id:
+        return f"conversation:{run_request.conversation_id}"
+    return ""
+
+
 class Carry:
     """The turn's journal, and the partial answer of a dead attempt it continues (if any)."""
 
@@ -113,7 +124,7 @@ def start(
     """A turn's carry: a journal for its run (in `data_dir`), continuing the partial answer a
     dead attempt of the same run left when the run request matches it (what was shown goes
     into `ui`, the turn's steps); None for a run without an id."""
-    run_id = run_request.run_id
+    run_id = journal_key(run_request)
     if not run_id:
         return None
     leftover = read(data_dir, run_id)

@@ -114,12 +114,14 @@ class RunJournal:
 
     @classmethod
     def open(cls, data_dir: Path, start: RunStart) -> RunJournal | None:
-        """A new journal for `start`'s run (an older one of the same run is replaced); None
-        when it cannot be written (the run then goes on unjournaled)."""
+        """A new journal for `start`'s run (a file of its own: one left for the same run is
+        unlinked first, so a run still writing it writes to nothing anyone reads); None when it
+        cannot be written (the run then goes on unjournaled)."""
         path = journal_path(data_dir, start.run_id)
         try:
             private_dir(path.parent)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+            path.unlink(missing_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
             fd = os.open(path, flags, 0o600)
         except OSError as exc:
             log.warning("run %s: no journal (%s)", start.run_id, exc)
@@ -167,10 +169,14 @@ class RunJournal:
         """The run ended: the journal goes (`keep`: it stays for a retry to continue from)."""
         if self._fd < 0:
             return
-        os.close(self._fd)
-        self._fd = -1
-        if not keep:
-            self.path.unlink(missing_ok=True)
+        fd, self._fd = self._fd, -1
+        try:
+            if not keep and _same_file(os.fstat(fd), self.path):
+                self.path.unlink()  # not a newer journal of the same key
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
     def _write(self, record: bytes) -> None:
         if self.size + len(record) > MAX_BYTES:
@@ -190,6 +196,11 @@ class RunJournal:
         """Stop journaling: a retry of this run then starts again (no partial to trust)."""
         log.info("run %s: journal dropped (%s)", self.start.run_id, why)
         self.close()
+
+
+def _same_file(mine: os.stat_result, path: Path) -> bool:
+    there = os.stat(path)
+    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
 
 def read(data_dir: Path, run_id: str) -> Leftover | None:
