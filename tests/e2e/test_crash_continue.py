@@ -63,6 +63,7 @@ class Crash:
     client: CursorLikeClient
     requests: list[RecordedRequest]
     log: str  # the restarted proxy's
+    left: list[str]  # journal files in the data dir after the turn
 
 
 async def _crash_turn(tmp_path, workspace, fp, transport: str, kind: str) -> Crash:
@@ -123,7 +124,8 @@ async def _crash_turn(tmp_path, workspace, fp, transport: str, kind: str) -> Cra
             each.stop()
     assert result.end.ok, result.end.error
     assert result.reconnects == 1 and len(proxies) == 2
-    return Crash(result, "".join(shown), client, list(fp.requests), proxies[-1].log())
+    left = [p.name for p in (proxy.data_dir / "runs").glob("*.journal")]
+    return Crash(result, "".join(shown), client, list(fp.requests), proxies[-1].log(), left)
 
 
 def _answer_texts(crash: Crash) -> list[list[str]]:
@@ -153,6 +155,7 @@ async def test_a_killed_proxy_continues_the_answer_after_restart(
     assert sent[-1]["role"] == "user" and CONTINUE_NOTE in json.dumps(sent[-1])
     assert _answer_texts(crash) == [[partial + REST]]  # one assistant message
     assert "continues after a dead attempt" in crash.log
+    assert crash.left == []  # the run ended: its journal went
 
 
 async def test_a_proxy_killed_while_the_model_thinks_does_not_show_thinking_twice(
