@@ -303,10 +303,12 @@ class SdkDriver:
         force_on: str | None = None,
         force_text: str = "",
         timeout: float = 60,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> Turn:
         """One turn; returns when the SDK reports the run's result. `force_on`: at that event
         the SDK's forced follow-up (`send(force_text, {"local": {"force": True}})`) is sent; its
-        turn is the result's `follow_up`."""
+        turn is the result's `follow_up`. `on_event` is called with each of the run's SDK
+        messages as it comes (e.g. to kill the proxy mid-answer)."""
         self._send(
             {
                 "op": "send",
@@ -333,6 +335,8 @@ class SdkDriver:
             turn, kind = turns[prefix], key.removeprefix(prefix)
             if kind == "event":
                 turn.events.append(value)
+                if on_event is not None and not prefix:
+                    on_event(value)
             elif kind == "update":
                 turn.updates.append(value)
             elif kind == "result":

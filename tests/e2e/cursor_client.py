@@ -128,6 +128,7 @@ class CursorLikeClient:
     extra_headers: dict[str, str] = field(default_factory=dict)  # on every request of a turn
     await_run_reset: bool = False  # `Run`: after END_STREAM, wait for the server's RST_STREAM
     reconnect_new_id: bool = False  # reconnect as captured: new request id, same run request
+    replays: bool = True  # False: a reopened stream replays nothing (the proxy was restarted)
     grpc_web: bool = False  # speak gRPC-Web (application/grpc-web+proto) instead of Connect
     seed: int = 0
     blobs: dict[bytes, bytes] = field(default_factory=dict)
@@ -436,7 +437,7 @@ class CursorTurn:
             decoder = (
                 GrpcWebDecoder(encoding) if grpc_web else connect.EnvelopeDecoder(encoding=encoding)
             )
-            replay = _Replay(self.frames, new_attempt=new_id)
+            replay = _Replay(self.frames if self.client.replays else [], new_attempt=new_id)
             async for chunk in response.aiter_raw():
                 if self._feed(decoder, chunk, replay, limit):
                     return
@@ -450,7 +451,7 @@ class CursorTurn:
         if resend:
             await self.append(first)
         decoder = connect.EnvelopeDecoder()
-        replay = _Replay(self.frames, new_attempt=new_id)
+        replay = _Replay(self.frames if self.client.replays else [], new_attempt=new_id)
         expected = 0
         start = True
         while True:
@@ -506,7 +507,7 @@ class CursorTurn:
             await self.append(message)
         self.unsent.clear()
         decoder = connect.EnvelopeDecoder(encoding="gzip")
-        replay = _Replay(self.frames, new_attempt=new_id)
+        replay = _Replay(self.frames if self.client.replays else [], new_attempt=new_id)
         stream = self.stream
         async for chunk in stream.chunks():
             stop = self.end is None and self._feed(decoder, chunk, replay, limit)

@@ -74,11 +74,12 @@ def start_mitmdump(
     wait_ready: bool = True,
     hosts: str = TEST_HOST,
     wrap: list[str] | None = None,
+    port: int = 0,
 ) -> Mitm:
     """Start mitmdump (under `wrap`, a command prefix, if given). Pass each option once: a
     repeated `--set` of an addon option stops the proxy at start (`OptionCheck`). `timeout` is
     a deadline, not a wait: on a busy machine (2 cores, load 12) loading the script alone took
-    13 s."""
+    13 s. `port`: where to listen (a proxy restarted where the first one was), else any."""
     confdir = tmp / "mitmconf"
     data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,7 @@ def start_mitmdump(
         "--listen-host",
         "127.0.0.1",
         "-p",
-        "0",
+        str(port),
         "--set",
         f"confdir={confdir}",
         "--set",

@@ -96,11 +96,15 @@ class StepLoop:
     def request(self) -> ModelRequest:
         """The next call's request: the transcript as of now, behind a byte-stable prefix."""
         model = self.model
+        messages = self.turn.transcript.messages()
+        carry = self.turn.carry
+        if carry is not None and carry.partial:  # a dead attempt's answer, continued
+            messages = messages + carry.prompt()
         return ModelRequest(
             model=model.model,
             system=self.toolset.system,
             # history_format messages; `ModelRequest` (providers/base.py) types them as dicts
-            messages=cast("list[dict[str, Any]]", self.turn.transcript.messages()),
+            messages=cast("list[dict[str, Any]]", messages),
             tools=self.toolset.specs,
             max_output_tokens=model.max_output_tokens,
             params=dict(model.params),
@@ -208,6 +212,8 @@ class StepLoop:
                     raise too_large(f"{exc}; compaction was not possible: {failed}") from None
                 request, size = await self._compacted()
                 continue
+            if turn.carry is not None and turn.carry.continuing:
+                turn.carry.merge(answer.message)  # one message: the partial and the rest
             turn.transcript.append(answer.message)
             if answer.usage is not None:
                 meter.observe(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
 
+from cursor_byok.agent import continuation
 from cursor_byok.agent.client_blobs import ACK_TIMEOUT
 from cursor_byok.agent.client_blobs import ClientBlobs
 from cursor_byok.agent.history_restore import load_transcript
@@ -80,6 +81,7 @@ class TurnOptions:
     on_unresolved: Callable[[str, str], None] | None = None
     parent_tool_call_id: str = ""  # a subagent's Task call in its parent (from headers)
     route: str = ""  # how the turn's calls reached the proxy, for its usage row
+    journal: bool = False  # journal what it streams, to continue after a crash (continuation)
 
 
 class RunChannel(Protocol):
@@ -152,6 +154,7 @@ class Turn:
 
     __slots__ = (
         "blobs",
+        "carry",
         "instruction",
         "live",
         "messages",
@@ -199,6 +202,7 @@ class Turn:
         self.instruction = resolve_action(run_request)
         self.mode: int = self.instruction.mode  # a mode switch changes it (`switch_mode`)
         self.mirror: Callable[[pb.InteractionUpdate], None] | None = None  # `mirror_to`
+        self.carry: continuation.Carry | None = None  # the run's journal (`continuation`)
         live.turn = self
 
     @property
@@ -239,9 +243,13 @@ class Turn:
         # the caller's string, not a copy read back from the message (the history has it too)
         self.ui.text(text)
         self.usage.streaming_chars += len(text)
+        if self.carry is not None:
+            self.carry.text(text)
         self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
 
     def thinking(self, text: str) -> None:
+        if self.carry is not None and not self.carry.show_thinking(text):
+            return  # a continued answer's (agent/continuation.py)
         self.ui.thinking(text)
         self.usage.streaming_chars += len(text)
         delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
@@ -312,6 +320,8 @@ class Turn:
             await self.store_on_client(blobs)
             self.live.emit_frame(staged_frame(state, pending))
             del state
+        if self.carry is not None:
+            self.carry.checkpoint()
         if self.blobs.disk_error is not None and not closing:
             raise self.blobs.disk_error  # what this checkpoint holds is kept
 
@@ -354,6 +364,9 @@ async def run_turn(
     outcome = "ok"
     try:
         await turn.load_history()
+        if turn.options.journal:
+            data_dir = blobs.root.parent
+            turn.carry = continuation.start(run_request, data_dir, turn.ui, live.request_id)
         await agent.run(turn)
         await _close(turn)
     except asyncio.CancelledError:
@@ -394,6 +407,8 @@ def _conclude(turn: Turn, outcome: str, duration: float) -> None:
     if status.fallback_from:
         outcome = f"{outcome} (fallback for {status.fallback_from})"
     status.end(outcome)
+    if turn.carry is not None:  # kept only when the turn did not end its stream (the task died)
+        turn.carry.close(keep=not live.finished)
     if not live.finished:
         live.finish(EndStreamError("internal", "the turn ended without closing"))
     log.info(

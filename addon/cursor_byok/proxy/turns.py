@@ -47,6 +47,7 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy.housekeeping import Housekeeping
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.run_registry import LiveRun
+from cursor_byok.store import run_journal
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.blobs import BlobStore
@@ -164,6 +165,8 @@ class Turns:
 
     def running(self) -> None:
         self.tidy()  # the store's size, once at start
+        if self.blobs is not None:  # journals of runs nobody retried (store/run_journal.py)
+            self._spawn(asyncio.to_thread(run_journal.prune, self.blobs.root.parent))
         self._spawn(self._watch_config())
 
     async def _watch_config(self) -> None:
@@ -273,6 +276,7 @@ class Turns:
                     on_unresolved=self.on_unresolved,
                     parent_tool_call_id=live.parent[1] if live.parent else "",
                     route=route_of(live),
+                    journal=True,  # a run retried after a crash continues (issue 37)
                 ),
                 messages=messages,
             )
