@@ -128,3 +128,61 @@ def test_installed_once_and_removed() -> None:
     finally:
         undo()
     assert AddonManager.trigger_event is original
+
+
+def _registering_manager() -> AddonManager:
+    """A manager whose `register` / `remove` run as in mitmdump (load hook, command collection)."""
+    master = SimpleNamespace(
+        options=SimpleNamespace(
+            changed=SimpleNamespace(connect=lambda _handler: None), process_deferred=lambda: None
+        ),
+        commands=SimpleNamespace(collect_commands=lambda _addon: None),
+    )
+    return AddonManager(master)
+
+
+async def test_the_plan_follows_registered_and_removed_addons() -> None:
+    """Which addons have a hook is found once per hook name; a child registered or removed the
+    way the script loader does it (register, then into its parent's `addons`; remove, then out)
+    is seen by the next event, and so is a top-level addon added to the chain."""
+    calls: list[str] = []
+    undo = hook_dispatch.dispatch_hooks_directly()
+    assert undo is not None
+    try:
+        manager = _registering_manager()
+        parent = Addon("parent", calls, children=[])
+        manager.add(Addon("first", calls), parent)
+        event = HttpRequestHook(tflow.tflow())
+        await manager.trigger_event(event)
+        child = Addon("child", calls)
+        manager.register(child)
+        parent.addons.append(child)
+        await manager.trigger_event(event)
+        manager.remove(child)
+        parent.addons.remove(child)
+        await manager.trigger_event(event)
+        manager.add(Addon("last", calls))
+        await manager.trigger_event(event)
+    finally:
+        undo()
+    assert calls == [
+        *("first", "parent"),
+        *("first", "parent", "child"),
+        *("first", "parent"),
+        *("first", "parent", "last"),
+    ]
+
+
+async def test_a_replaced_hook_is_the_one_called() -> None:
+    """The plan names addons, not their hooks: an addon that swaps its hook (a test's
+    monkeypatch, an addon rebinding one) is called through the new one."""
+    calls: list[str] = []
+    addon = Addon("addon", calls)
+    manager = _manager([addon])
+    event = HttpRequestHook(tflow.tflow())
+    await hook_dispatch._trigger_event(manager, event)
+    addon.request = lambda flow: calls.append("replaced")  # type: ignore[method-assign]
+    await hook_dispatch._trigger_event(manager, event)
+    del addon.request
+    await hook_dispatch._trigger_event(manager, event)
+    assert calls == ["addon", "replaced", "addon"]
