@@ -5,15 +5,24 @@ over every top-level addon: a coroutine (`invoke_addon`), a generator walk of th
 and a `safecall` context manager each, whether the addon has the hook or not. With its ~40
 built-in addons that was ~44 % of the proxy's CPU on RunSSE + BidiAppend under cProfile
 (1,621 events, 58,356 `invoke_addon` calls for 20 turns of 200 deltas), on every flow of every
-heartbeat and KV acknowledgement. `trigger_event` below does the same calls in the same order
-with the same error handling, inline.
+heartbeat and KV acknowledgement. `trigger_event` (and the synchronous `trigger`) below make the
+same calls in the same order with the same error handling, inline.
 
-Which addons have a hook is found once per hook name (a walk of every addon tree, the script
-loader's three levels deep), not at every event: the plan is kept until the chain changes or an
-addon is registered or removed (mitmproxy's way to add or drop child addons: the script loader
-and a script reload go through it), so an event costs one `getattr` per addon that has the hook.
-The hook itself is still read at each event, so an addon that replaces its hook is called anew;
-one that grows a hook it did not have when the plan was made, without a register, is not seen.
+Which addons have a hook is planned once per hook name (a walk of every addon tree, the script
+loader's three levels deep), not at every event, once mitmproxy is running (`plan_from_now_on`,
+from `MitmproxyPatches.running`: start-up registers and configures addons in ways no wrapper
+sees). A plan is dropped when the chain changes, when an addon is registered or removed
+(mitmproxy's way to add or drop child addons: the script loader and a script reload go through
+it) and after every `configure` event (the script loader reorders scripts there). An event then
+costs one `getattr` per addon that has the hook. The hook itself is read at each event, so an
+addon that replaces its hook is called anew; one that grows a hook it did not have when the plan
+was made, without a register, is not seen.
+
+One more event with no hook behind it: every log record mitmproxy's root handler sees is
+formatted and sent to the event loop as a deprecated `add_log` event (`LegacyLogEvents`), a
+loop wake-up and a walk of every addon per record (5 a turn: 4.5 % of the main thread's
+time on RunSSE + BidiAppend). While the plan says no addon has `add_log`, the record is not
+turned into one.
 
 Installed and removed by `mitmproxy_patches.MitmproxyPatches` like the other patches.
 """
@@ -30,13 +39,19 @@ from mitmproxy import hooks
 from mitmproxy.addonmanager import AddonManager
 from mitmproxy.addonmanager import cut_traceback
 from mitmproxy.addonmanager import traverse
+from mitmproxy.log import LegacyLogEvents
 
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
 
 _MARK = "_cursor_byok_direct_hooks"
 _PLANS = "_cursor_byok_hook_plans"  # on the AddonManager: its `_Plans`
-MITMPROXY_TRIGGER_EVENT = AddonManager.trigger_event  # as it ships (this module patches it)
+# as mitmproxy ships them (this module patches them)
+MITMPROXY_TRIGGER_EVENT = AddonManager.trigger_event
+MITMPROXY_TRIGGER = AddonManager.trigger
+MITMPROXY_REGISTER = AddonManager.register
+MITMPROXY_REMOVE = AddonManager.remove
+MITMPROXY_LOG_EMIT = LegacyLogEvents.emit
 _mitm_log = logging.getLogger("mitmproxy.addonmanager")  # where `safecall` logs addon errors
 
 Plan = list[tuple[Any, ...]]  # per top-level addon: the addons of its tree that have the hook
@@ -49,6 +64,13 @@ class _Plans:
         self.chain = chain
         self.length = len(chain)
         self.by_name: dict[str, Plan] = {}
+
+    def valid_for(self, chain: list) -> bool:
+        return self.chain is chain and self.length == len(chain)
+
+
+class _Switch:
+    planning = False  # plans are kept (from `plan_from_now_on` until the patch is removed)
 
 
 def _make_plan(chain: list, name: str) -> Plan:
@@ -65,9 +87,11 @@ def _make_plan(chain: list, name: str) -> Plan:
 
 
 def _plan(manager: AddonManager, name: str) -> Plan:
-    plans = manager.__dict__.get(_PLANS)
     chain = manager.chain
-    if plans is None or plans.chain is not chain or plans.length != len(chain):
+    if not _Switch.planning:
+        return _make_plan(chain, name)
+    plans = manager.__dict__.get(_PLANS)
+    if plans is None or not plans.valid_for(chain):
         plans = manager.__dict__[_PLANS] = _Plans(chain)
     plan = plans.by_name.get(name)
     if plan is None:
@@ -80,6 +104,28 @@ def forget_plans(manager: AddonManager) -> None:
     manager.__dict__.pop(_PLANS, None)
 
 
+def plan_from_now_on(manager: AddonManager) -> None:
+    """Keep plans from now on (mitmproxy is running: the addons are loaded and configured)."""
+    forget_plans(manager)
+    _Switch.planning = True
+
+
+def _hooks(addons: tuple[Any, ...], name: str):
+    """The callable hooks of `addons`, as mitmproxy's `_iter_hooks` yields them."""
+    for addon in addons:
+        func = getattr(addon, name, None)
+        if not func or isinstance(func, types.ModuleType):
+            continue  # gone, or a module of the hook's name: mitmproxy skips it too
+        if not callable(func):
+            raise exceptions.AddonManagerError(f"Addon handler {name} ({addon}) not callable")
+        yield addon, func
+
+
+def _log_addon_error(exc: Exception, frame: str) -> None:
+    tb = cut_traceback(exc.__traceback__, frame)
+    _mitm_log.error(f"Addon error: {exc}", exc_info=(type(exc), exc, tb))
+
+
 async def _trigger_event(self: AddonManager, event: hooks.Hook) -> None:
     """`AddonManager.trigger_event` (mitmproxy 12): each top-level addon's hooks, children
     after their parent, an addon's error logged and the next top-level addon called,
@@ -89,28 +135,58 @@ async def _trigger_event(self: AddonManager, event: hooks.Hook) -> None:
     change in between)."""
     name = event.name
     args: list | None = None
-    for addons in _plan(self, name):
-        try:
-            for addon in addons:
-                func = getattr(addon, name, None)
-                if not func or isinstance(func, types.ModuleType):
-                    continue  # gone, or a module of the hook's name: mitmproxy skips it too
-                if not callable(func):
-                    raise exceptions.AddonManagerError(
-                        f"Addon handler {name} ({addon}) not callable"
-                    )
-                if args is None:
-                    args = event.args()
-                result = func(*args)
-                if result is not None and inspect.isawaitable(result):
-                    await result
-        except exceptions.AddonHalt:
-            return
-        except exceptions.OptionsError:
-            raise
-        except Exception as exc:
-            tb = cut_traceback(exc.__traceback__, "_trigger_event")
-            _mitm_log.error(f"Addon error: {exc}", exc_info=(type(exc), exc, tb))
+    try:
+        for addons in _plan(self, name):
+            try:
+                for addon in addons:  # `_hooks`, inline: this is the path of every flow event
+                    func = getattr(addon, name, None)
+                    if not func or isinstance(func, types.ModuleType):
+                        continue
+                    if not callable(func):
+                        raise exceptions.AddonManagerError(
+                            f"Addon handler {name} ({addon}) not callable"
+                        )
+                    if args is None:
+                        args = event.args()
+                    result = func(*args)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+            except exceptions.AddonHalt:
+                return
+            except exceptions.OptionsError:
+                raise
+            except Exception as exc:
+                _log_addon_error(exc, "_trigger_event")
+    finally:
+        if name == "configure":
+            forget_plans(self)
+
+
+def _trigger(self: AddonManager, event: hooks.Hook) -> None:
+    """`AddonManager.trigger`, the synchronous one (options changes, log records), as
+    `_trigger_event` does it; an async hook is an addon error, as in `invoke_addon_sync`."""
+    name = event.name
+    args: list | None = None
+    try:
+        for addons in _plan(self, name):
+            try:
+                for addon, func in _hooks(addons, name):
+                    if inspect.iscoroutinefunction(func):
+                        raise exceptions.AddonManagerError(
+                            f"Async handler {name} ({addon}) cannot be called from sync context"
+                        )
+                    if args is None:
+                        args = event.args()
+                    func(*args)
+            except exceptions.AddonHalt:
+                return
+            except exceptions.OptionsError:
+                raise
+            except Exception as exc:
+                _log_addon_error(exc, "_trigger")
+    finally:
+        if name == "configure":
+            forget_plans(self)
 
 
 def _forgetting(method: Any) -> Any:
@@ -128,19 +204,42 @@ def _forgetting(method: Any) -> Any:
     return changed
 
 
+def _no_one_listens(manager: AddonManager, name: str) -> bool:
+    """Whether the kept plan says no addon has hook `name` (False when there is none)."""
+    plans = manager.__dict__.get(_PLANS)
+    return plans is not None and plans.valid_for(manager.chain) and plans.by_name.get(name) == []
+
+
+def _log_events_if_heard(emit: Any) -> Any:
+    """`LegacyLogEvents.emit` that makes no `add_log` event while no addon has the hook."""
+
+    def heard(self: LegacyLogEvents, record: logging.LogRecord) -> None:
+        if _no_one_listens(self.master.addons, "add_log"):
+            return
+        emit(self, record)
+
+    heard.__name__ = emit.__name__
+    heard.__doc__ = emit.__doc__
+    return heard
+
+
 def dispatch_hooks_directly() -> Undo | None:
-    """Install `_trigger_event` as `AddonManager.trigger_event`, and plan-dropping `register`
-    and `remove` (None: installed already)."""
+    """Install `_trigger_event` / `_trigger` as `AddonManager.trigger_event` / `trigger`,
+    plan-dropping `register` and `remove`, and a `LegacyLogEvents.emit` that makes no event no
+    one hears (None: installed already)."""
     if getattr(AddonManager.trigger_event, _MARK, False):
         return None
     setattr(_trigger_event, _MARK, True)
     undos = [
         _replace(AddonManager, "register", _forgetting(AddonManager.register)),
         _replace(AddonManager, "remove", _forgetting(AddonManager.remove)),
+        _replace(AddonManager, "trigger", _trigger),
         _replace(AddonManager, "trigger_event", _trigger_event),
+        _replace(LegacyLogEvents, "emit", _log_events_if_heard(LegacyLogEvents.emit)),
     ]
 
     def undo() -> None:
+        _Switch.planning = False
         while undos:
             undos.pop()()
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import logging
 
+from mitmproxy import ctx
+
 from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
+from cursor_byok.proxy.hook_dispatch import plan_from_now_on
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
@@ -45,6 +48,11 @@ class MitmproxyPatches:
                 log.debug("mitmproxy patch %s: installed already", install.__name__)
             else:
                 self._undo.append(undo)
+
+    def running(self) -> None:
+        """Every addon is loaded and configured: the hook dispatch may keep its plans."""
+        if self._undo:
+            plan_from_now_on(ctx.master.addons)
 
     def done(self) -> None:
         while self._undo:
