@@ -16,7 +16,8 @@ sees). A plan is dropped when the chain changes, when an addon is registered or 
 it) and after every `configure` event (the script loader reorders scripts there). An event then
 costs one `getattr` per addon that has the hook. The hook itself is read at each event, so an
 addon that replaces its hook is called anew; one that grows a hook it did not have when the plan
-was made, without a register, is not seen.
+was made, without a register, is not seen; and an addon registered while an event is dispatched
+gets that event from the next one on (mitmproxy's lazy walk could reach it in the same event).
 
 One more event with no hook behind it: every log record mitmproxy's root handler sees is
 formatted and sent to the event loop as a deprecated `add_log` event (`LegacyLogEvents`), a
