@@ -132,6 +132,9 @@ def start_plain(tmp: Path, upstream_port: int) -> Mitm:
     )
 
 
+EDGE = 25  # deltas at each end of a turn, apart in `pct_by_position`
+
+
 @dataclass
 class Batch:
     config: str
@@ -150,6 +153,19 @@ class Batch:
     def pct(self, q: float) -> float:
         xs = self.latencies
         return xs[min(len(xs) - 1, int(q * len(xs)))] / 1e6 if xs else float("nan")
+
+    def pct_by_position(self, q: float, edge: int = EDGE) -> tuple[float, float, float]:
+        """The q-th percentile of the first `edge` deltas of every turn, of those between, and
+        of the last `edge`: where the tail comes from (turns that start and end together)."""
+        parts: tuple[list[int], list[int], list[int]] = ([], [], [])
+        for s in self.stats:
+            xs = s.latencies_ns
+            parts[0].extend(xs[:edge])
+            parts[1].extend(xs[edge:-edge])
+            parts[2].extend(xs[-edge:] if len(xs) > edge else [])
+        return tuple(  # type: ignore[return-value]
+            sorted(p)[min(len(p) - 1, int(q * len(p)))] / 1e6 if p else float("nan") for p in parts
+        )
 
     @property
     def late_share(self) -> float:
@@ -315,6 +331,7 @@ def report(
     )
     print(header)
     print("-" * len(header))
+    positions: list[tuple[int, str, list[Batch]]] = []
     for level in args.levels:
         b_cpu = [
             b.proxy_cpu / (level * args.deltas) * 1e6
@@ -363,6 +380,7 @@ def report(
                 f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}% "
                 f"{statistics.median(b.start_spread for b in batches):>9.0f} ms"
             )
+            positions.append((level, config, batches))
             errors = sorted({s.error for b in batches for s in b.stats if s.error})
             for error in errors[:3]:
                 print(f"{'':>13} error: {error[:150]}")
@@ -377,7 +395,23 @@ def report(
         "between the first and the last turn of a batch to get its first delta (median over "
         "rounds): turns that could not start together show here."
     )
+    _report_positions(positions, args.deltas)
     return figures
+
+
+def _report_positions(positions: list[tuple[int, str, list[Batch]]], deltas: int) -> None:
+    """p99 of each turn's first, middle and last deltas, and RunPoll's polls per turn."""
+    if deltas <= 2 * EDGE:
+        return
+    print()
+    print(f"p99 ms by a delta's place in its turn (first {EDGE} / the rest / last {EDGE}):")
+    for level, config, batches in positions:
+        first, middle, last = (
+            statistics.median(b.pct_by_position(0.99)[i] for b in batches) for i in range(3)
+        )
+        polls = statistics.median(statistics.mean(s.polls for s in b.stats) for b in batches)
+        line = f"{level:>7} {config:<4} {first:8.1f} {middle:8.1f} {last:8.1f}"
+        print(line + (f"   {polls:.1f} polls/turn" if polls else ""))
 
 
 async def run(args: argparse.Namespace) -> None:

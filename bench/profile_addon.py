@@ -97,6 +97,8 @@ async def run(args: argparse.Namespace) -> None:
             tmp,
             "--set",
             f"cursor_byok_coalesce_ms={args.coalesce_ms}",
+            "--set",
+            "flow_detail=0",  # as `cursor-byok run` and bench_streaming.py: no line per flow
             *MANY_TURNS,
             "-s",
             str(Path(__file__).resolve().parent / "profiler_script.py"),

@@ -651,6 +651,7 @@ class TurnStats:
     latencies_ns: list[int] = field(default_factory=list)
     appends_refused: int = 0
     first_delta_ns: int = 0  # monotonic_ns when the first text delta arrived
+    polls: int = 0  # RunPoll requests made (P only)
 
 
 class _Envelopes:
@@ -931,6 +932,7 @@ async def poll_turn(
             envelopes = _Envelopes(frame)
             body = connect.encode_frame(encode_run_poll_request(rid, start=start))
             start = False
+            stats.polls += 1
             _, result = await polls.request(
                 "POST", RUN_POLL, _headers(rid, "application/connect+proto"), body, envelopes.feed
             )

@@ -15,6 +15,7 @@ import weakref
 
 import pytest
 from mitmproxy import http
+from mitmproxy.http import MessageData
 from mitmproxy.proxy import context
 from mitmproxy.proxy import server
 from mitmproxy.proxy.layers import http as http_layer
@@ -22,6 +23,7 @@ from mitmproxy.test import taddons
 from mitmproxy.test import tflow
 from mitmproxy.utils import human
 
+from cursor_byok.proxy import message_checks
 from cursor_byok.proxy import mitmproxy_compat as compat
 from cursor_byok.proxy.mitmproxy_patches import MitmproxyPatches
 
@@ -70,7 +72,16 @@ def no_automatic_gc():
         gc.enable()
 
 
-def test_messages_keep_their_callers_frames_alive_until_a_full_collection(no_automatic_gc) -> None:
+@pytest.fixture
+def mitmproxy_type_checks(monkeypatch):
+    """mitmproxy's own checks of a message's fields, even when the addon's patch is installed
+    (`message_checks`: it leaves no such cycle)."""
+    monkeypatch.setattr(MessageData, "__post_init__", message_checks.MITMPROXY_POST_INIT)
+
+
+def test_messages_keep_their_callers_frames_alive_until_a_full_collection(
+    no_automatic_gc, mitmproxy_type_checks
+) -> None:
     """Why LargeBodies exists: building a Request or Response leaves a reference cycle (a
     TypeError caught in mitmproxy's type check) that holds every calling frame's locals."""
 
@@ -85,7 +96,9 @@ def test_messages_keep_their_callers_frames_alive_until_a_full_collection(no_aut
     assert held() is None
 
 
-def test_a_refused_requests_body_dies_with_its_traceback_cleared(no_automatic_gc) -> None:
+def test_a_refused_requests_body_dies_with_its_traceback_cleared(
+    no_automatic_gc, mitmproxy_type_checks
+) -> None:
     """Why forget_traceback exists: the error answer for a refused request, made while the
     exception is being handled, keeps the frames its traceback holds (the parsed body)."""
 

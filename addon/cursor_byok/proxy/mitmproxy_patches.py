@@ -5,18 +5,23 @@ says what each does and why): an ended response's stream that waits for the clie
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
-lives (`forget_closed_upstreams`); and one for CPU: hook events without a coroutine and a
-context manager per addon (`hook_dispatch.dispatch_hooks_directly`). They change mitmproxy's
-classes, so they are installed while this addon is loaded and removed when it is done: a script
-reload puts back what mitmproxy had before installing them again, and when mitmproxy fixes a bug
-its patch goes from the list below.
+lives (`forget_closed_upstreams`); and two for CPU: hook events without a coroutine and a
+context manager per addon (`hook_dispatch.dispatch_hooks_directly`), and the type checks of
+every request and response at a set lookup a field (`message_checks.check_messages_quickly`).
+They change mitmproxy's classes, so they are installed while this addon is loaded and removed
+when it is done: a script reload puts back what mitmproxy had before installing them again, and
+when mitmproxy fixes a bug its patch goes from the list below.
 """
 
 from __future__ import annotations
 
 import logging
 
+from mitmproxy import ctx
+
 from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
+from cursor_byok.proxy.hook_dispatch import plan_from_now_on
+from cursor_byok.proxy.message_checks import check_messages_quickly
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
@@ -31,6 +36,7 @@ PATCHES = (
     close_sockets_when_told,  # the loopback hop of a stream the client reset is closed
     forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
     dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
+    check_messages_quickly,  # a request's and a response's field types at a set lookup (CPU)
 )
 
 
@@ -45,6 +51,11 @@ class MitmproxyPatches:
                 log.debug("mitmproxy patch %s: installed already", install.__name__)
             else:
                 self._undo.append(undo)
+
+    def running(self) -> None:
+        """Every addon is loaded and configured: the hook dispatch may keep its plans."""
+        if self._undo:
+            plan_from_now_on(ctx.master.addons)
 
     def done(self) -> None:
         while self._undo:
