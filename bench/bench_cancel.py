@@ -12,6 +12,7 @@ Everything on 127.0.0.1.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -53,9 +54,13 @@ def one_cancel(stack: Stack, transport: str, workspace: Path) -> float:
 
 
 def main() -> int:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    if len(sys.argv) > 2:
-        os.environ["CURSOR_SDK_VENV"] = sys.argv[2]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", type=int, default=10, help="cancels per transport")
+    parser.add_argument("sdk_venv", nargs="?", help="the SDK's venv (default CURSOR_SDK_VENV)")
+    args = parser.parse_args()
+    runs = args.runs
+    if args.sdk_venv:
+        os.environ["CURSOR_SDK_VENV"] = args.sdk_venv
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         account = CursorAccount()

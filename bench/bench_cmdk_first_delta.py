@@ -16,6 +16,7 @@ Run: `uv run python bench/bench_cmdk_first_delta.py [ROUNDS]` (default 20).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -303,4 +304,6 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 20))
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("n", nargs="?", type=int, default=20, help="rounds (default 20)")
+    asyncio.run(main(parser.parse_args().n))

@@ -10,6 +10,7 @@ every intermediate string in upb's arena), measured last since it grows the proc
 
 from __future__ import annotations
 
+import argparse
 import random
 import resource
 import time
@@ -122,4 +123,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0]).parse_args()
     main()

@@ -19,6 +19,7 @@ Run: `just bench` or `uv run python bench/bench_prompt_cache.py [openai-chat ant
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -164,7 +165,14 @@ async def run(kind: str) -> None:
 
 
 def main() -> None:
-    kinds = sys.argv[1:] or ["openai-chat", "anthropic", "openai-responses"]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "kinds",
+        nargs="*",
+        default=["openai-chat", "anthropic", "openai-responses"],
+        help="provider wire formats to measure (default: all three)",
+    )
+    kinds = parser.parse_args().kinds
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     for kind in kinds:
         asyncio.run(run(kind))

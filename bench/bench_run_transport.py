@@ -13,6 +13,7 @@ Everything on 127.0.0.1.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -169,4 +170,8 @@ async def main(turns: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 30))
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "n", nargs="?", type=int, default=30, help="scripted turns per transport (default 30)"
+    )
+    asyncio.run(main(parser.parse_args().n))

@@ -6,6 +6,7 @@ Run: `just bench` (or `uv run python bench/bench_turns.py [TURNS]`). Uses the sc
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -67,4 +68,6 @@ async def main(turns: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 30))
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("n", nargs="?", type=int, default=30, help="scripted turns (default 30)")
+    asyncio.run(main(parser.parse_args().n))
