@@ -35,7 +35,9 @@ class BlobChannel(Protocol):
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage: ...
 
-    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]: ...
+    def open_set_blob(
+        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+    ) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
 
@@ -128,9 +130,11 @@ class ClientBlobs:
 
         waiting = set()
         tasks = []
+        store = self.store if on_disk else None
         for ident in list(missing):  # in order: the KV ids and frames are the recorded ones
             data = missing.pop(ident)
-            key, answer = self.live.open_set_blob(ident, data)
+            # on disk: once acknowledged the run reads it from there for a replay
+            key, answer = self.live.open_set_blob(ident, data, stored=store)
             del data
             waiting.add(key)
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))

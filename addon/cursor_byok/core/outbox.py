@@ -13,6 +13,10 @@ another entry came after it), and only then is its message serialised, once, int
 which every stream and every replay writes as it is (compressed envelopes too, once per
 encoding). Memory follows the bytes: a final entry holds bytes only, and the one entry that may
 still grow (the open delta at the tail) holds the deltas that joined it as strings (`Delta`).
+A final entry the edge can make again byte for byte (a KV SET of a blob the data dir holds, once
+the client acknowledged it) may give its bytes up for a `StoredFrame` (`Outbox.stow`): only a
+replay to a stream of the attempt that saw it reads it again (another attempt skips an answered
+request), and the edge makes it then.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from cursor_byok.core.states import HOLD_TRANSITIONS
 from cursor_byok.core.states import HoldEvent
@@ -165,6 +170,15 @@ class Delta:
         return message.SerializeToString()
 
 
+class StoredFrame(Protocol):
+    """A final frame the backlog let go of, which the edge makes again byte for byte when a
+    replay reads it (sans-IO: the core never reads the disk itself)."""
+
+    def load(self) -> bytes | None:
+        """The frame's bytes, exactly as first sent; None when they can no longer be made."""
+        ...
+
+
 @dataclass(slots=True, eq=False)
 class Entry:
     """One frame of the backlog: bytes once final, a delta that may still grow before.
@@ -173,25 +187,36 @@ class Entry:
     last entry, the end-stream envelope), and each compressed envelope is made once per
     encoding: every stream and every replay writes those same bytes."""
 
-    frame: bytes | None  # None while the entry is an open delta
+    frame: bytes | None  # None while the entry is an open delta, or once stowed
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
     compressed: dict[str, bytes] | None = None  # compressed envelopes by encoding, made once
     delta: Delta | None = None  # an open delta: later deltas of its kind may join it
     queued_at: float = 0.0
+    stored: StoredFrame | None = None  # a stowed final entry: the edge makes its bytes again
+
+    def envelope(self) -> bytes | None:
+        """A final entry's envelope (a stowed one made again; None if it can no longer be)."""
+        frame = self.frame
+        if frame is None:
+            assert self.stored is not None, "an open entry has no bytes yet"
+            return self.stored.load()
+        return frame
 
     @property
     def payload(self) -> bytes:
         """The message bytes of a final entry (what observers, the recorder, get)."""
-        assert self.frame is not None, "an open entry has no bytes yet"
-        return self.frame[_HEADER:]
+        frame = self.envelope()
+        assert frame is not None, "a stowed frame that can no longer be made"
+        return frame[_HEADER:]
 
-    def encoded(self, encoding: str | None) -> bytes:
-        """This final entry's envelope for a stream of `encoding` (compressed when large)."""
-        frame = self.frame
-        assert frame is not None, "an open entry has no bytes yet"
+    def encoded(self, encoding: str | None, frame: bytes) -> bytes:
+        """This final entry's envelope `frame` for a stream of `encoding` (compressed when
+        large; made once, but again each time for a stowed entry, which keeps no bytes)."""
         if encoding is None or len(frame) - _HEADER < COMPRESS_THRESHOLD:
             return frame
+        if self.frame is None:
+            return connect.encode_frame(frame[_HEADER:], encoding=encoding)
         if self.compressed is None:
             self.compressed = {}
         compressed = self.compressed.get(encoding)
@@ -265,7 +290,7 @@ class Outbox:
 
     def _close_tail(self) -> None:
         """Make the open tail final: nothing may join it once another entry follows."""
-        if self.entries and self.entries[-1].frame is None:
+        if self.entries and self.entries[-1].delta is not None:
             self.close(self.entries[-1])
 
     def close(self, entry: Entry) -> bytes:
@@ -301,6 +326,18 @@ class Outbox:
         """How many entries can no longer change (the recorder sees only those): all but an
         open delta at the tail, which no stream has taken yet."""
         entries = self.entries
-        if entries and entries[-1].frame is None:
+        if entries and entries[-1].delta is not None:
             return len(entries) - 1
         return len(entries)
+
+    def stow(self, key: PendingKey, stored: StoredFrame) -> bool:
+        """Let go of the bytes of the final entry that carries `key` (its request was answered):
+        `stored` makes them again for a replay. Whether there was such an entry."""
+        for entry in reversed(self.entries):
+            if entry.key == key:
+                if entry.frame is None:
+                    return False
+                entry.frame = entry.compressed = None
+                entry.stored = stored
+                return True
+        return False

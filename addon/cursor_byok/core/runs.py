@@ -18,6 +18,7 @@ from cursor_byok.core.outbox import Entry
 from cursor_byok.core.outbox import Outbox
 from cursor_byok.core.outbox import PendingKey
 from cursor_byok.core.outbox import PendingKind
+from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.core.outbox import set_blob_frame
 from cursor_byok.core.pending import Pending
 from cursor_byok.core.states import RUN_TRANSITIONS
@@ -417,6 +418,11 @@ class Run:
             set_blob_frame(ident, blob_id, data), (PendingKind.KV, ident), "set_blob_args", now
         )
         return ident
+
+    def stow(self, key: PendingKey, stored: StoredFrame) -> bool:
+        """The request `key` was answered and `stored` makes its frame again: the backlog lets
+        go of its bytes (`Outbox.stow`); whether it did."""
+        return self.outbox.stow(key, stored)
 
     def describe_pending(self, keys: Iterable[PendingKey], now: float) -> str:
         """`exec 3 (read_args, 12 s)` for each key still pending, for error messages."""

@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Collection
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,17 @@ class BlobStore:
         self._known: set[bytes] = set()
         self.written = 0  # bytes written since the last `prune` (when to look again)
         self._prune_lock = threading.Lock()
+        # blobs something in memory relies on reading again (a run's stowed SET frames): kept
+        # from `prune` for as long as that holder lives
+        self._pins: weakref.WeakKeyDictionary[object, bytes] = weakref.WeakKeyDictionary()
+
+    def pin(self, holder: object, ident: bytes) -> None:
+        """Keep `ident` from being pruned while `holder` lives."""
+        self._pins[holder] = ident
+
+    def pinned(self) -> set[bytes]:
+        """The ids pinned now (on the event loop's thread: `prune` gets them as `protected`)."""
+        return set(self._pins.values())
 
     def _path(self, ident: bytes) -> Path:
         name = ident.hex()
