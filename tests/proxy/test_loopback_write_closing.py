@@ -24,7 +24,7 @@ async def _chunk_after_the_peer_left() -> tuple[bool, bool]:
     """Write a chunk once the peer closed and the transport started closing; whether the fd is
     still registered with the selector (a writer) before and after the socket is gone."""
     ours, theirs = socket.socketpair()
-    reader, writer = await asyncio.open_connection(sock=ours)
+    _reader, writer = await asyncio.open_connection(sock=ours)
     fd = ours.fileno()
     theirs.close()
     writer.close()  # as the loopback does when its client went away
