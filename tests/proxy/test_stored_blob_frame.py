@@ -1,5 +1,6 @@
-"""A run's stowed blob SET frame is made again from the blob store byte for byte, and the
-store keeps that blob from pruning for as long as the frame may be read."""
+"""A frame the backlog let go of is made again from the blob store byte for byte (a blob SET; a
+staged checkpoint around its message's JSON), and the store keeps that blob from pruning for as
+long as the frame may be read."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import gc
 import os
 
 from cursor_byok.core.outbox import set_blob_frame
-from cursor_byok.proxy.live_run import StoredBlobFrame
+from cursor_byok.core.outbox import set_blob_head
+from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.blob_ids import blob_id
+
+
+def StoredBlobFrame(kv_id: int, ident: bytes, store: BlobStore) -> BlobFrame:
+    """A blob SET's frame, as proxy/live_run.py makes it."""
+    size = len(store.get(ident) or b"")
+    return BlobFrame(set_blob_head(kv_id, ident, size), ident, b"", store)
 
 
 def test_the_frame_is_made_again_byte_for_byte(tmp_path) -> None:
@@ -24,10 +32,11 @@ def test_a_blob_gone_or_corrupt_gives_none(tmp_path) -> None:
     store = BlobStore(tmp_path / "blobs")
     ident = store.put(b"gone")
     path = store.root / ident.hex()[:2] / ident.hex()
+    frame = StoredBlobFrame(1, ident, store)
     path.write_bytes(b"other")
-    assert StoredBlobFrame(1, ident, store).load() is None
+    assert frame.load() is None
     path.unlink()
-    assert StoredBlobFrame(1, ident, store).load() is None
+    assert frame.load() is None
 
 
 def test_a_stowed_frames_blob_is_pinned_against_pruning_while_it_lives(tmp_path) -> None:

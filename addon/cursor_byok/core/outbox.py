@@ -13,10 +13,11 @@ another entry came after it), and only then is its message serialised, once, int
 which every stream and every replay writes as it is (compressed envelopes too, once per
 encoding). Memory follows the bytes: a final entry holds bytes only, and the one entry that may
 still grow (the open delta at the tail) holds the deltas that joined it as strings (`Delta`).
-A final entry the edge can make again byte for byte (a KV SET of a blob the data dir holds, once
-the client acknowledged it) may give its bytes up for a `StoredFrame` (`Outbox.stow`): only a
-replay to a stream of the attempt that saw it reads it again (another attempt skips an answered
-request), and the edge makes it then.
+A final entry the edge can make again byte for byte (a blob SET, or a staged checkpoint around a
+message blob, whose blob the data dir holds) comes with a `StoredFrame` and lets go of its bytes
+once the client answered its request (a blob SET: an attempt that joins later skips it, so only
+a stream of the same attempt opened again makes it again) or, carrying none, once a stream took
+it (`let_go`).
 """
 
 from __future__ import annotations
@@ -55,17 +56,22 @@ def _field(number: int, data: bytes) -> list[bytes]:
     return [varint(number << 3 | 2), varint(len(data)), data] if data else []
 
 
-def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
+def set_blob_head(kv_id: int, blob_id: bytes, size: int) -> bytes:
     """The envelope of `AgentServerMessage{kv_server_message{id, set_blob_args{blob_id,
-    blob_data}}}`, byte for byte what upb serialises, made by joining the field headers and the
-    blob once (tests/core/test_outbox_frames.py holds it to upb's bytes)."""
-    args = _field(1, blob_id) + _field(2, data)
-    args_size = sum(map(len, args))
+    blob_data}}}` up to the blob's `size` bytes, which follow it (`set_blob_frame`)."""
+    args = _field(1, blob_id) + ([b"\x12", varint(size)] if size else [])
+    args_size = sum(map(len, args)) + size
     kv = ([b"\x08", varint(kv_id)] if kv_id else []) + [b"\x1a", varint(args_size)]
     kv_size = sum(map(len, kv)) + args_size
     head = [b"\x22", varint(kv_size)]
-    size = sum(map(len, head)) + kv_size
-    return b"".join([b"\x00", size.to_bytes(4, "big"), *head, *kv, *args])
+    total = sum(map(len, head)) + kv_size
+    return b"".join([b"\x00", total.to_bytes(4, "big"), *head, *kv, *args])
+
+
+def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
+    """The envelope of a blob SET, byte for byte what upb serialises, made by joining the field
+    headers and the blob once (tests/core/test_outbox_frames.py holds it to upb's bytes)."""
+    return set_blob_head(kv_id, blob_id, len(data)) + data
 
 
 _COALESCED = frozenset({"text_delta", "thinking_delta", "token_delta"})
@@ -187,16 +193,23 @@ class Entry:
     last entry, the end-stream envelope), and each compressed envelope is made once per
     encoding: every stream and every replay writes those same bytes."""
 
-    frame: bytes | None  # None while the entry is an open delta, or once stowed
+    frame: bytes | None  # None while the entry is an open delta, or once let go
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
     compressed: dict[str, bytes] | None = None  # compressed envelopes by encoding, made once
     delta: Delta | None = None  # an open delta: later deltas of its kind may join it
     queued_at: float = 0.0
-    stored: StoredFrame | None = None  # a stowed final entry: the edge makes its bytes again
+    # makes the bytes again: the entry lets go of them once its request was answered or, with
+    # none, once a stream took them (`let_go`)
+    stored: StoredFrame | None = None
+
+    def let_go(self) -> None:
+        """One that can be made again keeps no bytes from now on."""
+        if self.stored is not None:
+            self.frame = self.compressed = None
 
     def envelope(self) -> bytes | None:
-        """A final entry's envelope (a stowed one made again; None if it can no longer be)."""
+        """A final entry's envelope (one let go made again; None if it can no longer be)."""
         frame = self.frame
         if frame is None:
             assert self.stored is not None, "an open entry has no bytes yet"
@@ -207,12 +220,12 @@ class Entry:
     def payload(self) -> bytes:
         """The message bytes of a final entry (what observers, the recorder, get)."""
         frame = self.envelope()
-        assert frame is not None, "a stowed frame that can no longer be made"
+        assert frame is not None, "a frame let go of that can no longer be made"
         return frame[_HEADER:]
 
     def encoded(self, encoding: str | None, frame: bytes) -> bytes:
         """This final entry's envelope `frame` for a stream of `encoding` (compressed when
-        large; made once, but again each time for a stowed entry, which keeps no bytes)."""
+        large; made once, but again each time for an entry let go, which keeps no bytes)."""
         if encoding is None or len(frame) - _HEADER < COMPRESS_THRESHOLD:
             return frame
         if self.frame is None:
@@ -280,12 +293,19 @@ class Outbox:
             self.last_release = now  # the first of a burst: out at once
         return self.hold is HoldState.OPEN or news
 
-    def append(self, frame: bytes, *, key: PendingKey | None = None, end: bool = False) -> None:
+    def append(
+        self,
+        frame: bytes,
+        *,
+        key: PendingKey | None = None,
+        end: bool = False,
+        stored: StoredFrame | None = None,
+    ) -> None:
         """Queue a frame that is final at once (a request, a checkpoint, the end): it takes
-        held deltas out with it."""
+        held deltas out with it. With `stored` it lets go of its bytes later (`let_go`)."""
         self._close_tail()
         self._step(HoldEvent.FLUSH)
-        self.entries.append(Entry(frame, end_stream=end, key=key))
+        self.entries.append(Entry(frame, end_stream=end, key=key, stored=stored))
         self.size += len(frame)
 
     def _close_tail(self) -> None:
@@ -330,14 +350,11 @@ class Outbox:
             return len(entries) - 1
         return len(entries)
 
-    def stow(self, key: PendingKey, stored: StoredFrame) -> bool:
-        """Let go of the bytes of the final entry that carries `key` (its request was answered):
-        `stored` makes them again for a replay. Whether there was such an entry."""
+    def answered(self, key: PendingKey) -> None:
+        """The client answered the request `key`: its frame lets go of its bytes if it can be
+        made again (not before: a reconnect under a new request id replays what is pending,
+        and making it from disk then costs a copy and a read at that moment)."""
         for entry in reversed(self.entries):
             if entry.key == key:
-                if entry.frame is None:
-                    return False
-                entry.frame = entry.compressed = None
-                entry.stored = stored
-                return True
-        return False
+                entry.let_go()
+                return

@@ -19,8 +19,8 @@ _HEARTBEAT = pb.AgentServerMessage(
     interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
 ).SerializeToString()
 HEARTBEAT_FRAME = connect.encode_frame_raw(0, _HEARTBEAT)
-# A replay that reaches a stowed frame the edge can no longer make (its blob left the data dir):
-# the stream ends there rather than send other bytes than the first time.
+# A replay that reaches a frame let go of that the edge can no longer make (its blob left the
+# data dir): the stream ends there rather than send other bytes than the first time.
 LOST = EndStreamError("internal", "a frame of this run's backlog is no longer in the data dir")
 
 
@@ -66,12 +66,14 @@ def _take(
         if frame is None:
             if entry.delta is not None:  # an open delta: taken now, so final now
                 frame = outbox.close(entry)
-            else:  # stowed: the edge makes it again
+            else:  # let go of: the edge makes it again
                 frame = entry.envelope()
                 if frame is None:  # it cannot: this stream ends, not with other bytes
                     frames.append(_end(sub, LOST))
                     ended = True
                     break
+        elif entry.stored is not None and entry.key is None:
+            entry.let_go()  # this stream has the bytes now; a replay makes them again
         if entry.end_stream:
             frames.append(
                 connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame

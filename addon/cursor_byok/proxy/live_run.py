@@ -23,12 +23,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from typing import Protocol
 
-from cursor_byok.core.outbox import set_blob_frame
+from cursor_byok.core.outbox import StoredFrame
+from cursor_byok.core.outbox import set_blob_head
 from cursor_byok.core.runs import PendingKey
 from cursor_byok.core.runs import PendingKind
 from cursor_byok.core.runs import Run
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.connect import EndStreamError
 
@@ -235,9 +237,10 @@ class LiveRun:
             self.observe()  # a delta tail another delta closed is final
             self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
-    def emit_frame(self, frame: bytes) -> None:
-        """A message already in its envelope (a staged checkpoint built around its JSON)."""
-        self.core.emit_frame(frame, now=self.clock())
+    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None:
+        """A message already in its envelope (a staged checkpoint built around its JSON);
+        `stored` makes it again (the backlog lets go of it once a stream took it)."""
+        self.core.emit_frame(frame, now=self.clock(), stored=stored)
         self.deliver()
 
     def finish(self, error: EndStreamError | None = None) -> None:
@@ -328,23 +331,21 @@ class LiveRun:
     ) -> tuple[PendingKey, Awaitable]:
         """Send a KV SET of a blob. With `stored` (the blob is in that store on disk) the run's
         backlog lets go of the frame once the client acknowledged it and makes it again from
-        the store for a replay (`StoredBlobFrame`): otherwise a multi-MB frame stays beside
-        the blob's other copies until the run is dropped, for a replay that rarely comes (an
+        the store for a replay (`BlobFrame`): otherwise a multi-MB frame stays beside the
+        blob's other copies until the run is dropped, for a replay that rarely comes (an
         attempt that joins later skips an answered request; only a stream of this attempt
-        opened again reads it). Not before the ack: a stream that has not written it yet
-        would read the blob from disk again, a copy more at the turn's busiest moment."""
-        ident = self.core.open_set_blob(blob_id, data, now=self.clock())
-        key = (PendingKind.KV, ident)
-        answer = self._await(key, self._waiter(key))
-        if stored is None:
-            return key, answer
-        return key, self._stow_once_set(key, answer, StoredBlobFrame(ident, blob_id, stored))
+        opened again reads it). Not before the ack: a reconnect under a new request id replays
+        what is still pending, and would read it from disk."""
+        make = None
+        if stored is not None:
+            size = len(data)
 
-    async def _stow_once_set(self, key: PendingKey, answer: Awaitable, frame: StoredBlobFrame):
-        reply = await answer
-        if not reply.set_blob_result.HasField("error"):
-            self.core.stow(key, frame)
-        return reply
+            def make(kv_id: int) -> BlobFrame:
+                return BlobFrame(set_blob_head(kv_id, blob_id, size), blob_id, b"", stored)
+
+        ident = self.core.open_set_blob(blob_id, data, now=self.clock(), stored=make)
+        key = (PendingKind.KV, ident)
+        return key, self._await(key, self._waiter(key))
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:
         _, answer = self.open_kv(message)
@@ -358,24 +359,3 @@ class LiveRun:
         self.core.abort_pending(now=self.clock())
         self._fail_waiters()
         self.deliver()
-
-
-class StoredBlobFrame:
-    """A KV SET frame made again from the blob store (`core.outbox.StoredFrame`): the same KV
-    id, blob id and bytes (`BlobStore.get` checks the hash), so the same frame. The blob is
-    pinned against pruning while the frame may be read."""
-
-    __slots__ = ("__weakref__", "blob_id", "kv_id", "store")
-
-    def __init__(self, kv_id: int, blob_id: bytes, store: BlobStore) -> None:
-        self.kv_id = kv_id
-        self.blob_id = blob_id
-        self.store = store
-        store.pin(self, blob_id)
-
-    def load(self) -> bytes | None:
-        data = self.store.get(self.blob_id)
-        if data is None:
-            log.warning("blob %s of a run's backlog is gone from the data dir", self.blob_id.hex())
-            return None
-        return set_blob_frame(self.kv_id, self.blob_id, data)

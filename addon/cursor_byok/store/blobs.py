@@ -171,3 +171,26 @@ class BlobStore:
                 freed += stat.st_size
             self._known.clear()  # a deleted blob stored again must be written again
             return deleted, freed, used - freed
+
+
+class BlobFrame:
+    """A frame made of a blob of `store` between fixed bytes (a blob SET; a staged checkpoint
+    around a history message's JSON), made again byte for byte when a replay needs it
+    (`core.outbox.StoredFrame`: `get` checks the blob's hash, so the bytes are the same). The
+    blob is pinned against pruning while this lives."""
+
+    __slots__ = ("__weakref__", "blob_id", "head", "store", "tail")
+
+    def __init__(self, head: bytes, blob_id: bytes, tail: bytes, store: BlobStore) -> None:
+        self.head = head
+        self.blob_id = blob_id
+        self.tail = tail
+        self.store = store
+        store.pin(self, blob_id)
+
+    def load(self) -> bytes | None:
+        data = self.store.get(self.blob_id)
+        if data is None:
+            log.warning("blob %s of a run's backlog is gone from the data dir", self.blob_id.hex())
+            return None
+        return b"".join((self.head, data, self.tail))
