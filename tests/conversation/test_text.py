@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from cursor_byok.conversation.text import BLOCK
+from cursor_byok.conversation.text import LARGE
 from cursor_byok.conversation.text import TextParts
 
 
@@ -38,3 +39,16 @@ def test_truncate_forgets_what_came_after_a_mark() -> None:
     parts.truncate(mark)
     parts.truncate(mark + 5)  # past the end: nothing changes
     assert parts.take() == "".join(f"{i:05d}" for i in range(3000))
+
+
+def test_blocks_are_joined_into_large_strings_that_glibc_gives_back() -> None:
+    """Past LARGE characters the small blocks (heap memory glibc keeps once freed) are joined
+    into one string of its own pages; what is held stays one block list short."""
+    parts = TextParts()
+    pieces = [f"{i:07d}" + "y" * 1017 for i in range(3000)]  # ~3 MiB of 1 KiB deltas
+    for piece in pieces:
+        parts.append(piece)
+    assert len(parts._large) == 2 and all(len(s) >= LARGE for s in parts._large)
+    assert len(parts._blocks) * BLOCK < LARGE
+    assert parts.take() == "".join(pieces)
+    assert parts._large == [] and parts._blocks == []

@@ -87,3 +87,17 @@ def test_a_run_sends_the_frame_as_it_is() -> None:
     frames, end = core.read(sub, now=1)
     assert b"".join(frames) == frame and not end
     assert run.outbox.backlog() == len(frame)
+
+
+def test_the_staged_frame_is_head_then_the_message_blob_then_tail() -> None:
+    """What lets the backlog make it again from the message's blob on disk (`BlobFrame`)."""
+    from cursor_byok.cursor.checkpoint import encode_message
+    from cursor_byok.cursor.checkpoint import staged_splice
+
+    for pending in PENDINGS:
+        transcript = _transcript(pb.ConversationStateStructure(agent_type="ide"))
+        transcript.append(pending)  # type: ignore[arg-type]
+        state, _ = transcript.checkpoint(pending=pending, inline=False)  # type: ignore[arg-type]
+        head, tail = staged_splice(state, pending)  # type: ignore[arg-type]
+        blob = encode_message(pending)  # type: ignore[arg-type]
+        assert head + blob + tail == staged_frame(state, pending)  # type: ignore[arg-type]

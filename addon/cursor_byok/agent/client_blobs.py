@@ -16,9 +16,15 @@ from typing import Protocol
 
 from cursor_byok.agent.turn_endings import TurnError
 from cursor_byok.agent.turn_endings import disk_full_error
+from cursor_byok.conversation.history_format import HistoryMessage
+from cursor_byok.core.outbox import StoredFrame
+from cursor_byok.cursor.checkpoint import encode_message
+from cursor_byok.cursor.checkpoint import staged_splice
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.blob_ids import BlobMismatch
+from cursor_byok.wire.blob_ids import blob_id
 from cursor_byok.wire.blob_ids import verify
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
@@ -35,9 +41,13 @@ class BlobChannel(Protocol):
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage: ...
 
-    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]: ...
+    def open_set_blob(
+        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+    ) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
+
+    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None: ...
 
 
 class ClientBlobs:
@@ -128,13 +138,32 @@ class ClientBlobs:
 
         waiting = set()
         tasks = []
+        store = self.store if on_disk else None
         for ident in list(missing):  # in order: the KV ids and frames are the recorded ones
             data = missing.pop(ident)
-            key, answer = self.live.open_set_blob(ident, data)
+            # on disk: once acknowledged the run reads it from there for a replay
+            key, answer = self.live.open_set_blob(ident, data, stored=store)
             del data
             waiting.add(key)
             tasks.append(asyncio.ensure_future(set_one(key, answer, ident)))
         await self._ack_barrier(tasks, waiting)
+
+    async def publish_staged(
+        self, state: pb.ConversationStateStructure, pending: HistoryMessage
+    ) -> None:
+        """Send the staged checkpoint, `pending` inline (`cursor.checkpoint.staged_frame`).
+
+        Its JSON is the message's blob, which the next checkpoint stores: written to the data
+        dir first, so the run's backlog lets go of the frame once a stream took it and makes
+        it again from there for a replay (`BlobFrame`). A failed write only keeps the frame."""
+        head, tail = staged_splice(state, pending)
+        data = encode_message(pending)
+        ident = blob_id(data)
+        on_disk = await self._write(self.store.put_all, {ident: data})
+        frame = b"".join((head, data, tail))
+        del data
+        stored = BlobFrame(head, ident, tail, self.store) if on_disk else None
+        self.live.emit_frame(frame, stored=stored)
 
     async def _ack_barrier(self, tasks: Sequence[asyncio.Future], waiting: set) -> None:
         """Wait for every acknowledgement while the client shows it is alive (any message,

@@ -36,10 +36,10 @@ from cursor_byok.agent.turn_status import TurnStatus
 from cursor_byok.agent.turn_status import UsageTally
 from cursor_byok.agent.ui_steps import StepRecorder
 from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.cursor.actions import resolve as resolve_action
 from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.cursor.checkpoint import referenced_blobs
-from cursor_byok.cursor.checkpoint import staged_frame
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import TurnUsage
@@ -121,7 +121,7 @@ class RunChannel(Protocol):
 
     def emit(self, message: pb.AgentServerMessage) -> None: ...
 
-    def emit_frame(self, frame: bytes) -> None: ...
+    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None: ...
 
     def finish(self, error: EndStreamError | None = None) -> None: ...
 
@@ -138,7 +138,9 @@ class RunChannel(Protocol):
     def open_kv(self, message: pb.KvServerMessage) -> tuple[Any, Awaitable[Any]]: ...
 
     # open_kv of a SetBlobArgs, without a protobuf message holding the blob
-    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[Any, Awaitable[Any]]: ...
+    def open_set_blob(
+        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+    ) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
 
@@ -292,7 +294,7 @@ class Turn:
         inline: bool = True,
     ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
         """The checkpoint as of now, with the steps shown so far (made in `into` if given;
-        `inline=False` leaves a staged message out, for `staged_frame`)."""
+        `inline=False` leaves a staged message out, for `publish_staged`)."""
         self.ui.flush()
         return self.transcript.checkpoint(
             pending=pending, mode=self.mode, into=into, have=self.blobs.settled, inline=inline
@@ -318,7 +320,7 @@ class Turn:
         else:  # the answer inline: its frame is built around its JSON (one copy, not three)
             state, blobs = self.checkpoint(pending=pending, inline=False)
             await self.store_on_client(blobs)
-            self.live.emit_frame(staged_frame(state, pending))
+            await self.blobs.publish_staged(state, pending)  # its JSON on disk first
             del state
         if self.carry is not None:
             self.carry.checkpoint()

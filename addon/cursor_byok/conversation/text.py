@@ -3,20 +3,26 @@
 A Python string costs about 50 bytes besides its characters, so a list of 20-character deltas
 holds about 4 bytes per character of text; every `BLOCK` characters the pieces gathered are
 joined into one string, so the text costs about what its characters do, whatever the delta
-sizes (issue 27 item 1).
+sizes (issue 27 item 1). Every `LARGE` characters the blocks are joined again into one large
+string: glibc gives a block of 1 MiB or more pages of its own and takes them back when it is
+freed (`proxy/memory.py`), while the small blocks come from the heap, which keeps what is freed:
+without this, a long answer's blocks stayed in the proxy's RSS after `take` had joined them
+(~1 MB per MB of text, for each of the turn's two records of it: issue 38).
 """
 
 from __future__ import annotations
 
 BLOCK = 8192  # characters gathered before the pieces are joined into one string
+LARGE = 1024 * 1024 + 4096  # characters in blocks joined into one string (over glibc's mmap bound)
 
 
 class TextParts:
     """Append pieces, take the whole once: `"".join(pieces)` with a bounded overhead."""
 
-    __slots__ = ("_blocks", "_pending", "_pieces", "chars")
+    __slots__ = ("_blocks", "_large", "_pending", "_pieces", "chars")
 
     def __init__(self) -> None:
+        self._large: list[str] = []  # strings of at least LARGE characters
         self._blocks: list[str] = []
         self._pieces: list[str] = []
         self._pending = 0  # characters in `_pieces`
@@ -35,6 +41,9 @@ class TextParts:
             self._blocks.append("".join(self._pieces))
             self._pieces = []
             self._pending = 0
+            if len(self._blocks) * BLOCK >= LARGE:  # each block holds BLOCK characters or more
+                self._large.append("".join(self._blocks))
+                self._blocks = []
 
     def truncate(self, chars: int) -> None:
         """Keep the first `chars` characters only (what came after them is forgotten)."""
@@ -44,8 +53,10 @@ class TextParts:
 
     def take(self) -> str:
         """The text so far, joined; the parts are empty after."""
-        blocks, self._blocks = self._blocks, []
+        blocks, self._large = self._large, []
+        blocks.extend(self._blocks)
         blocks.extend(self._pieces)
+        self._blocks = []
         self._pieces = []
         self._pending = self.chars = 0
         text = "".join(blocks)

@@ -102,6 +102,7 @@ def _resolve(
 ) -> list[Command]:
     if not run.pending.resolve(key):
         return _unknown(run, key)
+    run.outbox.answered(key)  # a frame made again for a replay keeps no bytes from now on
     return [Resolve(run, key, message)]
 
 

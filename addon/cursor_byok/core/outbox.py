@@ -13,6 +13,11 @@ another entry came after it), and only then is its message serialised, once, int
 which every stream and every replay writes as it is (compressed envelopes too, once per
 encoding). Memory follows the bytes: a final entry holds bytes only, and the one entry that may
 still grow (the open delta at the tail) holds the deltas that joined it as strings (`Delta`).
+A final entry the edge can make again byte for byte (a blob SET, or a staged checkpoint around a
+message blob, whose blob the data dir holds) comes with a `StoredFrame` and lets go of its bytes
+once the client answered its request (a blob SET: an attempt that joins later skips it, so only
+a stream of the same attempt opened again makes it again) or, carrying none, once a stream took
+it (`let_go`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from cursor_byok.core.states import HOLD_TRANSITIONS
 from cursor_byok.core.states import HoldEvent
@@ -50,17 +56,22 @@ def _field(number: int, data: bytes) -> list[bytes]:
     return [varint(number << 3 | 2), varint(len(data)), data] if data else []
 
 
-def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
+def set_blob_head(kv_id: int, blob_id: bytes, size: int) -> bytes:
     """The envelope of `AgentServerMessage{kv_server_message{id, set_blob_args{blob_id,
-    blob_data}}}`, byte for byte what upb serialises, made by joining the field headers and the
-    blob once (tests/core/test_outbox_frames.py holds it to upb's bytes)."""
-    args = _field(1, blob_id) + _field(2, data)
-    args_size = sum(map(len, args))
+    blob_data}}}` up to the blob's `size` bytes, which follow it (`set_blob_frame`)."""
+    args = _field(1, blob_id) + ([b"\x12", varint(size)] if size else [])
+    args_size = sum(map(len, args)) + size
     kv = ([b"\x08", varint(kv_id)] if kv_id else []) + [b"\x1a", varint(args_size)]
     kv_size = sum(map(len, kv)) + args_size
     head = [b"\x22", varint(kv_size)]
-    size = sum(map(len, head)) + kv_size
-    return b"".join([b"\x00", size.to_bytes(4, "big"), *head, *kv, *args])
+    total = sum(map(len, head)) + kv_size
+    return b"".join([b"\x00", total.to_bytes(4, "big"), *head, *kv, *args])
+
+
+def set_blob_frame(kv_id: int, blob_id: bytes, data: bytes) -> bytes:
+    """The envelope of a blob SET, byte for byte what upb serialises, made by joining the field
+    headers and the blob once (tests/core/test_outbox_frames.py holds it to upb's bytes)."""
+    return set_blob_head(kv_id, blob_id, len(data)) + data
 
 
 _COALESCED = frozenset({"text_delta", "thinking_delta", "token_delta"})
@@ -165,6 +176,15 @@ class Delta:
         return message.SerializeToString()
 
 
+class StoredFrame(Protocol):
+    """A final frame the backlog let go of, which the edge makes again byte for byte when a
+    replay reads it (sans-IO: the core never reads the disk itself)."""
+
+    def load(self) -> bytes | None:
+        """The frame's bytes, exactly as first sent; None when they can no longer be made."""
+        ...
+
+
 @dataclass(slots=True, eq=False)
 class Entry:
     """One frame of the backlog: bytes once final, a delta that may still grow before.
@@ -173,25 +193,43 @@ class Entry:
     last entry, the end-stream envelope), and each compressed envelope is made once per
     encoding: every stream and every replay writes those same bytes."""
 
-    frame: bytes | None  # None while the entry is an open delta
+    frame: bytes | None  # None while the entry is an open delta, or once let go
     end_stream: bool = False
     key: PendingKey | None = None  # the client request this frame carries, if any
     compressed: dict[str, bytes] | None = None  # compressed envelopes by encoding, made once
     delta: Delta | None = None  # an open delta: later deltas of its kind may join it
     queued_at: float = 0.0
+    # makes the bytes again: the entry lets go of them once its request was answered or, with
+    # none, once a stream took them (`let_go`)
+    stored: StoredFrame | None = None
+
+    def let_go(self) -> None:
+        """One that can be made again keeps no bytes from now on."""
+        if self.stored is not None:
+            self.frame = self.compressed = None
+
+    def envelope(self) -> bytes | None:
+        """A final entry's envelope (one let go made again; None if it can no longer be)."""
+        frame = self.frame
+        if frame is None:
+            assert self.stored is not None, "an open entry has no bytes yet"
+            return self.stored.load()
+        return frame
 
     @property
     def payload(self) -> bytes:
         """The message bytes of a final entry (what observers, the recorder, get)."""
-        assert self.frame is not None, "an open entry has no bytes yet"
-        return self.frame[_HEADER:]
+        frame = self.envelope()
+        assert frame is not None, "a frame let go of that can no longer be made"
+        return frame[_HEADER:]
 
-    def encoded(self, encoding: str | None) -> bytes:
-        """This final entry's envelope for a stream of `encoding` (compressed when large)."""
-        frame = self.frame
-        assert frame is not None, "an open entry has no bytes yet"
+    def encoded(self, encoding: str | None, frame: bytes) -> bytes:
+        """This final entry's envelope `frame` for a stream of `encoding` (compressed when
+        large; made once, but again each time for an entry let go, which keeps no bytes)."""
         if encoding is None or len(frame) - _HEADER < COMPRESS_THRESHOLD:
             return frame
+        if self.frame is None:
+            return connect.encode_frame(frame[_HEADER:], encoding=encoding)
         if self.compressed is None:
             self.compressed = {}
         compressed = self.compressed.get(encoding)
@@ -255,17 +293,24 @@ class Outbox:
             self.last_release = now  # the first of a burst: out at once
         return self.hold is HoldState.OPEN or news
 
-    def append(self, frame: bytes, *, key: PendingKey | None = None, end: bool = False) -> None:
+    def append(
+        self,
+        frame: bytes,
+        *,
+        key: PendingKey | None = None,
+        end: bool = False,
+        stored: StoredFrame | None = None,
+    ) -> None:
         """Queue a frame that is final at once (a request, a checkpoint, the end): it takes
-        held deltas out with it."""
+        held deltas out with it. With `stored` it lets go of its bytes later (`let_go`)."""
         self._close_tail()
         self._step(HoldEvent.FLUSH)
-        self.entries.append(Entry(frame, end_stream=end, key=key))
+        self.entries.append(Entry(frame, end_stream=end, key=key, stored=stored))
         self.size += len(frame)
 
     def _close_tail(self) -> None:
         """Make the open tail final: nothing may join it once another entry follows."""
-        if self.entries and self.entries[-1].frame is None:
+        if self.entries and self.entries[-1].delta is not None:
             self.close(self.entries[-1])
 
     def close(self, entry: Entry) -> bytes:
@@ -301,6 +346,15 @@ class Outbox:
         """How many entries can no longer change (the recorder sees only those): all but an
         open delta at the tail, which no stream has taken yet."""
         entries = self.entries
-        if entries and entries[-1].frame is None:
+        if entries and entries[-1].delta is not None:
             return len(entries) - 1
         return len(entries)
+
+    def answered(self, key: PendingKey) -> None:
+        """The client answered the request `key`: its frame lets go of its bytes if it can be
+        made again (not before: a reconnect under a new request id replays what is pending,
+        and making it from disk then costs a copy and a read at that moment)."""
+        for entry in reversed(self.entries):
+            if entry.key == key:
+                entry.let_go()
+                return

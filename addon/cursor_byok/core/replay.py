@@ -13,11 +13,15 @@ from cursor_byok.core.attempt import Subscriber
 from cursor_byok.core.runs import Run
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire import connect
+from cursor_byok.wire.connect import EndStreamError
 
 _HEARTBEAT = pb.AgentServerMessage(
     interaction_update=pb.InteractionUpdate(heartbeat=pb.HeartbeatUpdate())
 ).SerializeToString()
 HEARTBEAT_FRAME = connect.encode_frame_raw(0, _HEARTBEAT)
+# A replay that reaches a frame let go of that the edge can no longer make (its blob left the
+# data dir): the stream ends there rather than send other bytes than the first time.
+LOST = EndStreamError("internal", "a frame of this run's backlog is no longer in the data dir")
 
 
 def read(sub: Subscriber, *, now: float, max_bytes: int | None = None) -> tuple[list[bytes], bool]:
@@ -29,8 +33,7 @@ def read(sub: Subscriber, *, now: float, max_bytes: int | None = None) -> tuple[
     if attempt.run is not None:
         ended, more = _take(sub, attempt.run, frames, max_bytes)
     if not ended and not more and attempt.ended:
-        end_frame = connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
-        frames.append(end_frame(attempt.end))
+        frames.append(_end(sub, attempt.end))
         ended = True
     if not frames and sub.heartbeat_due:
         frames.append(HEARTBEAT_FRAME)
@@ -60,16 +63,31 @@ def _take(
         if entry.key is not None and run.pending.answered_before(entry.key, epoch):
             continue  # answered on an earlier attempt: never twice on the client
         frame = entry.frame
-        if frame is None:  # an open delta: taken now, so final now
-            frame = outbox.close(entry)
+        if frame is None:
+            if entry.delta is not None:  # an open delta: taken now, so final now
+                frame = outbox.close(entry)
+            else:  # let go of: the edge makes it again
+                frame = entry.envelope()
+                if frame is None:  # it cannot: this stream ends, not with other bytes
+                    frames.append(_end(sub, LOST))
+                    ended = True
+                    break
+        elif entry.stored is not None and entry.key is None:
+            entry.let_go()  # this stream has the bytes now; a replay makes them again
         if entry.end_stream:
             frames.append(
                 connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame
             )
             ended = True
             break
-        frames.append(frame if encoding is None else entry.encoded(encoding))
+        frames.append(frame if encoding is None else entry.encoded(encoding, frame))
         size += len(frames[-1])
     if sub.position > outbox.read_mark:
         outbox.read_mark = sub.position
     return ended, more
+
+
+def _end(sub: Subscriber, error: EndStreamError | None) -> bytes:
+    """The end of `sub`'s stream with `error`, in its transport's form."""
+    end_frame = connect.encode_grpc_web_trailer if sub.grpc_web else connect.encode_end_stream
+    return end_frame(error)

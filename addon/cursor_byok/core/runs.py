@@ -10,6 +10,7 @@ shell should log comes back as a `Note`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from cursor_byok.core.outbox import Entry
 from cursor_byok.core.outbox import Outbox
 from cursor_byok.core.outbox import PendingKey
 from cursor_byok.core.outbox import PendingKind
+from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.core.outbox import set_blob_frame
 from cursor_byok.core.pending import Pending
 from cursor_byok.core.states import RUN_TRANSITIONS
@@ -331,11 +333,12 @@ class Run:
             self._overflow(now)
         return news
 
-    def emit_frame(self, frame: bytes, *, now: float) -> None:
+    def emit_frame(self, frame: bytes, *, now: float, stored: StoredFrame | None = None) -> None:
         """`emit` of a message already in its envelope (a staged checkpoint built around its
-        JSON, `cursor.checkpoint.staged_frame`): final at once, readable now."""
+        JSON, `cursor.checkpoint.staged_frame`): final at once, readable now. With `stored`
+        (which makes it again) the backlog lets go of it once a stream took it."""
         self._step(RunEvent.EMIT)
-        self.outbox.append(frame)
+        self.outbox.append(frame, stored=stored)
         if self.outbox.backlog() > self.config.max_backlog_bytes:
             self._overflow(now)
 
@@ -371,10 +374,11 @@ class Run:
         now: float,
         *,
         watched: bool = True,
+        stored: StoredFrame | None = None,
     ) -> None:
         self._step(RunEvent.REQUEST)
         watched = self.pending.wait(key, what, now, watched=watched)
-        self.outbox.append(frame, key=key)
+        self.outbox.append(frame, key=key, stored=stored)
         if self.outbox.size > self.config.max_backlog_bytes:
             self._overflow(now)
         if watched:
@@ -409,13 +413,23 @@ class Run:
         )
         return ident
 
-    def open_set_blob(self, blob_id: bytes, data: bytes, *, now: float) -> int:
+    def open_set_blob(
+        self,
+        blob_id: bytes,
+        data: bytes,
+        *,
+        now: float,
+        stored: Callable[[int], StoredFrame] | None = None,
+    ) -> int:
         """`open_kv` of a SetBlobArgs, its frame made straight from the blob's bytes (one copy:
-        a protobuf message would take three more of a blob that may be megabytes)."""
+        a protobuf message would take three more of a blob that may be megabytes). `stored`
+        (given the KV id) makes the frame again: the backlog lets go of it once the client
+        answered (`answers._resolve`)."""
         ident = self.pending.take_id(PendingKind.KV)
-        self._request(
-            set_blob_frame(ident, blob_id, data), (PendingKind.KV, ident), "set_blob_args", now
-        )
+        key = (PendingKind.KV, ident)
+        frame = set_blob_frame(ident, blob_id, data)
+        again = stored(ident) if stored is not None else None
+        self._request(frame, key, "set_blob_args", now, stored=again)
         return ident
 
     def describe_pending(self, keys: Iterable[PendingKey], now: float) -> str:

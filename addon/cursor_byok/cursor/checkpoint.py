@@ -404,18 +404,26 @@ def staged_frame(state: pb.ConversationStateStructure, pending: HistoryMessage) 
     Built around the message's JSON, encoded 64 KiB of any string at a time: the answer is
     copied once, into the frame, where the message route held it three times at once (in the
     message, in its serialised bytes and in the envelope made of them)."""
+    head, tail = staged_splice(state, pending)
+    parts = [piece.encode() for piece in _json_pieces(pending)]
+    return b"".join([head, *parts, tail])
+
+
+def staged_splice(
+    state: pb.ConversationStateStructure, pending: HistoryMessage
+) -> tuple[bytes, bytes]:
+    """`staged_frame`'s bytes before and after the message's JSON, which is
+    `encode_message(pending)`, the message's blob: so the frame is head + blob + tail."""
     body = state.SerializeToString()
     # the walk stops at token_details (5), which every checkpoint sets: before any unknown field
     cut = _first_field_after(body, _PENDING_TOOL_CALLS)
-    parts = [piece.encode() for piece in _json_pieces(pending)]
-    size = sum(map(len, parts))
-    field = [varint(_PENDING_TOOL_CALLS << 3 | 2), varint(size)]
-    state_size = len(body) + size + sum(map(len, field))
-    head = [_CHECKPOINT_UPDATE, varint(state_size)]
-    payload_size = sum(map(len, head)) + state_size
-    return b"".join(
-        [b"\x00", payload_size.to_bytes(4, "big"), *head, body[:cut], *field, *parts, body[cut:]]
-    )
+    size = sum(len(piece.encode()) for piece in _json_pieces(pending))
+    field = varint(_PENDING_TOOL_CALLS << 3 | 2) + varint(size)
+    state_size = len(body) + size + len(field)
+    head = _CHECKPOINT_UPDATE + varint(state_size)
+    payload_size = len(head) + state_size
+    start = b"".join([b"\x00", payload_size.to_bytes(4, "big"), head, body[:cut], field])
+    return start, body[cut:]
 
 
 def _first_field_after(data: bytes, number: int) -> int:

@@ -3,8 +3,10 @@
 Blobs are a cache of what a conversation's checkpoints and uploads hold (the client keeps every
 checkpoint blob too, and gives it back by KV GET when a turn asks), so the least recently used
 go first. What a running turn still needs never goes: the blobs its checkpoint and its user
-message name, and everything stored since the oldest running turn began. The store is measured
-again after every `limit / LOOK_EVERY` bytes written (and once at start), in a worker thread.
+message name, everything stored since the oldest running turn began, and the blobs a run's
+backlog let go of to read them again for a replay (`BlobStore.pin`, until the run is dropped).
+The store is measured again after every `limit / LOOK_EVERY` bytes written (and once at
+start), in a worker thread.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Housekeeping:
 
     async def _prune(self, store: BlobStore) -> None:
         protected, oldest = self.protected()
+        protected |= store.pinned()  # what lingering runs will read again for a replay
         try:
             deleted, freed, left = await asyncio.to_thread(
                 store.prune, self.limit, protected, oldest

@@ -23,11 +23,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from typing import Protocol
 
+from cursor_byok.core.outbox import StoredFrame
+from cursor_byok.core.outbox import set_blob_head
 from cursor_byok.core.runs import PendingKey
 from cursor_byok.core.runs import PendingKind
 from cursor_byok.core.runs import Run
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.store.blobs import BlobFrame
+from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.connect import EndStreamError
 
 if TYPE_CHECKING:
@@ -233,9 +237,10 @@ class LiveRun:
             self.observe()  # a delta tail another delta closed is final
             self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
-    def emit_frame(self, frame: bytes) -> None:
-        """A message already in its envelope (a staged checkpoint built around its JSON)."""
-        self.core.emit_frame(frame, now=self.clock())
+    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None:
+        """A message already in its envelope (a staged checkpoint built around its JSON);
+        `stored` makes it again (the backlog lets go of it once a stream took it)."""
+        self.core.emit_frame(frame, now=self.clock(), stored=stored)
         self.deliver()
 
     def finish(self, error: EndStreamError | None = None) -> None:
@@ -321,8 +326,25 @@ class LiveRun:
         key = (PendingKind.KV, ident)
         return key, self._await(key, self._waiter(key))
 
-    def open_set_blob(self, blob_id: bytes, data: bytes) -> tuple[PendingKey, Awaitable]:
-        key = (PendingKind.KV, self.core.open_set_blob(blob_id, data, now=self.clock()))
+    def open_set_blob(
+        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+    ) -> tuple[PendingKey, Awaitable]:
+        """Send a KV SET of a blob. With `stored` (the blob is in that store on disk) the run's
+        backlog lets go of the frame once the client acknowledged it and makes it again from
+        the store for a replay (`BlobFrame`): otherwise a multi-MB frame stays beside the
+        blob's other copies until the run is dropped, for a replay that rarely comes (an
+        attempt that joins later skips an answered request; only a stream of this attempt
+        opened again reads it). Not before the ack: a reconnect under a new request id replays
+        what is still pending, and would read it from disk."""
+        make = None
+        if stored is not None:
+            size = len(data)
+
+            def make(kv_id: int) -> BlobFrame:
+                return BlobFrame(set_blob_head(kv_id, blob_id, size), blob_id, b"", stored)
+
+        ident = self.core.open_set_blob(blob_id, data, now=self.clock(), stored=make)
+        key = (PendingKind.KV, ident)
         return key, self._await(key, self._waiter(key))
 
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage:

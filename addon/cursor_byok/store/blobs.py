@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Collection
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,17 @@ class BlobStore:
         self._known: set[bytes] = set()
         self.written = 0  # bytes written since the last `prune` (when to look again)
         self._prune_lock = threading.Lock()
+        # blobs something in memory relies on reading again (a run's stowed SET frames): kept
+        # from `prune` for as long as that holder lives
+        self._pins: weakref.WeakKeyDictionary[object, bytes] = weakref.WeakKeyDictionary()
+
+    def pin(self, holder: object, ident: bytes) -> None:
+        """Keep `ident` from being pruned while `holder` lives."""
+        self._pins[holder] = ident
+
+    def pinned(self) -> set[bytes]:
+        """The ids pinned now (on the event loop's thread: `prune` gets them as `protected`)."""
+        return set(self._pins.values())
 
     def _path(self, ident: bytes) -> Path:
         name = ident.hex()
@@ -159,3 +171,26 @@ class BlobStore:
                 freed += stat.st_size
             self._known.clear()  # a deleted blob stored again must be written again
             return deleted, freed, used - freed
+
+
+class BlobFrame:
+    """A frame made of a blob of `store` between fixed bytes (a blob SET; a staged checkpoint
+    around a history message's JSON), made again byte for byte when a replay needs it
+    (`core.outbox.StoredFrame`: `get` checks the blob's hash, so the bytes are the same). The
+    blob is pinned against pruning while this lives."""
+
+    __slots__ = ("__weakref__", "blob_id", "head", "store", "tail")
+
+    def __init__(self, head: bytes, blob_id: bytes, tail: bytes, store: BlobStore) -> None:
+        self.head = head
+        self.blob_id = blob_id
+        self.tail = tail
+        self.store = store
+        store.pin(self, blob_id)
+
+    def load(self) -> bytes | None:
+        data = self.store.get(self.blob_id)
+        if data is None:
+            log.warning("blob %s of a run's backlog is gone from the data dir", self.blob_id.hex())
+            return None
+        return b"".join((self.head, data, self.tail))

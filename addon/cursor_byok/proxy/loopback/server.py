@@ -448,7 +448,14 @@ def _stream_headers(spec: StreamSpec) -> list[tuple[str, str]]:
 
 def _write_chunk(writer: asyncio.StreamWriter, conn: h11.Connection, chunk: bytes) -> None:
     """One chunk of the response: its framing and the chunk itself, not joined into a copy
-    (the transport keeps views of what it cannot send at once)."""
+    (the transport keeps views of what it cannot send at once).
+
+    Nothing once the transport is closing: Python 3.12.1's `writelines` (unlike `write`) does
+    not check for a lost connection and registers a writer on the dead socket, which stays in
+    the selector after the socket is closed; the next connection given that fd number then fails
+    in `selector.modify` (FileNotFoundError, "Unhandled error in task") and its hop stalls."""
+    if writer.transport.is_closing():
+        return
     pieces = conn.send_with_data_passthrough(h11.Data(data=chunk))
     if pieces:
         writer.writelines(pieces)

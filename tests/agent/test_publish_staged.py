@@ -1,0 +1,63 @@
+"""The staged checkpoint goes out as `staged_frame` makes it, with its message's blob on disk
+first so the run can let go of the frame and make it again from there."""
+
+from __future__ import annotations
+
+import asyncio
+
+from cursor_byok.agent.client_blobs import ClientBlobs
+from cursor_byok.cursor.checkpoint import Transcript
+from cursor_byok.cursor.checkpoint import encode_message
+from cursor_byok.cursor.checkpoint import staged_frame
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.store.blobs import BlobStore
+from cursor_byok.wire.blob_ids import blob_id
+
+PENDING = {"role": "assistant", "content": [{"type": "text", "text": "answer é🙂\n" * 9000}]}
+
+
+class Live:
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, object]] = []
+
+    def emit_frame(self, frame: bytes, *, stored=None) -> None:
+        self.sent.append((frame, stored))
+
+
+def _state() -> pb.ConversationStateStructure:
+    transcript = Transcript(pb.ConversationStateStructure(agent_type="ide"), [], "r")
+    transcript.user_message = pb.UserMessage(text="q")
+    transcript.append({"role": "user", "content": "q"})
+    transcript.append(PENDING)  # type: ignore[arg-type]
+    state, _ = transcript.checkpoint(pending=PENDING, inline=False)  # type: ignore[arg-type]
+    return state
+
+
+def test_the_frame_is_staged_frames_and_made_again_from_the_blob(tmp_path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    live = Live()
+    blobs = ClientBlobs(live, store, set())  # type: ignore[arg-type]
+    state = _state()
+    asyncio.run(blobs.publish_staged(state, PENDING))  # type: ignore[arg-type]
+    [(frame, stored)] = live.sent
+    assert frame == staged_frame(state, PENDING)  # type: ignore[arg-type]
+    ident = blob_id(encode_message(PENDING))  # type: ignore[arg-type]
+    assert ident in store and stored is not None
+    assert stored.load() == frame  # type: ignore[attr-defined]
+    assert store.pinned() == {ident}
+
+
+def test_a_failed_write_keeps_the_frame(tmp_path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+
+    def full(_blobs) -> None:
+        raise OSError(28, "No space left on device")
+
+    store.put_all = full  # type: ignore[method-assign]
+    live = Live()
+    blobs = ClientBlobs(live, store, set())  # type: ignore[arg-type]
+    state = _state()
+    asyncio.run(blobs.publish_staged(state, PENDING))  # type: ignore[arg-type]
+    [(frame, stored)] = live.sent
+    assert frame == staged_frame(state, PENDING) and stored is None  # type: ignore[arg-type]
+    assert blobs.disk_error is not None
