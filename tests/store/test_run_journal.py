@@ -83,12 +83,12 @@ def test_another_run_id_or_garbage_is_no_journal(tmp_path: Path) -> None:
 
 
 def test_past_the_bound_the_run_is_not_journaled(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(run_journal, "MAX_BYTES", 200)
+    monkeypatch.setattr(run_journal, "MAX_BYTES", 300)
     journal = RunJournal.open(tmp_path, START)
     assert journal is not None
     journal.text("a" * 100)
     assert journal.active
-    journal.text("b" * 100)
+    journal.text("b" * 200)
     assert not journal.active
     assert not journal.path.exists()  # a retry starts again rather than trust a cut journal
     journal.text("more")  # no-ops from here
@@ -141,3 +141,48 @@ def test_the_folder_is_made_again_when_it_was_removed(tmp_path: Path) -> None:
     left = run_journal.read(tmp_path, "run-2")
     assert left is not None and left.text == "x"
     again.close()
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+
+
+def test_a_paused_journal_holds_no_descriptor_and_goes_on_after(tmp_path: Path) -> None:
+    """A turn waiting on the client lets go of the file (a reset storm's runs held one each);
+    the next record opens it again and appends, a checkpoint and the end work as before."""
+    before = _open_fds()
+    journal = RunJournal.open(tmp_path, START)
+    assert journal is not None and journal.holds_file
+    journal.text("before the tool, ")
+    journal.pause()
+    assert not journal.holds_file and journal.active
+    if before:
+        assert _open_fds() == before
+    journal.text("after it")
+    assert journal.holds_file
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.text == "before the tool, after it"
+    journal.pause()
+    journal.checkpoint()  # opens it again to empty it
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.text == "" and left.start.after_checkpoint
+    journal.pause()
+    journal.close()
+    assert not journal.path.exists()
+    if before:
+        assert _open_fds() == before
+
+
+def test_a_paused_journal_replaced_by_a_newer_one_writes_nothing_into_it(tmp_path: Path) -> None:
+    old = RunJournal.open(tmp_path, START)
+    assert old is not None
+    old.text("old ")
+    old.pause()
+    new = RunJournal.open(tmp_path, RunStart("run-1", "conv-1", "def"))
+    assert new is not None
+    new.text("new")
+    old.text("late")  # the superseded run goes on streaming a little
+    assert not old.active
+    old.close()  # and ends: the newer run's file stays
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.start.action == "def" and left.text == "new"

@@ -89,6 +89,11 @@ class Carry:
         if self.journal is not None:
             self.journal.checkpoint()
 
+    def pause(self) -> None:
+        """The turn waits on the client: the journal holds no descriptor meanwhile."""
+        if self.journal is not None:
+            self.journal.pause()
+
     def close(self, *, keep: bool = False) -> None:
         if self.journal is not None:
             self.journal.close(keep=keep)

@@ -275,9 +275,13 @@ class Turn:
         message: pb.ExecServerMessage,
         on_event: Callable[[pb.ExecClientMessage], None] | None = None,
     ) -> pb.ExecClientMessage:
+        if self.carry is not None:
+            self.carry.pause()  # a tool may take long; a reset client may never answer
         return await self.live.exec(message, on_event)
 
     async def interact(self, query: pb.InteractionQuery) -> pb.InteractionResponse:
+        if self.carry is not None:
+            self.carry.pause()
         return await self.live.interact(query)
 
     async def blob(self, ident: bytes) -> bytes:

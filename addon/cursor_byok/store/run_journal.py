@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import struct
 import time
 from dataclasses import dataclass
@@ -57,16 +58,18 @@ class RunStart:
     action: str
     after_checkpoint: bool = False
 
-    def encode(self) -> bytes:
-        return json.dumps(
-            {
-                "run_id": self.run_id,
-                "conversation_id": self.conversation_id,
-                "action": self.action,
-                "after_checkpoint": self.after_checkpoint,
-            },
-            separators=(",", ":"),
-        ).encode()
+    def encode(self, nonce: str = "") -> bytes:
+        """The header's JSON; `nonce` tells this journal's file from a newer one of the same
+        key (`decode` ignores it)."""
+        fields: dict[str, object] = {
+            "run_id": self.run_id,
+            "conversation_id": self.conversation_id,
+            "action": self.action,
+            "after_checkpoint": self.after_checkpoint,
+        }
+        if nonce:
+            fields["nonce"] = nonce
+        return json.dumps(fields, separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> RunStart | None:
@@ -102,13 +105,19 @@ def _record(kind: bytes, data: bytes) -> bytes:
 
 class RunJournal:
     """The open journal of one running run (`open`); every method is a no-op once it was
-    dropped (past the bound, or a write failed)."""
+    dropped (past the bound, or a write failed).
 
-    __slots__ = ("_fd", "path", "size", "start")
+    Its descriptor is held only while the turn streams: `pause` lets go of it while the turn
+    waits on the client (a tool, a question), and the next record opens the file again, so
+    runs waiting on a client that went away (a reset storm, a closed laptop) hold no file."""
+
+    __slots__ = ("_dropped", "_fd", "_nonce", "path", "size", "start")
 
     def __init__(self, path: Path, fd: int, start: RunStart) -> None:
         self.path = path
         self._fd = fd
+        self._nonce = secrets.token_hex(8)  # which file is ours, across pauses (`_mine`)
+        self._dropped = False
         self.start = start
         self.size = 0
 
@@ -124,35 +133,63 @@ class RunJournal:
             log.warning("run %s: no journal (%s)", start.run_id, exc)
             return None
         journal = cls(path, fd, start)
-        journal._write(_record(HEADER, start.encode()))
+        journal._write(journal._header())
         return journal
 
     @property
     def active(self) -> bool:
+        return not self._dropped
+
+    @property
+    def holds_file(self) -> bool:
+        """Whether a descriptor is open now (between a record and the next `pause`)."""
         return self._fd >= 0
 
     def text(self, text: str) -> None:
         """Assistant text as it was streamed."""
-        if self._fd >= 0:
+        if self._fd >= 0 or self._reopen():
             data = text.encode()
             self._write(_RECORD.pack(TEXT, len(data)) + data)
 
     def thinking(self, text: str) -> None:
         """Thinking as it was streamed."""
-        if self._fd >= 0:
+        if self._fd >= 0 or self._reopen():
             data = text.encode()
             self._write(_RECORD.pack(THINKING, len(data)) + data)
+
+    def pause(self) -> None:
+        """The turn waits on the client: close the descriptor, keep the file."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    def _reopen(self) -> bool:
+        """The paused file again, if it is still ours (a newer run of the same key makes a file
+        of its own: then this one is dropped and writes nothing)."""
+        if self._dropped:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as exc:
+            self._drop(f"reopen: {exc.strerror or exc}")
+            return False
+        if not self._mine(fd):
+            os.close(fd)
+            self._drop("replaced by a newer run's journal")
+            return False
+        self._fd = fd
+        return True
 
     def checkpoint(self) -> None:
         """A checkpoint went out: what was streamed before it is in it, and a retry resumes
         from it (`after_checkpoint`)."""
-        if self._fd < 0:
+        if self._fd < 0 and not self._reopen():
             return
         if not self.start.after_checkpoint:
             self.start = RunStart(
                 self.start.run_id, self.start.conversation_id, self.start.action, True
             )
-        elif self.size == len(_record(HEADER, self.start.encode())):
+        elif self.size == len(self._header()):
             return  # nothing since the last checkpoint
         try:
             os.ftruncate(self._fd, 0)
@@ -160,20 +197,43 @@ class RunJournal:
             self._drop(str(exc))
             return
         self.size = 0
-        self._write(_record(HEADER, self.start.encode()))
+        self._write(self._header())
 
     def close(self, *, keep: bool = False) -> None:
         """The run ended: the journal goes (`keep`: it stays for a retry to continue from)."""
-        if self._fd < 0:
+        if self._dropped:
             return
-        fd, self._fd = self._fd, -1
+        self._dropped = True
+        if keep:
+            self.pause()
+            return
         try:
-            if not keep and _same_file(os.fstat(fd), self.path):
+            if self._fd >= 0:  # held open, its inode cannot have gone to another file
+                mine = _same_inode(os.fstat(self._fd), os.stat(self.path))
+            else:
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    mine = self._mine(fd)
+                finally:
+                    os.close(fd)
+            if mine:
                 self.path.unlink()  # not a newer journal of the same key
         except OSError:
-            pass
+            pass  # gone already
         finally:
-            os.close(fd)
+            self.pause()
+
+    def _header(self) -> bytes:
+        return _record(HEADER, self.start.encode(self._nonce))
+
+    def _mine(self, fd: int) -> bool:
+        """Whether the file just opened at `fd` is this journal's (its header, nonce included;
+        once our descriptor was closed, an inode number is no proof: a newer file may get it)."""
+        header = self._header()
+        try:
+            return os.pread(fd, len(header), 0) == header
+        except OSError:
+            return False
 
     def _write(self, record: bytes) -> None:
         if self.size + len(record) > MAX_BYTES:
@@ -195,7 +255,7 @@ class RunJournal:
         self.close()
 
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 _made: set[Path] = set()  # journal folders this process made (or found) already
 
 
@@ -216,11 +276,6 @@ def _create(path: Path) -> int:
         private_dir(folder)
         _made.add(folder)
     return os.open(path, _FLAGS, 0o600)
-
-
-def _same_file(mine: os.stat_result, path: Path) -> bool:
-    there = os.stat(path)
-    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
 
 def read(data_dir: Path, run_id: str) -> Leftover | None:
@@ -278,3 +333,7 @@ def prune(data_dir: Path, *, now: float | None = None, max_age: float = MAX_AGE)
         except OSError:
             continue
     return pruned
+
+
+def _same_inode(mine: os.stat_result, there: os.stat_result) -> bool:
+    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
