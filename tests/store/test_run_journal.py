@@ -124,3 +124,20 @@ def test_a_newer_journal_of_the_same_run_is_its_own_file(tmp_path: Path) -> None
     assert left is not None and left.text == "new"
     newer.close()
     assert run_journal.read(tmp_path, "run-1") is None
+
+
+def test_the_folder_is_made_again_when_it_was_removed(tmp_path: Path) -> None:
+    """The folder is made once per process (not once per turn); removed by hand since, the next
+    journal makes it again, private, instead of leaving its run unjournaled."""
+    first = RunJournal.open(tmp_path, START)
+    assert first is not None
+    first.close()
+    folder = first.path.parent
+    folder.rmdir()
+    again = RunJournal.open(tmp_path, RunStart("run-2", "conv-1", "abc"))
+    assert again is not None and again.path.parent == folder
+    assert folder.stat().st_mode & 0o777 == 0o700
+    again.text("x")
+    left = run_journal.read(tmp_path, "run-2")
+    assert left is not None and left.text == "x"
+    again.close()

@@ -119,10 +119,7 @@ class RunJournal:
         cannot be written (the run then goes on unjournaled)."""
         path = journal_path(data_dir, start.run_id)
         try:
-            private_dir(path.parent)
-            path.unlink(missing_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-            fd = os.open(path, flags, 0o600)
+            fd = _create(path)
         except OSError as exc:
             log.warning("run %s: no journal (%s)", start.run_id, exc)
             return None
@@ -196,6 +193,29 @@ class RunJournal:
         """Stop journaling: a retry of this run then starts again (no partial to trust)."""
         log.info("run %s: journal dropped (%s)", self.start.run_id, why)
         self.close()
+
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+_made: set[Path] = set()  # journal folders this process made (or found) already
+
+
+def _create(path: Path) -> int:
+    """A new file at `path` (one left there unlinked first). The common case, once per turn, is
+    one `open`: the folder is made the first time only (again if it was removed since), and
+    an old file is unlinked only when there is one."""
+    folder = path.parent
+    if folder not in _made:
+        private_dir(folder)
+        _made.add(folder)
+    try:
+        return os.open(path, _FLAGS, 0o600)
+    except FileExistsError:
+        path.unlink(missing_ok=True)
+    except FileNotFoundError:  # the folder went (removed by hand)
+        _made.discard(folder)
+        private_dir(folder)
+        _made.add(folder)
+    return os.open(path, _FLAGS, 0o600)
 
 
 def _same_file(mine: os.stat_result, path: Path) -> bool:
