@@ -32,7 +32,8 @@ from cursor_byok.agent.error_details import too_large
 from cursor_byok.agent.model_call import Answer
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
-from cursor_byok.agent.prompt_size import category_bytes
+from cursor_byok.agent.prompt_size import Measured
+from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
 from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
@@ -169,7 +170,9 @@ class StepLoop:
         (then retrying once) when the provider reports a context overflow."""
         turn, meter, compactor = self.turn, self.meter, self.compactor
         request = self.request()
-        size = request_bytes(request)
+        first = self._measure(request)
+        size = first[0]
+        measured: Measured | None = first
         if compactor.needed(meter.estimate(size)):
             try:
                 await compactor.compact(turn, reason="threshold", bytes_per_token=1 / meter.ratio)
@@ -177,9 +180,10 @@ class StepLoop:
                 log.warning("turn %s: compaction skipped: %s", turn.request_id, exc)
             else:
                 request, size = await self._compacted()
+                measured = None
         overflowed = False
         while True:
-            self._account(request)
+            self._account(request, measured)
             model_call_id = str(uuid.uuid4())
             try:
                 answer = await attended(
@@ -211,6 +215,7 @@ class StepLoop:
                 except CompactionFailed as failed:
                     raise too_large(f"{exc}; compaction was not possible: {failed}") from None
                 request, size = await self._compacted()
+                measured = None
                 continue
             if turn.carry is not None and turn.carry.continuing:
                 turn.carry.merge(answer.message)  # one message: the partial and the rest
@@ -260,10 +265,14 @@ class StepLoop:
             self._account(request)
         await turn.publish_checkpoint()
 
-    def _account(self, request: ModelRequest) -> None:
-        """Context meter for the next checkpoint: tokens in use and their categories."""
+    def _measure(self, request: ModelRequest) -> Measured:
+        """`request`'s bytes, in total and by context-meter category (one pass)."""
+        return measure(request, self.toolset.mode, self.context, self.toolset.by_name)
+
+    def _account(self, request: ModelRequest, measured: Measured | None = None) -> None:
+        """Context meter for the next checkpoint: tokens in use and their categories
+        (`measured`: `request` measured already, with the toolset in force now)."""
+        size, categories = measured if measured is not None else self._measure(request)
         transcript = self.turn.transcript
-        transcript.used_tokens = self.meter.used(request_bytes(request))
-        transcript.category_bytes = category_bytes(
-            request, self.toolset.mode, self.context, self.toolset.by_name
-        )
+        transcript.used_tokens = self.meter.used(size)
+        transcript.category_bytes = categories

@@ -1,0 +1,48 @@
+"""`prompt_size.measure`: a request's total and per-category bytes in one pass over the history,
+the same figures as `request_bytes` and the categories measured one by one."""
+
+from __future__ import annotations
+
+import json
+
+from cursor_byok.agent import context as prompts
+from cursor_byok.agent.compaction import summary_message
+from cursor_byok.agent.prompt_size import category_bytes
+from cursor_byok.agent.prompt_size import measure
+from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.providers import ModelRequest
+from cursor_byok.providers import ToolSpec
+from cursor_byok.tools.registry import tools_for
+
+
+def _size(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def test_one_pass_gives_the_total_and_every_category() -> None:
+    mode = pb.AGENT_MODE_AGENT
+    context = pb.RequestContext()
+    tools = {tool.name: tool for tool in tools_for(mode, pb.AgentRunRequest())}
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
+    system = prompts.system_prompt(mode, context, list(tools))
+    summary = summary_message("what came before: ünïcode")
+    said = {"role": "user", "content": [{"type": "text", "text": "héllo"}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
+    request = ModelRequest("m", system, [dict(summary), said, answer], specs)
+
+    total, sizes = measure(request, mode, context, tools)
+
+    assert total == request_bytes(request)
+    assert total == len(system.encode()) + sum(
+        _size({"name": s.name, "description": s.description, "parameters": s.parameters})
+        for s in specs
+    ) + _size(summary) + _size(said) + _size(answer)
+    assert sizes["summarized_conversation"] == _size(summary)
+    assert sizes["conversation"] == _size(said) + _size(answer)
+    assert sizes["tools"] + sizes.get("mcp", 0) == total - len(system.encode()) - _size(
+        summary
+    ) - _size(said) - _size(answer)
+    parts = prompts.prompt_parts(mode, context, [s.name for s in specs])
+    assert sizes["system_prompt"] == sum(len(t.encode()) for c, t in parts if c == "system_prompt")
+    assert category_bytes(request, mode, context, tools) == sizes
