@@ -8,6 +8,7 @@ import json
 from cursor_byok.agent import context as prompts
 from cursor_byok.agent.compaction import summary_message
 from cursor_byok.agent.prompt_size import category_bytes
+from cursor_byok.agent.prompt_size import grown
 from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -46,3 +47,28 @@ def test_one_pass_gives_the_total_and_every_category() -> None:
     parts = prompts.prompt_parts(mode, context, [s.name for s in specs])
     assert sizes["system_prompt"] == sum(len(t.encode()) for c, t in parts if c == "system_prompt")
     assert category_bytes(request, mode, context, tools) == sizes
+
+
+def test_the_request_after_an_answer_is_measured_from_the_one_sent() -> None:
+    """The request after an answer is the one sent plus the answer: its sizes are the sent
+    request's plus the answer's, equal to measuring it whole; anything else is measured whole."""
+    mode = pb.AGENT_MODE_AGENT
+    context = pb.RequestContext()
+    tools = {tool.name: tool for tool in tools_for(mode, pb.AgentRunRequest())}
+    specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
+    system = prompts.system_prompt(mode, context, list(tools))
+    history = [dict(summary_message("before")), {"role": "user", "content": "q"}]
+    sent = ModelRequest("m", system, list(history), specs)
+    measured = measure(sent, mode, context, tools)
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "ä" * 40}]}
+    following = ModelRequest("m", system, [*history, answer], specs)
+
+    assert grown(sent, measured, following, _size(answer)) == measure(
+        following, mode, context, tools
+    )
+    assert measured == measure(sent, mode, context, tools)  # the sent request's sizes kept
+    copied = ModelRequest("m", system, [dict(history[0]), history[1], answer], specs)
+    two_more = ModelRequest("m", system, [*history, answer, answer], specs)
+    other_tools = ModelRequest("m", system, [*history, answer], list(specs))
+    for changed in (copied, two_more, other_tools):
+        assert grown(sent, measured, changed, _size(answer)) is None

@@ -78,6 +78,27 @@ def measure(
     return total, sizes
 
 
+def grown(
+    sent: ModelRequest, measured: Measured, following: ModelRequest, answer_bytes: int
+) -> Measured | None:
+    """`following`'s sizes from `sent`'s (`measured`) when it is `sent` with one more message
+    (the answer, `answer_bytes` long): the same system prompt and tools, and the very same
+    message objects before it; else None (measure it whole)."""
+    before, after = sent.messages, following.messages
+    if (
+        following.system is not sent.system
+        or following.tools is not sent.tools
+        or len(after) != len(before) + 1
+        or any(a is not b for a, b in zip(before, after, strict=False))
+    ):
+        return None
+    total, sizes = measured
+    sizes = dict(sizes)
+    category = "summarized_conversation" if is_summary(after[-1]) else "conversation"
+    sizes[category] = sizes.get(category, 0) + answer_bytes
+    return total + answer_bytes, sizes
+
+
 def _is_mcp(tool: Tool) -> bool:
     """MCP tools count as "MCP & dynamic tools" on Cursor's meter."""
     return type(tool).__module__.endswith(".mcp")

@@ -33,6 +33,7 @@ from cursor_byok.agent.model_call import Answer
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
 from cursor_byok.agent.prompt_size import Measured
+from cursor_byok.agent.prompt_size import grown
 from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
 from cursor_byok.agent.spend import Budget
@@ -183,7 +184,7 @@ class StepLoop:
                 measured = None
         overflowed = False
         while True:
-            self._account(request, measured)
+            measured = self._account(request, measured)
             model_call_id = str(uuid.uuid4())
             try:
                 answer = await attended(
@@ -217,18 +218,27 @@ class StepLoop:
                 request, size = await self._compacted()
                 measured = None
                 continue
-            if turn.carry is not None and turn.carry.continuing:
-                turn.carry.merge(answer.message)  # one message: the partial and the rest
-            turn.transcript.append(answer.message)
-            if answer.usage is not None:
-                meter.observe(
-                    size,
-                    answer.usage.input_tokens,
-                    answer.usage.output_tokens,
-                    answer_bytes=json_bytes(answer.message),
-                )
-            self._account(self.request())
+            self._answered(request, size, measured, answer)
             return answer, model_call_id
+
+    def _answered(self, sent: ModelRequest, size: int, measured: Measured, answer: Answer) -> None:
+        """The answer joins the history; the meter learns from its usage report and measures
+        the next request (`sent` and its size `measured` plus the answer, when that is all the
+        next request adds: the history is not serialised again)."""
+        turn = self.turn
+        if turn.carry is not None and turn.carry.continuing:
+            turn.carry.merge(answer.message)  # one message: the partial and the rest
+        turn.transcript.append(answer.message)
+        answer_bytes = json_bytes(answer.message)
+        if answer.usage is not None:
+            self.meter.observe(
+                size,
+                answer.usage.input_tokens,
+                answer.usage.output_tokens,
+                answer_bytes=answer_bytes,
+            )
+        following = self.request()
+        self._account(following, grown(sent, measured, following, answer_bytes))
 
     async def _compacted(self) -> tuple[ModelRequest, int]:
         """After a compaction: the last usage report no longer describes the prompt; publish
@@ -269,10 +279,12 @@ class StepLoop:
         """`request`'s bytes, in total and by context-meter category (one pass)."""
         return measure(request, self.toolset.mode, self.context, self.toolset.by_name)
 
-    def _account(self, request: ModelRequest, measured: Measured | None = None) -> None:
+    def _account(self, request: ModelRequest, measured: Measured | None = None) -> Measured:
         """Context meter for the next checkpoint: tokens in use and their categories
-        (`measured`: `request` measured already, with the toolset in force now)."""
-        size, categories = measured if measured is not None else self._measure(request)
+        (`measured`: `request` measured already, with the toolset in force now); the sizes."""
+        if measured is None:
+            measured = self._measure(request)
         transcript = self.turn.transcript
-        transcript.used_tokens = self.meter.used(size)
-        transcript.category_bytes = categories
+        transcript.used_tokens = self.meter.used(measured[0])
+        transcript.category_bytes = measured[1]
+        return measured
