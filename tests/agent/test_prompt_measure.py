@@ -11,6 +11,7 @@ from cursor_byok.agent.prompt_size import category_bytes
 from cursor_byok.agent.prompt_size import grown
 from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.prompt_size import unchanged
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ToolSpec
@@ -72,3 +73,20 @@ def test_the_request_after_an_answer_is_measured_from_the_one_sent() -> None:
     other_tools = ModelRequest("m", system, [*history, answer], list(specs))
     for changed in (copied, two_more, other_tools):
         assert grown(sent, measured, changed, _size(answer)) is None
+
+
+def test_a_request_is_unchanged_only_with_the_same_objects() -> None:
+    """The turn's first call reuses the start's measure only for the very same request: the
+    same system prompt, tools and message objects, no more and no fewer."""
+    specs = [ToolSpec("Read", "reads", {"type": "object"})]
+    said = {"role": "user", "content": "q"}
+    measured = ModelRequest("m", "system", [said], specs)
+    assert unchanged(measured, ModelRequest("m", measured.system, [said], specs))
+    for other in (
+        ModelRequest("m", measured.system, [dict(said)], specs),  # an equal copy
+        ModelRequest("m", measured.system, [said, said], specs),
+        ModelRequest("m", measured.system, [], specs),
+        ModelRequest("m", measured.system, [said], list(specs)),
+        ModelRequest("m", "".join(["sys", "tem"]), [said], specs),
+    ):
+        assert not unchanged(measured, other)

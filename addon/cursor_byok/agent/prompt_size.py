@@ -84,19 +84,29 @@ def grown(
     """`following`'s sizes from `sent`'s (`measured`) when it is `sent` with one more message
     (the answer, `answer_bytes` long): the same system prompt and tools, and the very same
     message objects before it; else None (measure it whole)."""
-    before, after = sent.messages, following.messages
-    if (
-        following.system is not sent.system
-        or following.tools is not sent.tools
-        or len(after) != len(before) + 1
-        or any(a is not b for a, b in zip(before, after, strict=False))
-    ):
+    after = following.messages
+    if len(after) != len(sent.messages) + 1 or not _same_prefix(sent, following):
         return None
     total, sizes = measured
     sizes = dict(sizes)
     category = "summarized_conversation" if is_summary(after[-1]) else "conversation"
     sizes[category] = sizes.get(category, 0) + answer_bytes
     return total + answer_bytes, sizes
+
+
+def unchanged(measured: ModelRequest, request: ModelRequest) -> bool:
+    """Whether `request` is `measured` again: the same system prompt and tools and the very
+    same message objects (the turn's start measures the request its first call sends)."""
+    return len(request.messages) == len(measured.messages) and _same_prefix(measured, request)
+
+
+def _same_prefix(sent: ModelRequest, following: ModelRequest) -> bool:
+    """`following` has `sent`'s system prompt, tools and message objects, then maybe more."""
+    return (
+        following.system is sent.system
+        and following.tools is sent.tools
+        and all(a is b for a, b in zip(sent.messages, following.messages, strict=False))
+    )
 
 
 def _is_mcp(tool: Tool) -> bool:

@@ -18,6 +18,7 @@ import functools
 import logging
 import uuid
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import cast
 
@@ -36,6 +37,7 @@ from cursor_byok.agent.prompt_size import Measured
 from cursor_byok.agent.prompt_size import grown
 from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.prompt_size import unchanged
 from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
@@ -94,6 +96,8 @@ class StepLoop:
     compactor: Compactor
     meter: TokenMeter
     budget: Budget | None = None  # spending caps: checked after each step (agent/spend.py)
+    # the request measured last, and its sizes (the next measure of the same request reuses them)
+    _measured: tuple[ModelRequest, Measured] | None = field(default=None, init=False, repr=False)
 
     def request(self) -> ModelRequest:
         """The next call's request: the transcript as of now, behind a byte-stable prefix."""
@@ -119,7 +123,7 @@ class StepLoop:
     def seed_meter(self) -> None:
         """Start the token meter from the meter of the checkpoint the turn continues."""
         used = self.turn.run_request.conversation_state.token_details.used_tokens
-        self.meter.seed(used, request_bytes(self.request()))
+        self.meter.seed(used, self._measure(self.request())[0])
 
     async def run(self, max_steps: int) -> None:
         """Steps until the model answers without tools, or `max_steps` were used."""
@@ -276,8 +280,14 @@ class StepLoop:
         await turn.publish_checkpoint()
 
     def _measure(self, request: ModelRequest) -> Measured:
-        """`request`'s bytes, in total and by context-meter category (one pass)."""
-        return measure(request, self.toolset.mode, self.context, self.toolset.by_name)
+        """`request`'s bytes, in total and by context-meter category (one pass; none when it
+        is the request measured last, unchanged)."""
+        last = self._measured
+        if last is not None and unchanged(last[0], request):
+            return last[1]
+        measured = measure(request, self.toolset.mode, self.context, self.toolset.by_name)
+        self._measured = (request, measured)
+        return measured
 
     def _account(self, request: ModelRequest, measured: Measured | None = None) -> Measured:
         """Context meter for the next checkpoint: tokens in use and their categories
