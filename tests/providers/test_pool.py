@@ -29,3 +29,21 @@ async def test_same_settings_share_one_client_and_changes_get_a_new_one() -> Non
     assert "k1" not in fingerprint(base)
     await pool.aclose()
     assert first.closed and rotated.closed and edited.closed and len(pool) == 0
+
+
+def test_every_setting_counts_nested_values_too() -> None:
+    """Each field enters the fingerprint, down into the dicts (a header or body value edited)."""
+    base = ProviderSettings(
+        kind="openai-chat", base_url="https://a", extra_body={"reasoning": {"effort": "low"}}
+    )
+    seen = {fingerprint(base)}
+    for name, value in [
+        ("extra_body", {"reasoning": {"effort": "high"}}),
+        ("extra_headers", {"x-a": "1"}),
+        ("chat_reasoning_body", {"thinking": {"type": "enabled"}}),
+        ("proxy", "http://p:1"),
+        ("responses_include_encrypted", False),
+    ]:
+        seen.add(fingerprint(dataclasses.replace(base, **{name: value})))
+    assert len(seen) == 6
+    assert fingerprint(base) == fingerprint(dataclasses.replace(base))

@@ -17,6 +17,8 @@ from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ToolSpec
 from cursor_byok.tools.base import Tool
 
+Measured = tuple[int, dict[str, int]]  # a request's bytes: in total, by meter category
+
 
 def request_bytes(request: ModelRequest) -> int:
     """Size of what a call sends: system prompt, tool schemas, history (neutral form)."""
@@ -49,17 +51,62 @@ def category_bytes(
     request: ModelRequest, mode: int, context: pb.RequestContext, tools: dict[str, Tool]
 ) -> dict[str, int]:
     """Bytes of `request` per context-meter category (the ids of `context_meter.CATEGORIES`)."""
+    return measure(request, mode, context, tools)[1]
+
+
+def measure(
+    request: ModelRequest, mode: int, context: pb.RequestContext, tools: dict[str, Tool]
+) -> Measured:
+    """`request_bytes(request)` and `category_bytes(...)` in one pass over the conversation:
+    each message is serialised once for both (the history is most of a long conversation's
+    request, and it was measured twice per call, then twice more with the answer)."""
     sizes: dict[str, int] = {}
     for category, text in prompts.prompt_parts(mode, context, [t.name for t in request.tools]):
         sizes[category] = sizes.get(category, 0) + len(text.encode())
+    total = len(request.system.encode())
     for spec in request.tools:
         tool = tools.get(spec.name)
         category = "mcp" if tool is not None and _is_mcp(tool) else "tools"
-        sizes[category] = sizes.get(category, 0) + tool_bytes(spec)
+        size = tool_bytes(spec)
+        sizes[category] = sizes.get(category, 0) + size
+        total += size
     for message in request.messages:
         category = "summarized_conversation" if is_summary(message) else "conversation"
-        sizes[category] = sizes.get(category, 0) + json_bytes(message)
-    return sizes
+        size = json_bytes(message)
+        sizes[category] = sizes.get(category, 0) + size
+        total += size
+    return total, sizes
+
+
+def grown(
+    sent: ModelRequest, measured: Measured, following: ModelRequest, answer_bytes: int
+) -> Measured | None:
+    """`following`'s sizes from `sent`'s (`measured`) when it is `sent` with one more message
+    (the answer, `answer_bytes` long): the same system prompt and tools, and the very same
+    message objects before it; else None (measure it whole)."""
+    after = following.messages
+    if len(after) != len(sent.messages) + 1 or not _same_prefix(sent, following):
+        return None
+    total, sizes = measured
+    sizes = dict(sizes)
+    category = "summarized_conversation" if is_summary(after[-1]) else "conversation"
+    sizes[category] = sizes.get(category, 0) + answer_bytes
+    return total + answer_bytes, sizes
+
+
+def unchanged(measured: ModelRequest, request: ModelRequest) -> bool:
+    """Whether `request` is `measured` again: the same system prompt and tools and the very
+    same message objects (the turn's start measures the request its first call sends)."""
+    return len(request.messages) == len(measured.messages) and _same_prefix(measured, request)
+
+
+def _same_prefix(sent: ModelRequest, following: ModelRequest) -> bool:
+    """`following` has `sent`'s system prompt, tools and message objects, then maybe more."""
+    return (
+        following.system is sent.system
+        and following.tools is sent.tools
+        and all(a is b for a, b in zip(sent.messages, following.messages, strict=False))
+    )
 
 
 def _is_mcp(tool: Tool) -> bool:

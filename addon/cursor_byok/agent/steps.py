@@ -18,6 +18,7 @@ import functools
 import logging
 import uuid
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import cast
 
@@ -32,8 +33,11 @@ from cursor_byok.agent.error_details import too_large
 from cursor_byok.agent.model_call import Answer
 from cursor_byok.agent.model_call import Caller
 from cursor_byok.agent.model_call import stream_answer
-from cursor_byok.agent.prompt_size import category_bytes
+from cursor_byok.agent.prompt_size import Measured
+from cursor_byok.agent.prompt_size import grown
+from cursor_byok.agent.prompt_size import measure
 from cursor_byok.agent.prompt_size import request_bytes
+from cursor_byok.agent.prompt_size import unchanged
 from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
 from cursor_byok.agent.tokens import json_bytes
@@ -92,6 +96,8 @@ class StepLoop:
     compactor: Compactor
     meter: TokenMeter
     budget: Budget | None = None  # spending caps: checked after each step (agent/spend.py)
+    # the request measured last, and its sizes (the next measure of the same request reuses them)
+    _measured: tuple[ModelRequest, Measured] | None = field(default=None, init=False, repr=False)
 
     def request(self) -> ModelRequest:
         """The next call's request: the transcript as of now, behind a byte-stable prefix."""
@@ -117,7 +123,7 @@ class StepLoop:
     def seed_meter(self) -> None:
         """Start the token meter from the meter of the checkpoint the turn continues."""
         used = self.turn.run_request.conversation_state.token_details.used_tokens
-        self.meter.seed(used, request_bytes(self.request()))
+        self.meter.seed(used, self._measure(self.request())[0])
 
     async def run(self, max_steps: int) -> None:
         """Steps until the model answers without tools, or `max_steps` were used."""
@@ -169,7 +175,9 @@ class StepLoop:
         (then retrying once) when the provider reports a context overflow."""
         turn, meter, compactor = self.turn, self.meter, self.compactor
         request = self.request()
-        size = request_bytes(request)
+        first = self._measure(request)
+        size = first[0]
+        measured: Measured | None = first
         if compactor.needed(meter.estimate(size)):
             try:
                 await compactor.compact(turn, reason="threshold", bytes_per_token=1 / meter.ratio)
@@ -177,9 +185,10 @@ class StepLoop:
                 log.warning("turn %s: compaction skipped: %s", turn.request_id, exc)
             else:
                 request, size = await self._compacted()
+                measured = None
         overflowed = False
         while True:
-            self._account(request)
+            measured = self._account(request, measured)
             model_call_id = str(uuid.uuid4())
             try:
                 answer = await attended(
@@ -211,19 +220,29 @@ class StepLoop:
                 except CompactionFailed as failed:
                     raise too_large(f"{exc}; compaction was not possible: {failed}") from None
                 request, size = await self._compacted()
+                measured = None
                 continue
-            if turn.carry is not None and turn.carry.continuing:
-                turn.carry.merge(answer.message)  # one message: the partial and the rest
-            turn.transcript.append(answer.message)
-            if answer.usage is not None:
-                meter.observe(
-                    size,
-                    answer.usage.input_tokens,
-                    answer.usage.output_tokens,
-                    answer_bytes=json_bytes(answer.message),
-                )
-            self._account(self.request())
+            self._answered(request, size, measured, answer)
             return answer, model_call_id
+
+    def _answered(self, sent: ModelRequest, size: int, measured: Measured, answer: Answer) -> None:
+        """The answer joins the history; the meter learns from its usage report and measures
+        the next request (`sent` and its size `measured` plus the answer, when that is all the
+        next request adds: the history is not serialised again)."""
+        turn = self.turn
+        if turn.carry is not None and turn.carry.continuing:
+            turn.carry.merge(answer.message)  # one message: the partial and the rest
+        turn.transcript.append(answer.message)
+        answer_bytes = json_bytes(answer.message)
+        if answer.usage is not None:
+            self.meter.observe(
+                size,
+                answer.usage.input_tokens,
+                answer.usage.output_tokens,
+                answer_bytes=answer_bytes,
+            )
+        following = self.request()
+        self._account(following, grown(sent, measured, following, answer_bytes))
 
     async def _compacted(self) -> tuple[ModelRequest, int]:
         """After a compaction: the last usage report no longer describes the prompt; publish
@@ -260,10 +279,22 @@ class StepLoop:
             self._account(request)
         await turn.publish_checkpoint()
 
-    def _account(self, request: ModelRequest) -> None:
-        """Context meter for the next checkpoint: tokens in use and their categories."""
+    def _measure(self, request: ModelRequest) -> Measured:
+        """`request`'s bytes, in total and by context-meter category (one pass; none when it
+        is the request measured last, unchanged)."""
+        last = self._measured
+        if last is not None and unchanged(last[0], request):
+            return last[1]
+        measured = measure(request, self.toolset.mode, self.context, self.toolset.by_name)
+        self._measured = (request, measured)
+        return measured
+
+    def _account(self, request: ModelRequest, measured: Measured | None = None) -> Measured:
+        """Context meter for the next checkpoint: tokens in use and their categories
+        (`measured`: `request` measured already, with the toolset in force now); the sizes."""
+        if measured is None:
+            measured = self._measure(request)
         transcript = self.turn.transcript
-        transcript.used_tokens = self.meter.used(request_bytes(request))
-        transcript.category_bytes = category_bytes(
-            request, self.toolset.mode, self.context, self.toolset.by_name
-        )
+        transcript.used_tokens = self.meter.used(measured[0])
+        transcript.category_bytes = measured[1]
+        return measured
