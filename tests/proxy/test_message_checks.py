@@ -3,7 +3,6 @@ own `MessageData.__post_init__` does, with its errors (issue 38: a set lookup a 
 
 from __future__ import annotations
 
-import gc
 import weakref
 
 import pytest
@@ -95,16 +94,6 @@ def test_installed_once_and_removed(monkeypatch) -> None:
     finally:
         undo()
     assert vars(MessageData)["__post_init__"] is MITMPROXY_POST_INIT
-
-
-@pytest.fixture
-def no_automatic_gc():
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class _Big:

@@ -63,16 +63,6 @@ class _Big:
 
 
 @pytest.fixture
-def no_automatic_gc():
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-@pytest.fixture
 def mitmproxy_type_checks(monkeypatch):
     """mitmproxy's own checks of a message's fields, even when the addon's patch is installed
     (`message_checks`: it leaves no such cycle)."""
