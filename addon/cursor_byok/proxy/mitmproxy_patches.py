@@ -7,7 +7,9 @@ connection (`refuse_streams_over_the_limit`), a closed connection's socket left 
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
 lives (`forget_closed_upstreams`); and two for CPU: hook events without a coroutine and a
 context manager per addon (`hook_dispatch.dispatch_hooks_directly`), and the type checks of
-every request and response at a set lookup a field (`message_checks.check_messages_quickly`).
+every request and response at a set lookup a field (`message_checks.check_messages_quickly`);
+and one for Python 3.12.1's asyncio, whose callback logs a traceback for every connection open
+when the proxy stops (`cancelled_streams.quiet_cancelled_streams`).
 They change mitmproxy's classes, so they are installed while this addon is loaded and removed
 when it is done: a script reload puts back what mitmproxy had before installing them again, and
 when mitmproxy fixes a bug its patch goes from the list below.
@@ -19,6 +21,7 @@ import logging
 
 from mitmproxy import ctx
 
+from cursor_byok.proxy.cancelled_streams import quiet_cancelled_streams
 from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
 from cursor_byok.proxy.hook_dispatch import plan_from_now_on
 from cursor_byok.proxy.message_checks import check_messages_quickly
@@ -37,6 +40,7 @@ PATCHES = (
     forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
     dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
     check_messages_quickly,  # a request's and a response's field types at a set lookup (CPU)
+    quiet_cancelled_streams,  # no traceback per open connection when the proxy stops (3.12.1)
 )
 
 
