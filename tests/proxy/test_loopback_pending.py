@@ -82,12 +82,7 @@ async def test_a_hop_failing_in_the_os_ends_quietly(monkeypatch, caplog) -> None
     port = await streamer.start(listeners=1)
     try:
         with caplog.at_level("DEBUG"):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
-            await writer.drain()
-            assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, no answer
-            await _until(lambda: streamer.open_streams == 0)
-            writer.close()
+            await _one_hop_closed_unanswered(streamer, port)
         assert "loopback connection ended" in caplog.text
         assert not [r for r in caplog.records if r.levelno >= 30 or r.exc_info]
     finally:
@@ -105,13 +100,19 @@ async def test_an_unexpected_failure_of_a_hop_is_one_line(monkeypatch, caplog) -
     port = await streamer.start(listeners=1)
     try:
         with caplog.at_level("DEBUG"):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
-            await writer.drain()
-            assert await asyncio.wait_for(reader.read(), 5) == b""
-            await _until(lambda: streamer.open_streams == 0)
-            writer.close()
+            await _one_hop_closed_unanswered(streamer, port)
         assert "loopback connection failed: RuntimeError: boom" in caplog.text
         assert not [r for r in caplog.records if r.exc_info]
     finally:
         await streamer.stop()
+
+
+async def _one_hop_closed_unanswered(streamer: Streamer, port: int) -> None:
+    """One request to the loopback whose hop fails: the connection closes with no answer and
+    the streamer counts no open stream afterwards."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+    await writer.drain()
+    assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, no answer
+    await _until(lambda: streamer.open_streams == 0)
+    writer.close()
