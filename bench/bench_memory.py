@@ -154,12 +154,16 @@ context_window = 1000000
     return path
 
 
+RSS_PROBE = False  # --rss-probe: the trace is rss_probe_script.py's timeline, not tracemalloc's
+
+
 def start_proxy(
     tmp: Path, base_url: str, tree: Path | None, trace: Path | None = None, linger_ms: int = 0
 ) -> Mitm:
     tmp.mkdir(parents=True, exist_ok=True)
     command = None
-    extra = ["-s", str(HERE / "memory_script.py")] if trace is not None else []
+    script = "rss_probe_script.py" if RSS_PROBE else "memory_script.py"
+    extra = ["-s", str(HERE / script)] if trace is not None else []
     if linger_ms:
         extra += ["--set", f"cursor_byok_linger_ms={linger_ms}"]
     if tree is not None:  # another checkout: its own mitmdump, its own addon
@@ -379,7 +383,9 @@ async def run(args: argparse.Namespace) -> None:
         (workspace / "README.md").write_text("# bench\n")
         for case in chosen:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
-            trace = args.tracemalloc and tmp / f"trace-{case.name}.txt"
+            global RSS_PROBE
+            RSS_PROBE = args.rss_probe
+            trace = (args.tracemalloc or args.rss_probe) and tmp / f"trace-{case.name}.txt"
             results.append(
                 await measure(
                     case, tmp, workspace, args.tree, trace or None, args.turns, args.linger_ms
@@ -423,6 +429,12 @@ def main() -> None:
         action="store_true",
         help="print who holds the bytes at the turn's peak (bench/memory_script.py; slow, and "
         "the RSS figures then include tracemalloc's own)",
+    )
+    parser.add_argument(
+        "--rss-probe",
+        action="store_true",
+        help="print when the RSS grew by each MiB during the turn and what the main thread was "
+        "running then (bench/rss_probe_script.py)",
     )
     parser.add_argument(
         "--json",
