@@ -17,7 +17,8 @@ A final entry the edge can make again byte for byte (a blob SET, or a staged che
 message blob, whose blob the data dir holds) comes with a `StoredFrame` and lets go of its bytes
 once the client answered its request (a blob SET: an attempt that joins later skips it, so only
 a stream of the same attempt opened again makes it again) or, carrying none, once a stream took
-it (`let_go`).
+it (`let_go`). The other final entries stay in memory up to a bound (`resident`): past it the edge
+moves the oldest to disk (`spillable`, `spilled`) and a replay reads them back.
 """
 
 from __future__ import annotations
@@ -251,6 +252,9 @@ class Outbox:
         self.last_release = -math.inf  # when deltas were last made readable
         self.holds = 0  # how many holds began (each needs its release timed)
         self.size = 0  # bytes of the final entries: the backlog a run keeps for replays
+        # bytes of the final entries held in memory (`size` less what was let go or spilled)
+        self.resident = 0
+        self._spill_mark = 0  # entries before this can never be spilled (or were)
 
     def _step(self, event: HoldEvent) -> None:
         self.hold = step(HOLD_TRANSITIONS, self.hold, event, "outbox hold")
@@ -307,6 +311,7 @@ class Outbox:
         self._step(HoldEvent.FLUSH)
         self.entries.append(Entry(frame, end_stream=end, key=key, stored=stored))
         self.size += len(frame)
+        self.resident += len(frame)
 
     def _close_tail(self) -> None:
         """Make the open tail final: nothing may join it once another entry follows."""
@@ -321,6 +326,7 @@ class Outbox:
         entry.delta = None
         frame = entry.frame = connect.encode_frame_raw(0, delta.payload())
         self.size += len(frame)
+        self.resident += len(frame)
         return frame
 
     def backlog(self) -> int:
@@ -356,5 +362,50 @@ class Outbox:
         and making it from disk then costs a copy and a read at that moment)."""
         for entry in reversed(self.entries):
             if entry.key == key:
-                entry.let_go()
+                self.let_go(entry)
                 return
+
+    def let_go(self, entry: Entry) -> None:
+        """`entry.let_go()`, and its bytes leave the count of what memory holds."""
+        frame = entry.frame
+        if frame is not None and entry.stored is not None:
+            entry.let_go()
+            self.resident -= len(frame)
+
+    def spillable(self, keep: int) -> list[Entry]:
+        """The final entries the edge may move to disk so that at most `keep` bytes of them stay
+        in memory, oldest first (often fewer: ones the edge makes again anyway stay).
+
+        Readable entries only (a held delta goes out soon, and would be read back at once), not
+        the open delta, not the end-stream entry (a few bytes every stream reads), and not one
+        with a `StoredFrame` of its own (it lets go of its bytes itself). One whose request is
+        still pending may go: a stream that reads it again loads it. Each entry is looked at
+        about once over the run's life: the ones that can never go are passed over for good."""
+        excess = self.resident - keep
+        out: list[Entry] = []
+        if excess <= 0:
+            return out
+        entries = self.entries
+        end = self.readable()
+        index = self._spill_mark
+        passed = True  # every entry so far can never go (or went): the mark moves past them
+        while index < end and excess > 0:
+            entry = entries[index]
+            frame = entry.frame
+            if entry.delta is not None:
+                break  # the open tail, and nothing after it
+            if frame is None or entry.stored is not None or entry.end_stream:
+                if passed:
+                    self._spill_mark = index + 1
+            else:
+                passed = False
+                out.append(entry)
+                excess -= len(frame)
+            index += 1
+        return out
+
+    def spilled(self, entry: Entry, stored: StoredFrame) -> None:
+        """The edge wrote `entry`'s bytes where `stored` reads them back: memory lets go."""
+        assert entry.stored is None and entry.frame is not None, "not a spillable entry"
+        entry.stored = stored
+        self.let_go(entry)

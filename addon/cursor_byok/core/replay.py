@@ -73,7 +73,7 @@ def _take(
                     ended = True
                     break
         elif entry.stored is not None and entry.key is None:
-            entry.let_go()  # this stream has the bytes now; a replay makes them again
+            outbox.let_go(entry)  # this stream has the bytes now; a replay makes them again
         if entry.end_stream:
             frames.append(
                 connect.encode_grpc_web_trailer(run.end_stream) if sub.grpc_web else frame

@@ -58,6 +58,10 @@ class RunConfig:
     # this fails with resource_exhausted. Real turns stream a few MiB (text, tool requests, blob
     # SETs of what was read and written); this bounds a provider that streams without end.
     max_backlog_bytes: int = 128 * MiB
+    # Of those frames, a run keeps at most about this many bytes in memory: past it the edge
+    # moves the oldest to a file of the run in the data dir, in one write, until half of it is
+    # left, and a replay reads them back (0: all stay in memory).
+    backlog_memory: int = 2 * MiB
     # a turn still running this long fails with deadline_exceeded (real ones: minutes, an hour)
     turn_timeout: float = 4 * 3600.0
 
@@ -237,6 +241,8 @@ class Run:
         self.queued: list[pb.ConversationAction] = []
         self.timers: Deadlines[Run] = deadlines if deadlines is not None else Deadlines()
         self.timers.due(now + config.grace_period)
+        # past this many bytes of final frames in memory the edge spills some (`spill_due`)
+        self.spill_at: float = config.backlog_memory or math.inf
 
     def _step(self, event: RunEvent) -> None:
         self.state = step(RUN_TRANSITIONS, self.state, event, f"run {self.run_id}")
@@ -365,6 +371,24 @@ class Run:
 
     def final(self) -> int:
         return self.outbox.final()
+
+    def spill_due(self) -> list[Entry]:
+        """The final entries the edge should move to disk now, oldest first (the edge asks once
+        `outbox.resident` passed `spill_at`): down to half of `backlog_memory`, so a long
+        answer is a few large writes. The next batch is due once as many bytes came again."""
+        bound = self.config.backlog_memory
+        outbox = self.outbox
+        if not bound or outbox.resident <= self.spill_at:
+            return []
+        keep = bound // 2
+        entries = outbox.spillable(keep)
+        left = outbox.resident - sum(len(entry.frame or b"") for entry in entries)
+        self.spill_at = max(bound, left + bound - keep)
+        return entries
+
+    def keep_in_memory(self) -> None:
+        """Spill no more of this run (the edge could not write it): its frames stay here."""
+        self.spill_at = math.inf
 
     def _request(
         self,

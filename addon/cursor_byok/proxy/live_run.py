@@ -20,6 +20,7 @@ import enum
 import logging
 from collections.abc import Awaitable
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Protocol
 
@@ -30,6 +31,7 @@ from cursor_byok.core.runs import PendingKind
 from cursor_byok.core.runs import Run
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.store.backlog_spill import BacklogSpill
 from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.connect import EndStreamError
@@ -75,6 +77,7 @@ class Host(Protocol):
 
     clock: Callable[[], float]
     observers: list[FrameObserver]
+    spill_dir: Path | None  # where runs spill their older frames (None: they keep them)
 
     def wake_run(self, run: Run) -> None: ...
 
@@ -100,6 +103,7 @@ class LiveRun:
         self.task_state = TaskState.IDLE  # `TASK_TRANSITIONS`
         self._interrupt: BaseException | None = None  # while INTERRUPTED: why
         self._observed = 0  # frames handed to observers so far
+        self.spill: BacklogSpill | None = None  # the file of its older frames, once it spilled
         # Waiting for `detached_since` to change (the agent's limit on unattended model calls).
         self._stream_watchers: list[asyncio.Future[None]] = []
         self._seen_detached = self.detached_since
@@ -205,11 +209,17 @@ class LiveRun:
         self.registry.reschedule()
 
     def observe(self) -> None:
-        """Hand every entry that turned final since the last call to the observers, once."""
+        """Hand every entry that turned final since the last call to the observers, once; then
+        (observers have seen them) move the oldest to disk if memory holds too many."""
+        core = self.core
+        if self._observed < core.final():
+            self._hand_over()
+        if core.outbox.resident > core.spill_at:
+            self._spill()
+
+    def _hand_over(self) -> None:
         core = self.core
         final = core.final()
-        if self._observed >= final:
-            return
         observers = self.registry.observers
         if not observers:
             self._observed = final
@@ -224,6 +234,39 @@ class LiveRun:
                     observer(self.request_id, payload, entry.end_stream)
                 except Exception:
                     log.exception("run %s: frame observer failed", self.request_id)
+
+    def _spill(self) -> None:
+        """Append the frames the core says are due (`Run.spill_due`) to the run's spill file, in
+        one write, and let the backlog keep only where they are. If they cannot be written they
+        stay in memory, and so does the rest of this run's backlog."""
+        core = self.core
+        entries = core.spill_due()
+        if not entries:
+            return
+        spill = self.spill
+        if spill is None:
+            folder = self.registry.spill_dir
+            if folder is None:
+                core.keep_in_memory()
+                return
+            spill = self.spill = BacklogSpill(folder, core.run_id)
+        stored = spill.write([entry.frame for entry in entries if entry.frame is not None])
+        if stored is None:
+            core.keep_in_memory()
+            return
+        outbox = core.outbox
+        for entry, frame in zip(entries, stored, strict=True):
+            outbox.spilled(entry, frame)
+
+    def dropped(self, *, read: bool) -> None:
+        """The registry forgot the run: its spill file goes, and its descriptor too unless a
+        stream still `read`s the run (then the file's last reader closes it, by going)."""
+        spill = self.spill
+        if spill is not None:
+            if read:
+                spill.discard()
+            else:
+                spill.close()
 
     # --- outputs used by the turn ------------------------------------------------------------
 

@@ -150,6 +150,14 @@ OPTIONS: dict[str, Option] = {
         "pass this many MiB with resource_exhausted: a run keeps them all for reconnects.",
         minimum=1,
     ),
+    "cursor_byok_backlog_memory_mb": Option(
+        int,
+        2,
+        "Of a run's frames kept for reconnects, hold about this many MiB in memory; older "
+        "ones go to a file of the run in the data dir until the run is dropped (0: all in "
+        "memory).",
+        minimum=0,
+    ),
     "cursor_byok_min_free_mb": Option(
         int,
         64,

@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Mapping
+from pathlib import Path
 
 from cursor_byok.agent.turn import TurnCancelled
 from cursor_byok.agent.turn import TurnFailed
@@ -76,6 +77,7 @@ class RunRegistry:
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
         self.clock = clock
         self.observers: list[FrameObserver] = []
+        self.spill_dir: Path | None = None  # runs spill older frames here (run_settings.py)
         self.runs: dict[str, LiveRun] = {}
         # request id → the writers of that attempt's response streams (see stream_to)
         self._pumps: dict[str, list[WritePump]] = {}
@@ -286,6 +288,7 @@ class RunRegistry:
         live = self.runs.get(run.run_id)
         if live is not None and live.core is run:
             del self.runs[run.run_id]
+            live.dropped(read=bool(run.attempt_ids))
             del live
         if not run.attempt_ids:  # else its last reader's going gives it back
             _after(memory.run_dropped, run.outbox.size)
