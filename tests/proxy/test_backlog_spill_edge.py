@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from mitmproxy.test import taddons
+
 from cursor_byok.core.runs import RunConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.proxy.run_registry import RunRegistry
+from cursor_byok.proxy.run_settings import RunSettings
 from cursor_byok.store import backlog_spill
 from cursor_byok.wire import connect
 
@@ -133,3 +136,19 @@ async def test_a_run_that_cannot_write_keeps_its_frames_and_ends_well(
     assert len([r for r in caplog.records if "stays in memory" in r.message]) == 1
     assert await read_all(registry, "r") == first
     await registry.stop()
+
+
+def test_the_settings_point_runs_at_the_data_dir_and_prune_at_start(tmp_path) -> None:
+    registry = RunRegistry(runner)
+    settings = RunSettings(registry)
+    stale = tmp_path / "runs" / "0123-abcd.backlog"
+    stale.parent.mkdir()
+    stale.write_bytes(b"left by a killed proxy")
+    with taddons.context(settings) as tctx:
+        tctx.configure(
+            settings, cursor_byok_data_dir=str(tmp_path), cursor_byok_backlog_memory_mb=3
+        )
+        assert registry.spill_dir == tmp_path / "runs"
+        assert registry.config.backlog_memory == 3 * 1024 * 1024
+        settings.running()
+    assert not stale.exists()

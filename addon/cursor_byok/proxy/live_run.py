@@ -212,14 +212,14 @@ class LiveRun:
         """Hand every entry that turned final since the last call to the observers, once; then
         (observers have seen them) move the oldest to disk if memory holds too many."""
         core = self.core
-        if self._observed < core.final():
-            self._hand_over()
+        final = core.final()
+        if self._observed < final:
+            self._hand_over(final)
         if core.outbox.resident > core.spill_at:
             self._spill()
 
-    def _hand_over(self) -> None:
+    def _hand_over(self, final: int) -> None:
         core = self.core
-        final = core.final()
         observers = self.registry.observers
         if not observers:
             self._observed = final

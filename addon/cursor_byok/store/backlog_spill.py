@@ -112,11 +112,16 @@ class BacklogSpill:
     def discard(self) -> None:
         """The run was dropped: its file goes (a stream still reading it reads on, from the
         open descriptor, until `close`)."""
-        path, self.path = self.path, None
-        if path is not None:
-            # gone already; or (Windows) still open: pruned at the next start
-            with contextlib.suppress(OSError):
-                path.unlink()
+        path = self.path
+        if path is None:
+            return
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:  # (Windows) still open: `close` tries again, else the next start prunes it
+            return
+        self.path = None
 
     def close(self) -> None:
         """Nothing reads the file any more: the descriptor goes, and the file if still there."""
@@ -127,7 +132,7 @@ class BacklogSpill:
 
     def __del__(self) -> None:
         """The last frame that could read the file went (a run forgotten without `close`)."""
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(Exception):  # (at exit the modules may be gone already)
             self.close()
 
 
@@ -142,6 +147,8 @@ class SpilledFrame:
         self.length = length
 
     def load(self) -> bytes | None:
+        """The frame's bytes, read on the event loop (a replay is rare, and a `pread` of what
+        it is about to send costs less than a thread hop); None once the file is closed."""
         return self.spill.read(self.offset, self.length)
 
 
