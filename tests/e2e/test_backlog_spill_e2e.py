@@ -63,7 +63,9 @@ async def until_gone(data_dir: Path, deadline: float) -> list[Path]:
     return spill_files(data_dir)
 
 
-async def test_a_spilled_backlog_replays_byte_identical_and_goes_with_its_run(tmp_path) -> None:
+async def test_a_spilled_backlog_replays_byte_identical_and_goes_with_its_run(
+    tmp_path, transport
+) -> None:
     text, chunks = answer()
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -88,7 +90,9 @@ async def test_a_spilled_backlog_replays_byte_identical_and_goes_with_its_run(tm
             env={KEY_ENV: "sk-test-not-a-real-key"},
         )
         data_dir = tmp_path / "proxy" / "data"
-        client = CursorLikeClient.through(proxy, workspace, drop_on=past_the_bound)
+        client = CursorLikeClient.through(
+            proxy, workspace, transport=transport, drop_on=past_the_bound
+        )
         try:
             run_id = str(uuid.uuid4())
             first = client.run_request("long", conversation_id=str(uuid.uuid4()), model=MODEL)
