@@ -52,3 +52,23 @@ def test_blocks_are_joined_into_large_strings_that_glibc_gives_back() -> None:
     assert len(parts._blocks) * BLOCK < LARGE
     assert parts.take() == "".join(pieces)
     assert parts._large == [] and parts._blocks == []
+
+
+def test_take_of_a_long_text_never_holds_it_twice() -> None:
+    """`take` grows one string in place, letting each block go: a long answer is never in
+    memory twice at once (`"".join` held the blocks and the whole: issue 38)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        parts = TextParts()
+        for _ in range(8 * 1024):
+            parts.append("x" * 1024)  # 8 MiB, in blocks
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        text = parts.take()
+        peak = tracemalloc.get_traced_memory()[1] - held
+    finally:
+        tracemalloc.stop()
+    assert len(text) == 8 * 1024 * 1024
+    assert peak < 0.3 * len(text)  # "".join: the whole beside its blocks, 1x more

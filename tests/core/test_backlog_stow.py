@@ -145,3 +145,28 @@ def test_a_frame_without_a_request_is_let_go_once_a_stream_took_it() -> None:
     send(core, "b", 0, run_request("a"), now=1)  # a new attempt replays it: made again
     again = subscribe(core, "b", now=1, encoding="gzip")
     assert core.read(again, now=1)[0][: len(first)] == first and source.loads == 1
+
+
+def test_a_long_set_on_disk_never_holds_its_frame() -> None:
+    """A SET given the blob's size instead of its bytes (a long blob, on disk) is queued
+    without a frame: the stream that takes it has the edge make it, and the backlog counts
+    its size against the bound all the same."""
+    core = Registry(RunConfig(coalesce_window=0))
+    run = started(core, "a")
+    sub = subscribe(core, "a", now=0)
+    sources: list[Source] = []
+
+    def stored(kv_id: int) -> Source:
+        sources.append(Source(kv_id, b"\x01" * 32, BLOB))
+        return sources[-1]
+
+    size_before = run.outbox.size
+    kv_id = run.open_set_blob(b"\x01" * 32, len(BLOB), now=0, stored=stored)
+    [entry] = [e for e in run.entries if e.key == (PendingKind.KV, kv_id)]
+    frame = set_blob_frame(kv_id, b"\x01" * 32, BLOB)
+    assert entry.frame is None and run.outbox.size - size_before == len(frame)
+    [source] = sources
+    assert source.loads == 0  # nothing made until a stream takes it
+    frames, _ = core.read(sub, now=0)
+    assert frames[-1] == frame and source.loads == 1
+    assert entry.frame is None  # and the backlog still holds no bytes of it

@@ -62,3 +62,33 @@ def test_settled_steps_keep_only_their_ids() -> None:
     transcript.add_step(step)
     _, new = transcript.checkpoint(have=set(blobs))
     assert step.SerializeToString() in new.values()
+
+
+def test_long_blobs_come_in_pieces_with_the_same_ids_and_bytes() -> None:
+    """A message or step as long as `LARGE_BLOB` is a `BlobPieces`, never made whole: same id,
+    same bytes as before, and a checkpoint naming the same ids (issue 38)."""
+    from cursor_byok.cursor.checkpoint import json_size
+    from cursor_byok.wire.blob_pieces import LARGE_BLOB
+    from cursor_byok.wire.blob_pieces import BlobPieces
+
+    long = "é🙂 long answer\n" * (LARGE_BLOB // 8)
+    message = {"role": "assistant", "content": [{"type": "text", "text": long}]}
+    transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
+    transcript.user_message = pb.UserMessage(text="q")
+    transcript.append({"role": "user", "content": "q"})
+    transcript.append(message)  # type: ignore[arg-type]
+    step = pb.ConversationStep(assistant_message=pb.AssistantMessage(text=long))
+    whole = step.SerializeToString()
+    transcript.add_step(BlobPieces.of(lambda: [whole[:10], whole[10:]]))
+    state, blobs = transcript.checkpoint()
+    encoded = encode_message(message)  # type: ignore[arg-type]
+    assert blobs[blob_id(encoded)].join() == encoded  # type: ignore[union-attr]
+    assert blobs[blob_id(whole)].join() == whole  # type: ignore[union-attr]
+    assert blob_id(encoded) in state.root_prompt_messages_json
+    assert json_size(message) == len(encoded)
+    assert all(isinstance(blobs[i], BlobPieces) for i in (blob_id(encoded), blob_id(whole)))
+    small = [d for d in blobs.values() if not isinstance(d, BlobPieces)]
+    assert small and all(len(d) < LARGE_BLOB for d in small)  # type: ignore[arg-type]
+    # settled by id as any step is
+    transcript.settle_steps(set(blobs))
+    assert transcript.steps == [blob_id(whole)]

@@ -131,3 +131,22 @@ def test_prune_keeps_the_cap_the_recent_and_what_a_live_checkpoint_names(tmp_pat
     store.put(bytes([4]) * 1000)  # stored already: in use again, the last to go
     assert store._path(ids[4]).stat().st_mtime > 600
     assert store.prune(10_000) == (0, 0, 4000)  # under the cap: nothing goes
+
+
+def test_a_long_blob_is_written_in_pieces_and_read_back_framed(tmp_path) -> None:
+    """A `BlobPieces` is written piece by piece; `read_framed` reads head + blob + tail into
+    one buffer (the blob's hash checked) and `reader` makes the blob again from its file."""
+    from cursor_byok.wire.blob_pieces import BlobPieces
+
+    data = bytes(range(256)) * 4096  # 1 MiB
+    blob = BlobPieces.of(lambda: (data[i : i + 5000] for i in range(0, len(data), 5000)))
+    store = BlobStore(tmp_path)
+    store.put_all({blob.ident: blob})
+    assert store.get(blob.ident) == data
+    assert store.read_framed(blob.ident, b"head", b"tail") == b"head" + data + b"tail"
+    assert b"".join(store.reader(blob.ident, chunk=3000)()) == data
+    path = tmp_path / blob.ident.hex()[:2] / blob.ident.hex()
+    path.write_bytes(data[:-1] + b"?")  # corrupt: never sent under its id
+    assert store.read_framed(blob.ident, b"h", b"t") is None
+    path.unlink()
+    assert store.read_framed(blob.ident, b"h", b"t") is None

@@ -18,14 +18,17 @@ from cursor_byok.agent.turn_endings import TurnError
 from cursor_byok.agent.turn_endings import disk_full_error
 from cursor_byok.conversation.history_format import HistoryMessage
 from cursor_byok.core.outbox import StoredFrame
+from cursor_byok.cursor.checkpoint import Blob
 from cursor_byok.cursor.checkpoint import encode_message
+from cursor_byok.cursor.checkpoint import message_blob
 from cursor_byok.cursor.checkpoint import staged_splice
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.blob_ids import BlobMismatch
-from cursor_byok.wire.blob_ids import blob_id
 from cursor_byok.wire.blob_ids import verify
+from cursor_byok.wire.blob_pieces import LARGE_BLOB
+from cursor_byok.wire.blob_pieces import BlobPieces
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
 CLIENT_SILENCE = 30.0  # the client counts as gone after this long without any message
@@ -42,12 +45,14 @@ class BlobChannel(Protocol):
     async def kv(self, message: pb.KvServerMessage) -> pb.KvClientMessage: ...
 
     def open_set_blob(
-        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+        self, blob_id: bytes, data: bytes | BlobPieces, *, stored: BlobStore | None = None
     ) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
 
-    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None: ...
+    def emit_frame(
+        self, frame: bytes | None, *, stored: StoredFrame | None = None, size: int = 0
+    ) -> None: ...
 
 
 class ClientBlobs:
@@ -114,14 +119,18 @@ class ClientBlobs:
                 self.disk_error = disk_full_error(self.store.root.parent, exc)
             return False
 
-    async def put(self, blobs: dict[bytes, bytes]) -> None:
+    async def put(self, blobs: dict[bytes, Blob]) -> None:
         """Write `blobs` to the data dir, SET every one the client lacks and wait for all
-        acknowledgements (the ack barrier). Empties `blobs`."""
+        acknowledgements (the ack barrier). Empties `blobs`. A long blob (`BlobPieces`) is
+        made from its file from then on: its SET frame too, when a stream takes it."""
         missing = {i: d for i, d in blobs.items() if i not in self.held}
         # on disk before the checkpoint that refers to them goes out; off the event loop
         on_disk = await self._write(self.store.put_all, blobs)
         if on_disk:
             self.settled.update(i for i in blobs if i not in missing)
+            for ident, data in blobs.items():
+                if isinstance(data, BlobPieces):  # the steps holding it let go of its text
+                    data.rebase(self.store.reader(ident))
         blobs.clear()  # from here on each blob is held once: by `missing`, then by its frame
         if not missing:
             return
@@ -157,12 +166,18 @@ class ClientBlobs:
         dir first, so the run's backlog lets go of the frame once a stream took it and makes
         it again from there for a replay (`BlobFrame`). A failed write only keeps the frame."""
         head, tail = staged_splice(state, pending)
-        data = encode_message(pending)
-        ident = blob_id(data)
+        blob = message_blob(pending)
+        data: Blob = blob if blob.size >= LARGE_BLOB else encode_message(pending)
+        ident = blob.ident
         on_disk = await self._write(self.store.put_all, {ident: data})
+        stored = BlobFrame(head, ident, tail, self.store) if on_disk else None
+        if stored is not None and blob.size >= LARGE_BLOB:  # made when a stream takes it
+            self.live.emit_frame(None, stored=stored, size=len(head) + blob.size + len(tail))
+            return
+        if isinstance(data, BlobPieces):
+            data = data.join()
         frame = b"".join((head, data, tail))
         del data
-        stored = BlobFrame(head, ident, tail, self.store) if on_disk else None
         self.live.emit_frame(frame, stored=stored)
 
     async def _ack_barrier(self, tasks: Sequence[asyncio.Future], waiting: set) -> None:

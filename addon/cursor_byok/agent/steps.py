@@ -40,7 +40,6 @@ from cursor_byok.agent.prompt_size import request_bytes
 from cursor_byok.agent.prompt_size import unchanged
 from cursor_byok.agent.spend import Budget
 from cursor_byok.agent.tokens import TokenMeter
-from cursor_byok.agent.tokens import json_bytes
 from cursor_byok.agent.tool_batch import PendingCall
 from cursor_byok.agent.tool_batch import restart_batch
 from cursor_byok.agent.tool_batch import settle_batch
@@ -51,6 +50,7 @@ from cursor_byok.config import Config
 from cursor_byok.config import ModelConfig
 from cursor_byok.config.routes import MODE_KEYS
 from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.cursor.checkpoint import json_size
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.providers import ModelRequest
 
@@ -233,7 +233,7 @@ class StepLoop:
         if turn.carry is not None and turn.carry.continuing:
             turn.carry.merge(answer.message)  # one message: the partial and the rest
         turn.transcript.append(answer.message)
-        answer_bytes = json_bytes(answer.message)
+        answer_bytes = json_size(answer.message)  # no copy of a long answer's JSON
         if answer.usage is not None:
             self.meter.observe(
                 size,

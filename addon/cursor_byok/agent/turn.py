@@ -38,12 +38,14 @@ from cursor_byok.agent.ui_steps import StepRecorder
 from cursor_byok.conversation.history_format import AssistantHistoryMessage
 from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.cursor.actions import resolve as resolve_action
+from cursor_byok.cursor.checkpoint import Blob
 from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.cursor.checkpoint import referenced_blobs
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.store.usage import TurnUsage
 from cursor_byok.store.usage import record_row
+from cursor_byok.wire.blob_pieces import BlobPieces
 from cursor_byok.wire.connect import EndStreamError
 
 __all__ = [
@@ -121,7 +123,9 @@ class RunChannel(Protocol):
 
     def emit(self, message: pb.AgentServerMessage) -> None: ...
 
-    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None: ...
+    def emit_frame(
+        self, frame: bytes | None, *, stored: StoredFrame | None = None, size: int = 0
+    ) -> None: ...
 
     def finish(self, error: EndStreamError | None = None) -> None: ...
 
@@ -139,7 +143,7 @@ class RunChannel(Protocol):
 
     # open_kv of a SetBlobArgs, without a protobuf message holding the blob
     def open_set_blob(
-        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+        self, blob_id: bytes, data: bytes | BlobPieces, *, stored: BlobStore | None = None
     ) -> tuple[Any, Awaitable[Any]]: ...
 
     def describe_pending(self, keys: Sequence[Any]) -> str: ...
@@ -296,7 +300,7 @@ class Turn:
         pending: AssistantHistoryMessage | None = None,
         into: pb.ConversationStateStructure | None = None,
         inline: bool = True,
-    ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
+    ) -> tuple[pb.ConversationStateStructure, dict[bytes, Blob]]:
         """The checkpoint as of now, with the steps shown so far (made in `into` if given;
         `inline=False` leaves a staged message out, for `publish_staged`)."""
         self.ui.flush()
@@ -304,7 +308,7 @@ class Turn:
             pending=pending, mode=self.mode, into=into, have=self.blobs.settled, inline=inline
         )
 
-    async def store_on_client(self, blobs: dict[bytes, bytes]) -> None:
+    async def store_on_client(self, blobs: dict[bytes, Blob]) -> None:
         """Store `blobs` (the data dir, and SETs the client acknowledges), then let go of the
         steps both now hold: their SET frames are the turn's one copy of their text (for
         replays), the step messages a second one."""

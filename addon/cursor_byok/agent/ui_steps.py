@@ -9,20 +9,28 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from collections.abc import Iterator
 
 from cursor_byok.conversation.text import TextParts
 from cursor_byok.cursor.checkpoint import timeless
 from cursor_byok.pb import agent_v1_pb2 as pb
+from cursor_byok.wire.blob_pieces import LARGE_BLOB
+from cursor_byok.wire.blob_pieces import BlobPieces
+from cursor_byok.wire.blob_pieces import message_field
+from cursor_byok.wire.blob_pieces import string_field
+from cursor_byok.wire.varint import varint
+
+Step = pb.ConversationStep | bytes | BlobPieces  # a message, a stored step's id, a long one
 
 
 class StepRecorder:
     """Folds UI updates into steps; `add_step` puts a finished step into the transcript."""
 
-    def __init__(self, add_step: Callable[[pb.ConversationStep | bytes], None]) -> None:
+    def __init__(self, add_step: Callable[[Step], None]) -> None:
         self._add_to_transcript = add_step
         self._text = TextParts()
         self._thinking = TextParts()
-        self._shapes: dict[bytes, pb.ConversationStep | bytes] = {}  # digest: see `_add`
+        self._shapes: dict[bytes, Step] = {}  # digest: see `_add`
 
     def record(self, variant: dict) -> None:
         """Fold one UI update into the steps: thinking, assistant text, completed tools."""
@@ -46,7 +54,9 @@ class StepRecorder:
         self._thinking.append(text)
 
     def _flush_thinking(self, duration_ms: int = 0) -> None:
-        if self._thinking:
+        if self._thinking.chars >= LARGE_BLOB:
+            self._add_long(3, self._thinking.take_parts(), max(duration_ms, 0))
+        elif self._thinking:
             step = pb.ConversationStep()  # filled in place: a message passed in is copied
             step.thinking_message.text = self._thinking.take()
             step.thinking_message.duration_ms = max(duration_ms, 0)
@@ -65,7 +75,9 @@ class StepRecorder:
     def flush(self) -> None:
         """Close the thinking and text gathered so far into steps (before a checkpoint)."""
         self._flush_thinking()
-        if self._text:
+        if self._text.chars >= LARGE_BLOB:
+            self._add_long(1, self._text.take_parts())
+        elif self._text:
             step = pb.ConversationStep()
             step.assistant_message.text = self._text.take()
             self._add(step)
@@ -80,6 +92,24 @@ class StepRecorder:
         blob SETs, hence every later KV id) on the clock: replay could not reproduce them.
         """
         shape = hashlib.sha256(timeless(step)).digest()  # not the bytes: a copy of the text
+        self._add_to_transcript(self._shapes.setdefault(shape, step))
+
+    def _add_long(self, number: int, parts: list[str], duration_ms: int = 0) -> None:
+        """A step of a long text (`assistant_message` 1 or `thinking_message` 3) made as its
+        blob in pieces of the text's own strings: no protobuf message holds a copy of the
+        text, and no serialised one (`BlobPieces`; the same bytes upb would make)."""
+        text_size, text = string_field(1, parts)
+        duration = varint(2 << 3) + varint(duration_ms) if duration_ms else b""
+
+        def body() -> Iterator[bytes]:
+            yield from text()
+            if duration:
+                yield duration
+
+        step = BlobPieces.of(message_field(number, text_size + len(duration), body)[1])
+        shape = step.ident
+        if duration:  # `timeless`: the same step without its measured duration
+            shape = BlobPieces.of(message_field(number, text_size, text)[1]).ident
         self._add_to_transcript(self._shapes.setdefault(shape, step))
 
     def settled(self, settled: dict[int, bytes]) -> None:

@@ -52,13 +52,28 @@ class TextParts:
             self.append(kept)
 
     def take(self) -> str:
-        """The text so far, joined; the parts are empty after."""
+        """The text so far, joined; the parts are empty after.
+
+        Joined by `+=` on a string nothing else holds, which CPython grows in place (a large
+        one by `realloc`, which moves no bytes), each block let go once appended: at most one
+        block more than the text at any time, where `"".join` holds the blocks and the whole
+        at once (two copies of a long answer for a moment)."""
+        blocks = self.take_parts()
+        if not blocks:
+            return ""
+        blocks.reverse()
+        text = blocks.pop()
+        while blocks:
+            text += blocks.pop()
+        return text
+
+    def take_parts(self) -> list[str]:
+        """The text so far as the strings it is kept in, not joined (for whoever can use it in
+        pieces: a long step's blob); the parts are empty after."""
         blocks, self._large = self._large, []
         blocks.extend(self._blocks)
         blocks.extend(self._pieces)
         self._blocks = []
         self._pieces = []
         self._pending = self.chars = 0
-        text = "".join(blocks)
-        del blocks[:]  # each block goes as soon as the whole exists
-        return text
+        return blocks

@@ -299,19 +299,25 @@ class Outbox:
 
     def append(
         self,
-        frame: bytes,
+        frame: bytes | None,
         *,
         key: PendingKey | None = None,
         end: bool = False,
         stored: StoredFrame | None = None,
+        size: int = 0,
     ) -> None:
         """Queue a frame that is final at once (a request, a checkpoint, the end): it takes
-        held deltas out with it. With `stored` it lets go of its bytes later (`let_go`)."""
+        held deltas out with it. With `stored` it lets go of its bytes later (`let_go`), or
+        never holds them: `frame` None (`size` bytes), made by `stored` when a stream takes it."""
+        assert frame is not None or stored is not None, "a frame nothing can make"
         self._close_tail()
         self._step(HoldEvent.FLUSH)
         self.entries.append(Entry(frame, end_stream=end, key=key, stored=stored))
-        self.size += len(frame)
-        self.resident += len(frame)
+        if frame is None:
+            self.size += size  # never in memory: a stream that takes it has it made
+        else:
+            self.size += len(frame)
+            self.resident += len(frame)
 
     def _close_tail(self) -> None:
         """Make the open tail final: nothing may join it once another entry follows."""

@@ -21,6 +21,7 @@ from cursor_byok.core.outbox import PendingKey
 from cursor_byok.core.outbox import PendingKind
 from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.core.outbox import set_blob_frame
+from cursor_byok.core.outbox import set_blob_head
 from cursor_byok.core.pending import Pending
 from cursor_byok.core.states import RUN_TRANSITIONS
 from cursor_byok.core.states import HoldState
@@ -339,12 +340,20 @@ class Run:
             self._overflow(now)
         return news
 
-    def emit_frame(self, frame: bytes, *, now: float, stored: StoredFrame | None = None) -> None:
+    def emit_frame(
+        self,
+        frame: bytes | None,
+        *,
+        now: float,
+        stored: StoredFrame | None = None,
+        size: int = 0,
+    ) -> None:
         """`emit` of a message already in its envelope (a staged checkpoint built around its
         JSON, `cursor.checkpoint.staged_frame`): final at once, readable now. With `stored`
-        (which makes it again) the backlog lets go of it once a stream took it."""
+        (which makes it again) the backlog lets go of it once a stream took it, or never holds
+        it (`frame` None: a long one, `size` bytes, made when a stream takes it)."""
         self._step(RunEvent.EMIT)
-        self.outbox.append(frame, stored=stored)
+        self.outbox.append(frame, stored=stored, size=size)
         if self.outbox.backlog() > self.config.max_backlog_bytes:
             self._overflow(now)
 
@@ -392,17 +401,18 @@ class Run:
 
     def _request(
         self,
-        frame: bytes,
+        frame: bytes | None,
         key: PendingKey,
         what: str,
         now: float,
         *,
         watched: bool = True,
         stored: StoredFrame | None = None,
+        size: int = 0,
     ) -> None:
         self._step(RunEvent.REQUEST)
         watched = self.pending.wait(key, what, now, watched=watched)
-        self.outbox.append(frame, key=key, stored=stored)
+        self.outbox.append(frame, key=key, stored=stored, size=size)
         if self.outbox.size > self.config.max_backlog_bytes:
             self._overflow(now)
         if watched:
@@ -440,7 +450,7 @@ class Run:
     def open_set_blob(
         self,
         blob_id: bytes,
-        data: bytes,
+        data: bytes | int,
         *,
         now: float,
         stored: Callable[[int], StoredFrame] | None = None,
@@ -448,12 +458,18 @@ class Run:
         """`open_kv` of a SetBlobArgs, its frame made straight from the blob's bytes (one copy:
         a protobuf message would take three more of a blob that may be megabytes). `stored`
         (given the KV id) makes the frame again: the backlog lets go of it once the client
-        answered (`answers._resolve`)."""
+        answered (`answers._resolve`). With the blob's size in place of its bytes (a long blob,
+        on disk) the backlog never holds the frame: `stored` makes it when a stream takes it."""
         ident = self.pending.take_id(PendingKind.KV)
         key = (PendingKind.KV, ident)
-        frame = set_blob_frame(ident, blob_id, data)
         again = stored(ident) if stored is not None else None
-        self._request(frame, key, "set_blob_args", now, stored=again)
+        if isinstance(data, int):
+            assert again is not None, "a SET without its bytes must be made from the data dir"
+            size = len(set_blob_head(ident, blob_id, data)) + data
+            self._request(None, key, "set_blob_args", now, stored=again, size=size)
+        else:
+            frame = set_blob_frame(ident, blob_id, data)
+            self._request(frame, key, "set_blob_args", now, stored=again)
         return ident
 
     def describe_pending(self, keys: Iterable[PendingKey], now: float) -> str:

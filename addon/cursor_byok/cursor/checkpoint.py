@@ -10,7 +10,6 @@ need; sending and acknowledging is the turn runner's job.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Container
 from collections.abc import Iterator
@@ -29,6 +28,8 @@ from cursor_byok.conversation.history_format import UserHistoryMessage
 from cursor_byok.cursor.context_meter import breakdown
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.blob_ids import blob_id
+from cursor_byok.wire.blob_pieces import LARGE_BLOB
+from cursor_byok.wire.blob_pieces import BlobPieces
 from cursor_byok.wire.varint import varint
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -112,10 +113,19 @@ def message_id(message: HistoryMessage) -> bytes:
     """`blob_id(encode_message(message))` without making those bytes: the JSON is hashed
     piece by piece, a long string escaped 64 KiB at a time, so knowing the id of a message the
     client already holds costs no copy of its text."""
-    digest = hashlib.sha256()
-    for piece in _json_pieces(message):
-        digest.update(piece.encode())
-    return digest.digest()
+    return message_blob(message).ident
+
+
+def json_size(value: object) -> int:
+    """`len(encode_message(value))` without making those bytes (a long answer's JSON would be
+    one more whole copy of it): the pieces' UTF-8 sizes, 64 KiB of a string at a time."""
+    return sum(len(p) if p.isascii() else len(p.encode()) for p in _json_pieces(value))
+
+
+def message_blob(message: HistoryMessage) -> BlobPieces:
+    """`encode_message(message)` as a `BlobPieces`: its id and size from one pass over the
+    JSON's pieces, its bytes made again from the message whenever they are read."""
+    return BlobPieces.of(lambda: (piece.encode() for piece in _json_pieces(message)))
 
 
 def _json_pieces(value: object) -> Iterator[str]:
@@ -154,14 +164,18 @@ def decode_message(data: bytes) -> HistoryMessage:
     return cast(HistoryMessage, message)
 
 
+Blob = bytes | BlobPieces  # a blob's bytes, or a long one made in pieces when written
+Step = pb.ConversationStep | bytes | BlobPieces  # a message, a stored step's id, a long one
+
+
 class _Store:
     """The blobs one checkpoint references: each id computed once, bytes kept only for what
-    `have` (the client and the data dir) lacks."""
+    `have` (the client and the data dir) lacks; a long one as `BlobPieces`, never whole."""
 
     def __init__(self, have: Container[bytes], step_ids: dict[int, bytes]) -> None:
         self.have = have
         self.step_ids = step_ids  # the transcript's id(step) -> blob id
-        self.blobs: dict[bytes, bytes] = {}
+        self.blobs: dict[bytes, Blob] = {}
 
     def data(self, data: bytes) -> bytes:
         ident = blob_id(data)
@@ -170,20 +184,37 @@ class _Store:
         return ident
 
     def message(self, message: HistoryMessage) -> bytes:
-        if not self.have:
+        if not self.have and not _long(message):
             return self.data(encode_message(message))
-        ident = message_id(message)  # no bytes made for a message the client holds
-        if ident not in self.have:
-            self.blobs[ident] = encode_message(message)
-        return ident
+        blob = message_blob(message)  # no bytes made for a message the client holds
+        if blob.ident not in self.have:
+            self.blobs[blob.ident] = blob if blob.size >= LARGE_BLOB else encode_message(message)
+        return blob.ident
 
-    def step(self, step: pb.ConversationStep | bytes) -> bytes:
+    def step(self, step: Step) -> bytes:
         if isinstance(step, bytes):
             return step
         ident = self.step_ids.get(id(step))
         if ident is None or ident not in self.have:
-            ident = self.step_ids[id(step)] = self.data(step.SerializeToString())
+            if isinstance(step, BlobPieces):
+                ident = step.ident
+                if ident not in self.have:
+                    self.blobs[ident] = step
+            else:
+                ident = self.data(step.SerializeToString())
+            self.step_ids[id(step)] = ident
         return ident
+
+
+def _long(message: HistoryMessage) -> bool:
+    """Whether a message holds a text part long enough for its blob to be made in pieces."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content) >= LARGE_BLOB
+    return any(
+        isinstance(part, dict) and len(str(part.get("text") or "")) >= LARGE_BLOB
+        for part in content or ()
+    )
 
 
 @dataclass
@@ -201,7 +232,7 @@ class Transcript:
     user_message: pb.UserMessage | None = None
     new_messages: list[HistoryMessage] = field(default_factory=list)
     # a step, or the blob id of one the client and the data dir hold (`settle_steps`)
-    steps: list[pb.ConversationStep | bytes] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     read_paths: list[str] = field(default_factory=list)
     todos: list[dict[str, Any]] = field(default_factory=list)  # TodoWrite state, one blob each
     context_window: int = DEFAULT_CONTEXT_WINDOW
@@ -229,7 +260,7 @@ class Transcript:
     def append(self, message: HistoryMessage) -> None:
         self.new_messages.append(message)
 
-    def add_step(self, step: pb.ConversationStep | bytes) -> None:
+    def add_step(self, step: Step) -> None:
         self.steps.append(step)
 
     def note_read(self, path: str) -> None:
@@ -285,7 +316,7 @@ class Transcript:
         into: pb.ConversationStateStructure | None = None,
         have: Container[bytes] = frozenset(),
         inline: bool = True,
-    ) -> tuple[pb.ConversationStateStructure, dict[bytes, bytes]]:
+    ) -> tuple[pb.ConversationStateStructure, dict[bytes, Blob]]:
         """The state to publish and every blob it references that this turn created, except
         those in `have` (the client and the data dir hold them already): their ids are found
         without making their bytes again, so the turn's last checkpoints hold no extra copy of

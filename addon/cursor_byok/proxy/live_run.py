@@ -34,6 +34,8 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.backlog_spill import BacklogSpill
 from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
+from cursor_byok.wire.blob_pieces import LARGE_BLOB
+from cursor_byok.wire.blob_pieces import BlobPieces
 from cursor_byok.wire.connect import EndStreamError
 
 if TYPE_CHECKING:
@@ -280,10 +282,13 @@ class LiveRun:
             self.observe()  # a delta tail another delta closed is final
             self.registry.reschedule()  # a hold may have begun: its release is a deadline
 
-    def emit_frame(self, frame: bytes, *, stored: StoredFrame | None = None) -> None:
+    def emit_frame(
+        self, frame: bytes | None, *, stored: StoredFrame | None = None, size: int = 0
+    ) -> None:
         """A message already in its envelope (a staged checkpoint built around its JSON);
-        `stored` makes it again (the backlog lets go of it once a stream took it)."""
-        self.core.emit_frame(frame, now=self.clock(), stored=stored)
+        `stored` makes it again (the backlog lets go of it once a stream took it), or makes it
+        only then (`frame` None: a long one of `size` bytes)."""
+        self.core.emit_frame(frame, now=self.clock(), stored=stored, size=size)
         self.deliver()
 
     def finish(self, error: EndStreamError | None = None) -> None:
@@ -370,7 +375,7 @@ class LiveRun:
         return key, self._await(key, self._waiter(key))
 
     def open_set_blob(
-        self, blob_id: bytes, data: bytes, *, stored: BlobStore | None = None
+        self, blob_id: bytes, data: bytes | BlobPieces, *, stored: BlobStore | None = None
     ) -> tuple[PendingKey, Awaitable]:
         """Send a KV SET of a blob. With `stored` (the blob is in that store on disk) the run's
         backlog lets go of the frame once the client acknowledged it and makes it again from
@@ -378,15 +383,22 @@ class LiveRun:
         blob's other copies until the run is dropped, for a replay that rarely comes (an
         attempt that joins later skips an answered request; only a stream of this attempt
         opened again reads it). Not before the ack: a reconnect under a new request id replays
-        what is still pending, and would read it from disk."""
+        what is still pending, and would read it from disk. A long blob on disk is never made
+        into a frame here: the stream that takes it reads it from the store then, so the turn's
+        copies of it (steps, history) need not live beside its frame."""
         make = None
+        size = len(data) if isinstance(data, bytes) else data.size
+        body: bytes | int = data if isinstance(data, bytes) else size
         if stored is not None:
-            size = len(data)
 
             def make(kv_id: int) -> BlobFrame:
                 return BlobFrame(set_blob_head(kv_id, blob_id, size), blob_id, b"", stored)
 
-        ident = self.core.open_set_blob(blob_id, data, now=self.clock(), stored=make)
+        if (stored is None or size < LARGE_BLOB) and isinstance(data, BlobPieces):
+            body = data.join()
+        elif stored is not None and size >= LARGE_BLOB:
+            body = size
+        ident = self.core.open_set_blob(blob_id, body, now=self.clock(), stored=make)
         key = (PendingKind.KV, ident)
         return key, self._await(key, self._waiter(key))
 

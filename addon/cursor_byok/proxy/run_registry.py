@@ -211,6 +211,7 @@ class RunRegistry:
         full: Callable[[], bool] = lambda: False,
         drain: Callable[[], Awaitable[None]] | None = None,
         max_bytes: int | None = None,
+        read_bytes: int | None = None,
     ) -> int:
         """Write everything one response stream must carry, until its end-stream frame or until
         `until` completes (the client went away); returns how many chunks were written.
@@ -218,14 +219,15 @@ class RunRegistry:
         Frames are written by whoever makes them readable (the turn's emit, the flush timer, a
         client message), not by a reader task woken for it: a task switch less per frame. Frames
         ready together go as one chunk (a large one alone: `connect.write_batches`). Writing stops
-        while `full()` until `drain()` returns; `max_bytes` bounds one write (a RunPoll answer)."""
+        while `full()` until `drain()` returns; `max_bytes` bounds one write (a RunPoll answer);
+        `read_bytes` bounds one read, and the pump reads again while the transport is not full."""
         request_id = sub.attempt.request_id
         core = self._core
 
         def read() -> tuple[list[bytes], bool]:
-            return core.read(sub, now=self.clock(), max_bytes=max_bytes)
+            return core.read(sub, now=self.clock(), max_bytes=max_bytes or read_bytes)
 
-        pump = WritePump(read, write, full=full, drain=drain)
+        pump = WritePump(read, write, full=full, drain=drain, read_bytes=read_bytes)
         pumps = self._pumps.setdefault(request_id, [])
         pumps.append(pump)
         try:

@@ -51,11 +51,16 @@ class WritePump:
         *,
         full: Callable[[], bool],
         drain: Callable[[], Awaitable[None]] | None,
+        read_bytes: int | None = None,
     ) -> None:
         self._read = read
         self._write = write
         self._full = full
         self._drain = drain
+        # `read` stops after about this many bytes (None: it gives all that is readable), so
+        # the pump reads again until it has all or the transport is full: a run's long frames
+        # made from the data dir are read one by one as the transport takes them, not at once
+        self._read_bytes = read_bytes
         self.state = PumpState.WRITING
         self.chunks = 0  # writes made
         loop = asyncio.get_running_loop()
@@ -70,18 +75,25 @@ class WritePump:
         if self.state is not PumpState.WRITING:
             return
         try:
-            frames, end = self._read()
-            for piece in connect.write_batches(frames):
-                self._write(piece)
-                self.chunks += 1
-            if end:
-                self._step(PumpEvent.END)
-                self._ended.set_result(None)
-            elif frames and self._full():
-                self._step(PumpEvent.FULL)
-                kick = self._kick
-                if kick is not None and not kick.done():
-                    kick.set_result(None)
+            more = True
+            while more:
+                frames, end = self._read()
+                size = 0
+                for piece in connect.write_batches(frames):
+                    self._write(piece)
+                    self.chunks += 1
+                    size += len(piece)
+                if end:
+                    self._step(PumpEvent.END)
+                    self._ended.set_result(None)
+                    return
+                if frames and self._full():
+                    self._step(PumpEvent.FULL)
+                    kick = self._kick
+                    if kick is not None and not kick.done():
+                        kick.set_result(None)
+                    return
+                more = self._read_bytes is not None and size >= self._read_bytes
         except Exception as exc:  # the writer's failure ends this stream, not the turn
             self._step(PumpEvent.END)
             self._ended.set_exception(exc)

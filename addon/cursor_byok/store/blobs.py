@@ -8,13 +8,16 @@ content does not match its name; reads verify the hash anyway.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Iterator
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from cursor_byok.store.files import private_dir
 from cursor_byok.wire.blob_ids import BLOB_ID_SIZE
 from cursor_byok.wire.blob_ids import blob_id
 from cursor_byok.wire.blob_ids import verify
+from cursor_byok.wire.blob_pieces import BlobPieces
 
 log = logging.getLogger(__name__)
 
@@ -66,19 +70,20 @@ class BlobStore:
         self._store(ident, data)
         return ident
 
-    def put_all(self, blobs: Mapping[bytes, bytes]) -> None:
-        """Store blobs keyed by their ids, as `blob_id` computed them (not hashed again)."""
+    def put_all(self, blobs: Mapping[bytes, bytes | BlobPieces]) -> None:
+        """Store blobs keyed by their ids, as `blob_id` computed them (not hashed again); a
+        `BlobPieces` is written piece by piece, never whole in memory."""
         for ident, data in blobs.items():
             self._store(ident, data)
 
-    def _store(self, ident: bytes, data: bytes) -> None:
+    def _store(self, ident: bytes, data: bytes | BlobPieces) -> None:
         if ident in self._known:
             return
         path = self._path(ident)
         try:  # stored already: it is in use again, the last to be pruned
             os.utime(path)
         except FileNotFoundError:
-            self.written += len(data)
+            self.written += data.size if isinstance(data, BlobPieces) else len(data)
             try:
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             except FileNotFoundError:  # the first blob of this fan-out directory
@@ -86,7 +91,10 @@ class BlobStore:
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
+                    if isinstance(data, BlobPieces):
+                        handle.writelines(data.pieces())
+                    else:
+                        handle.write(data)
                 os.replace(tmp, path)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -111,6 +119,40 @@ class BlobStore:
             log.warning("blob %s is corrupt on disk; ignoring it", ident.hex())
             return None
         return data
+
+    def reader(self, ident: bytes, chunk: int = 256 * 1024) -> Callable[[], Iterator[bytes]]:
+        """What makes a stored blob's bytes again from its file, `chunk` bytes at a time
+        (`BlobPieces.rebase`: the turn then holds no copy of a long blob it wrote)."""
+        path = self._path(ident)
+
+        def make() -> Iterator[bytes]:
+            with open(path, "rb") as handle:
+                while piece := handle.read(chunk):
+                    yield piece
+
+        return make
+
+    def read_framed(self, ident: bytes, head: bytes, tail: bytes) -> bytes | None:
+        """`head + blob + tail` read into one buffer, the blob's hash checked (None when it is
+        gone or corrupt). A bytearray, typed as the bytes it stands for: it is only written
+        out, sliced or hashed, never changed."""
+        try:
+            with open(self._path(ident), "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                frame = bytearray(len(head) + size + len(tail))
+                frame[: len(head)] = head
+                view = memoryview(frame)
+                read = handle.readinto(view[len(head) : len(head) + size])
+        except FileNotFoundError:
+            return None
+        blob = view[len(head) : len(head) + size]
+        if read != size or hashlib.sha256(blob).digest() != ident:
+            log.warning("blob %s is corrupt on disk; ignoring it", ident.hex())
+            return None
+        blob.release()
+        view.release()
+        frame[len(head) + size :] = tail
+        return frame  # type: ignore[return-value]
 
     def __contains__(self, ident: bytes) -> bool:
         return len(ident) == BLOB_ID_SIZE and self._path(ident).exists()
@@ -189,8 +231,10 @@ class BlobFrame:
         store.pin(self, blob_id)
 
     def load(self) -> bytes | None:
-        data = self.store.get(self.blob_id)
-        if data is None:
+        """The frame, read into one buffer (a long blob is not read, then copied into its
+        frame: that was two copies of it at once). Reads the disk on the event loop: only when
+        a stream takes the frame, once, or a replay does."""
+        frame = self.store.read_framed(self.blob_id, self.head, self.tail)
+        if frame is None:
             log.warning("blob %s of a run's backlog is gone from the data dir", self.blob_id.hex())
-            return None
-        return b"".join((self.head, data, self.tail))
+        return frame

@@ -65,7 +65,11 @@ PRODUCER = "producer"  # a StreamSpec.transport: a held producer writes the body
 Producer = Callable[[], AsyncIterator[bytes]]
 # A stream stops writing while this much is unsent to mitmproxy (asyncio's own high-water mark,
 # where StreamWriter.drain() starts to wait).
-WRITE_HIGH_WATER = 64 * 1024
+WRITE_HIGH_WATER = 0  # bytes a stream's transport may hold unsent before the stream waits
+# what one read of a run's frames takes at most (then more while the transport is not full): a
+# long frame made from the data dir is read when the transport can take it, one at a time
+READ_BYTES = 1024 * 1024
+LONG_CHUNK = 64 * 1024  # from this size on a chunk is written so that the stream waits for it
 # After a `Run` response ends, its hop stays open until mitmproxy closes it (the client ended its
 # upload, or went away), at most this long: mitmproxy resets a stream whose hop ends while the
 # client's upload is open, dropping what it still holds for a client slower than the turn.
@@ -332,12 +336,18 @@ class Streamer:
         """Write the run's frames as they come until it ends or the client goes; the number of
         chunks written."""
         transport = writer.transport
+        # the stream waits whenever its socket did not take everything, until the buffer is
+        # EMPTY: what is left of a long frame in the buffer is a view that keeps the whole frame
+        # alive, and the next one (a long blob SET made from the data dir) would be read
+        # beside it. The loopback socket takes small frames whole, so they never wait.
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER, low=0)
         chunks = await self.registry.stream_to(
             subscribed,
             lambda chunk: _write_chunk(writer, conn, chunk),
             until=gone,
             full=lambda: transport.get_write_buffer_size() > WRITE_HIGH_WATER,
             drain=writer.drain,
+            read_bytes=READ_BYTES,
         )
         if not gone.done():
             writer.write(conn.send(h11.EndOfMessage()))
@@ -453,9 +463,18 @@ def _write_chunk(writer: asyncio.StreamWriter, conn: h11.Connection, chunk: byte
     Nothing once the transport is closing: Python 3.12.1's `writelines` (unlike `write`) does
     not check for a lost connection and registers a writer on the dead socket, which stays in
     the selector after the socket is closed; the next connection given that fd number then fails
-    in `selector.modify` (FileNotFoundError, "Unhandled error in task") and its hop stalls."""
+    in `selector.modify` (FileNotFoundError, "Unhandled error in task") and its hop stalls.
+
+    A long chunk goes by `write`, piece by piece: 3.12.1's `writelines` does not pause the
+    protocol when the socket leaves some unsent, so `drain` would not wait for the rest, and
+    the stream would read its next long frame while this one is still held."""
     if writer.transport.is_closing():
         return
     pieces = conn.send_with_data_passthrough(h11.Data(data=chunk))
-    if pieces:
+    if not pieces:
+        return
+    if len(chunk) >= LONG_CHUNK:
+        for piece in pieces:
+            writer.write(piece)
+    else:
         writer.writelines(pieces)
