@@ -246,3 +246,11 @@ def test_a_frame_spilled_mid_run_is_what_a_lagging_stream_reads() -> None:
     sub = subscribe(core, "a", now=1)
     frames, _ = core.read(sub, now=1)
     assert frames == made and disk.loads == 3
+
+
+def test_a_frame_appended_without_bytes_is_never_in_memory_nor_offered() -> None:
+    outbox = Outbox()
+    outbox.append(None, stored=Kept(frame(64 * KiB)), size=64 * KiB + 5)  # a long blob's SET
+    outbox.append(frame(KiB))
+    assert outbox.size == 64 * KiB + 5 + KiB + 5 and outbox.resident == KiB + 5
+    assert outbox.spillable(keep=0) == [outbox.entries[1]]
