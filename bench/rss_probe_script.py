@@ -48,7 +48,9 @@ def _watch(stop: threading.Event) -> None:
                 f"{(time.monotonic() - start) * 1000:8.1f} ms  +{(rss - base) / 2**20:6.1f} MiB"
                 f"  {_where()}"
             )
-    lines.append(f"highest: +{(high - base) / 2**20:.1f} MiB; at the end +{(_rss() - base) / 2**20:.1f}")
+    lines.append(
+        f"highest: +{(high - base) / 2**20:.1f} MiB; at the end +{(_rss() - base) / 2**20:.1f}"
+    )
 
 
 def _start(*_) -> None:
