@@ -23,9 +23,7 @@ def test_small_pieces_cost_about_their_characters() -> None:
     parts = TextParts()
     for _ in range(50_000):
         parts.append("a" * 20)  # one million characters
-    held = sum(sys.getsizeof(block) for block in parts._blocks) + sum(
-        sys.getsizeof(piece) for piece in parts._pieces
-    )
+    held = sys.getsizeof(parts._current) + sum(sys.getsizeof(piece) for piece in parts._pieces)
     assert held < 1.1 * 1_000_000  # a list of the pieces: ~3.5 MB
     assert len(parts._pieces) * 20 < BLOCK
 
@@ -42,16 +40,16 @@ def test_truncate_forgets_what_came_after_a_mark() -> None:
 
 
 def test_blocks_are_joined_into_large_strings_that_glibc_gives_back() -> None:
-    """Past LARGE characters the small blocks (heap memory glibc keeps once freed) are joined
-    into one string of its own pages; what is held stays one block list short."""
+    """Past LARGE characters the current string (grown from heap blocks to pages of its own)
+    is set aside and a new one begins; what is held stays one large string short."""
     parts = TextParts()
     pieces = [f"{i:07d}" + "y" * 1017 for i in range(3000)]  # ~3 MiB of 1 KiB deltas
     for piece in pieces:
         parts.append(piece)
     assert len(parts._large) == 2 and all(len(s) >= LARGE for s in parts._large)
-    assert len(parts._blocks) * BLOCK < LARGE
+    assert len(parts._current) < LARGE
     assert parts.take() == "".join(pieces)
-    assert parts._large == [] and parts._blocks == []
+    assert parts._large == [] and parts._current == ""
 
 
 def test_take_of_a_long_text_never_holds_it_twice() -> None:
@@ -72,3 +70,24 @@ def test_take_of_a_long_text_never_holds_it_twice() -> None:
         tracemalloc.stop()
     assert len(text) == 8 * 1024 * 1024
     assert peak < 0.3 * len(text)  # "".join: the whole beside its blocks, 1x more
+
+
+def test_the_large_strings_grow_without_a_second_copy() -> None:
+    """Blocks go into the current large string as they are made, which grows in place: no
+    moment holds a large string's blocks and the string made of them (issue 38)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        parts = TextParts()
+        peak_over = 0
+        for _ in range(3 * LARGE // 1000):
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            parts.append("y" * 1000)
+            peak_over = max(peak_over, tracemalloc.get_traced_memory()[1] - before)
+    finally:
+        tracemalloc.stop()
+    assert parts.chars == 3 * LARGE // 1000 * 1000
+    assert len(parts._large) == 2
+    assert peak_over < LARGE // 4  # joining a large string's blocks at once: LARGE more

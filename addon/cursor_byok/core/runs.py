@@ -62,7 +62,7 @@ class RunConfig:
     # Of those frames, a run keeps at most about this many bytes in memory: past it the edge
     # moves the oldest to a file of the run in the data dir, in one write, until half of it is
     # left, and a replay reads them back (0: all stay in memory).
-    backlog_memory: int = 2 * MiB
+    backlog_memory: int = 1 * MiB
     # a turn still running this long fails with deadline_exceeded (real ones: minutes, an hour)
     turn_timeout: float = 4 * 3600.0
 

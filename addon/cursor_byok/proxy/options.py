@@ -152,7 +152,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "cursor_byok_backlog_memory_mb": Option(
         int,
-        2,
+        1,
         "Of a run's frames kept for reconnects, hold about this many MiB in memory; older "
         "ones go to a file of the run in the data dir until the run is dropped (0: all in "
         "memory).",
