@@ -27,6 +27,7 @@ import enum
 import math
 from dataclasses import dataclass
 from typing import Protocol
+from typing import cast
 
 from cursor_byok.core.states import HOLD_TRANSITIONS
 from cursor_byok.core.states import HoldEvent
@@ -229,8 +230,9 @@ class Entry:
         large; made once, but again each time for an entry let go, which keeps no bytes)."""
         if encoding is None or len(frame) - _HEADER < COMPRESS_THRESHOLD:
             return frame
-        if self.frame is None:
-            return connect.encode_frame(frame[_HEADER:], encoding=encoding)
+        if self.frame is None:  # made again (maybe a long blob's SET): no copy of its payload
+            payload = cast(bytes, memoryview(frame)[_HEADER:])  # compress reads any buffer
+            return connect.encode_frame(payload, encoding=encoding)
         if self.compressed is None:
             self.compressed = {}
         compressed = self.compressed.get(encoding)
