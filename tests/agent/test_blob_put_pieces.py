@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from fakes.store_faults import full_disk
+
 from cursor_byok.agent.client_blobs import ClientBlobs
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobStore
@@ -56,10 +58,7 @@ def test_a_failed_write_keeps_it_made_of_its_pieces(tmp_path) -> None:
     blob = BlobPieces.of(lambda: iter(parts))
     store = BlobStore(tmp_path / "blobs")
 
-    def full(_blobs) -> None:
-        raise OSError(28, "No space left on device")
-
-    store.put_all = full  # type: ignore[method-assign]
+    full_disk(store)
     live = Live()
     blobs = ClientBlobs(live, store, set())  # type: ignore[arg-type]
     asyncio.run(blobs.put({blob.ident: blob}))

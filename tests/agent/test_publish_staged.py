@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from fakes.store_faults import full_disk
+
 from cursor_byok.agent.client_blobs import ClientBlobs
 from cursor_byok.cursor.checkpoint import Transcript
 from cursor_byok.cursor.checkpoint import encode_message
@@ -53,10 +55,7 @@ def test_the_frame_is_staged_frames_and_made_again_from_the_blob(tmp_path) -> No
 def test_a_failed_write_keeps_the_frame(tmp_path) -> None:
     store = BlobStore(tmp_path / "blobs")
 
-    def full(_blobs) -> None:
-        raise OSError(28, "No space left on device")
-
-    store.put_all = full  # type: ignore[method-assign]
+    full_disk(store)
     live = Live()
     blobs = ClientBlobs(live, store, set())  # type: ignore[arg-type]
     state = _state()

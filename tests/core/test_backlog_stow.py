@@ -5,45 +5,21 @@ the stream rather than send other bytes."""
 
 from __future__ import annotations
 
+from fakes.core_runs import run_request
+from fakes.core_runs import send
+from fakes.core_runs import started
+from fakes.core_runs import subscribe
+from fakes.core_runs import text
+
 from cursor_byok.core.attempts import Registry
-from cursor_byok.core.attempts import Subscriber
 from cursor_byok.core.outbox import Outbox
 from cursor_byok.core.outbox import PendingKind
 from cursor_byok.core.outbox import set_blob_frame
-from cursor_byok.core.runs import Note
-from cursor_byok.core.runs import Run
 from cursor_byok.core.runs import RunConfig
-from cursor_byok.core.runs import StartTurn
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire import connect
 
 BLOB = bytes(range(256)) * 64  # 16 KiB: over the compression threshold
-OWNER = b"owner"
-
-
-def send(core: Registry, request_id: str, seqno: int, message: pb.AgentClientMessage, now: float):
-    raw = message.SerializeToString()
-    commands = core.receive(request_id, seqno, message, raw=raw, owner=OWNER, now=now)
-    return [c for c in commands if not isinstance(c, Note)]
-
-
-def run_request(run_id: str) -> pb.AgentClientMessage:
-    msg = pb.AgentClientMessage()
-    msg.run_request.action.user_message_action.user_message.text = "hi"
-    msg.run_request.run_id = run_id
-    msg.run_request.conversation_id = "c"
-    return msg
-
-
-def started(core: Registry, request_id: str) -> Run:
-    [cmd] = send(core, request_id, 0, run_request(request_id), 0)
-    assert isinstance(cmd, StartTurn)
-    return cmd.run
-
-
-def subscribe(core: Registry, request_id: str, now: float, **kw) -> Subscriber:
-    sub, _ = core.subscribe(request_id, owner=OWNER, now=now, **kw)
-    return sub
 
 
 def kv_ack(ident: int) -> pb.AgentClientMessage:
@@ -51,11 +27,6 @@ def kv_ack(ident: int) -> pb.AgentClientMessage:
     msg.kv_client_message.id = ident
     msg.kv_client_message.set_blob_result.SetInParent()
     return msg
-
-
-def text(t: str) -> pb.AgentServerMessage:
-    update = pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=t))
-    return pb.AgentServerMessage(interaction_update=update)
 
 
 class Source:
@@ -87,7 +58,7 @@ def _turn(data: bytes | None = BLOB, encoding: str | None = None):
     assert entry.frame == set_blob_frame(kv_id, b"\x01" * 32, BLOB)  # until a stream takes it
     first, _ = core.read(sub, now=0)
     assert entry.frame is not None  # taken, not answered: a new attempt would replay it
-    send(core, "a", 1, kv_ack(kv_id), now=1)
+    send(core, "a", kv_ack(kv_id), now=1, seqno=1)
     assert entry.frame is None and entry.compressed is None and entry.delta is None
     run.emit(text("after"), now=1)
     first += core.read(sub, now=1)[0]
@@ -107,7 +78,7 @@ def test_a_set_let_go_of_replays_byte_identical() -> None:
 
 def test_an_attempt_that_joins_later_skips_the_answered_set_without_making_it() -> None:
     core, _run, source, _ = _turn()
-    send(core, "b", 0, run_request("a"), now=2)
+    send(core, "b", run_request("a"), now=2)
     joined = subscribe(core, "b", now=2)
     frames, _ = core.read(joined, now=2)
     assert source.loads == 0
@@ -142,7 +113,7 @@ def test_a_frame_without_a_request_is_let_go_once_a_stream_took_it() -> None:
     assert entry.frame is frame
     first, _ = core.read(sub, now=0)
     assert entry.frame is None and source.loads == 0
-    send(core, "b", 0, run_request("a"), now=1)  # a new attempt replays it: made again
+    send(core, "b", run_request("a"), now=1)  # a new attempt replays it: made again
     again = subscribe(core, "b", now=1, encoding="gzip")
     assert core.read(again, now=1)[0][: len(first)] == first and source.loads == 1
 

@@ -7,20 +7,12 @@ from __future__ import annotations
 import asyncio
 import socket
 
-import h11
+from fakes.h11_response import chunked_response
 
 from cursor_byok.proxy.loopback.server import WRITE_HIGH_WATER
 from cursor_byok.proxy.loopback.server import _write_chunk
 from cursor_byok.proxy.write_pump import PumpState
 from cursor_byok.proxy.write_pump import WritePump
-
-
-def _response_conn() -> h11.Connection:
-    conn = h11.Connection(h11.SERVER)
-    conn.receive_data(b"POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n")
-    conn.next_event()
-    conn.send(h11.Response(status_code=200, headers=[("transfer-encoding", "chunked")]))
-    return conn
 
 
 async def _long_chunk_waits_for_the_socket() -> tuple[bool, int, int]:
@@ -30,7 +22,7 @@ async def _long_chunk_waits_for_the_socket() -> tuple[bool, int, int]:
     _reader, writer = await asyncio.open_connection(sock=ours)
     writer.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER, low=0)
     chunk = b"x" * (4 * 1024 * 1024)
-    _write_chunk(writer, _response_conn(), chunk)
+    _write_chunk(writer, chunked_response(), chunk)
     left = writer.transport.get_write_buffer_size()
     drained = asyncio.ensure_future(writer.drain())
     await asyncio.sleep(0)

@@ -7,17 +7,9 @@ from __future__ import annotations
 import asyncio
 import socket
 
-import h11
+from fakes.h11_response import chunked_response
 
 from cursor_byok.proxy.loopback.server import _write_chunk
-
-
-def _response_conn() -> h11.Connection:
-    conn = h11.Connection(h11.SERVER)
-    conn.receive_data(b"POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n")
-    conn.next_event()
-    conn.send(h11.Response(status_code=200, headers=[("transfer-encoding", "chunked")]))
-    return conn
 
 
 async def _chunk_after_the_peer_left() -> tuple[bool, bool]:
@@ -29,7 +21,7 @@ async def _chunk_after_the_peer_left() -> tuple[bool, bool]:
     theirs.close()
     writer.close()  # as the loopback does when its client went away
     assert writer.transport.is_closing()
-    _write_chunk(writer, _response_conn(), b"x" * 65536)
+    _write_chunk(writer, chunked_response(), b"x" * 65536)
     loop = asyncio.get_running_loop()
     selector = loop._selector  # type: ignore[attr-defined]
     registered = fd in selector.get_map()
