@@ -381,32 +381,48 @@ async def run(args: argparse.Namespace) -> None:
         workspace = tmp / "workspace"
         workspace.mkdir()
         (workspace / "README.md").write_text("# bench\n")
+        global RSS_PROBE
+        RSS_PROBE = args.rss_probe
         for case in chosen:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
-            global RSS_PROBE
-            RSS_PROBE = args.rss_probe
-            trace = (args.tracemalloc or args.rss_probe) and tmp / f"trace-{case.name}.txt"
-            results.append(
-                await measure(
-                    case, tmp, workspace, args.tree, trace or None, args.turns, args.linger_ms
+            for repeat in range(args.repeats):
+                trace = (args.tracemalloc or args.rss_probe) and tmp / f"trace-{case.name}.txt"
+                results.append(
+                    await measure(
+                        case,
+                        tmp / f"r{repeat}",
+                        workspace,
+                        args.tree,
+                        trace or None,
+                        args.turns,
+                        args.linger_ms,
+                    )
                 )
-            )
     report(results, args.tree)
     if args.json is not None:
-        record(
-            args.json,
-            "memory",
-            {
-                r["case"].name: {
-                    "ok": r["turn"].end == "ok",
-                    "text_mib": round(r["text_mib"], 2),
-                    "growth_mib": round(r["growth"], 1),
-                    "mb_per_mb": round(r["per_mib"], 2),
-                    "after_minus_before_mib": round(r["after"] - r["before"], 1),
-                }
-                for r in results
-            },
-        )
+        record(args.json, "memory", figures(results))
+
+
+def figures(results: list[dict]) -> dict[str, dict]:
+    """Each case's figures for the JSON file: of several runs, the median one by MB per MB, with
+    the range beside it (a small case's growth is a few MiB, and moves by one from run to run)."""
+    by_case: dict[str, list[dict]] = {}
+    for r in results:
+        by_case.setdefault(r["case"].name, []).append(r)
+    out = {}
+    for name, runs in by_case.items():
+        ranked = sorted(runs, key=lambda r: r["per_mib"])
+        r = ranked[(len(ranked) - 1) // 2]
+        out[name] = {
+            "ok": all(run["turn"].end == "ok" for run in runs),
+            "runs": len(runs),
+            "text_mib": round(r["text_mib"], 2),
+            "growth_mib": round(r["growth"], 1),
+            "mb_per_mb": round(r["per_mib"], 2),
+            "mb_per_mb_range": [round(ranked[0]["per_mib"], 2), round(ranked[-1]["per_mib"], 2)],
+            "after_minus_before_mib": round(r["after"] - r["before"], 1),
+        }
+    return out
 
 
 def main() -> None:
@@ -423,6 +439,13 @@ def main() -> None:
         help="measured turns in a row (issue 33 item 10: RSS once the runs are dropped)",
     )
     parser.add_argument("--linger-ms", type=int, default=0, help="cursor_byok_linger_ms")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="measure each case this many times, each in a fresh proxy (the JSON file gets the "
+        "median run and the range)",
+    )
     parser.add_argument("--tree", type=Path, default=None, help="another checkout to measure")
     parser.add_argument(
         "--tracemalloc",

@@ -5,7 +5,8 @@ recorded in bench/README.md (issue 38 item 3). CI runs it after the tests.
 
 Runs bench_streaming.py at 20 streams (RunSSE + BidiAppend, RunPoll, Run and plain mitmproxy in
 the same run, so each CPU figure is a ratio to plain mitmproxy's), then bench_memory.py's three
-cases at a smaller size, each writing its figures to the JSON file, then bench/compare.py. An
+cases (1 KiB deltas and the stopped stream at a smaller size), each the median of three runs,
+each writing its figures to the JSON file, then bench/compare.py. An
 alarm, not a gate: it always exits 0; a bench that fails or overruns its share of the budget is
 a line saying so.
 """
@@ -40,13 +41,15 @@ STREAMING = [
 MEMORY = [
     "bench_memory.py",
     "--tiny-mib",
-    "0.5",
+    "1.2",
     "--kb-mib",
     "3",
     "--endless-mib",
     "3",
     "--endless-seconds",
     "6",
+    "--repeats",
+    "3",
 ]
 
 

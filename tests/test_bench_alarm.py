@@ -60,3 +60,33 @@ def test_the_readme_has_every_figure_bench_quick_prints():
     _, compare = _modules()
     last = compare.recorded(BENCH / "README.md")
     assert {name for *_, name in compare.FIGURES} <= set(last)
+
+
+def test_bench_memory_records_the_median_run_and_the_range():
+    """With `--repeats`, each case's JSON figures are its median run's, the range beside them:
+    a small case's growth is a few MiB and moves by one from run to run (bench-quick runs 3)."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench_memory = importlib.import_module("bench_memory")
+    finally:
+        sys.path.remove(str(BENCH))
+
+    def run(name: str, per_mib: float, end: str = "ok") -> dict:
+        return {
+            "case": SimpleNamespace(name=name),
+            "turn": SimpleNamespace(end=end),
+            "text_mib": 1.2,
+            "growth": per_mib * 1.2,
+            "per_mib": per_mib,
+            "before": 100.0,
+            "after": 101.0,
+        }
+
+    figures = bench_memory.figures(
+        [run("tiny", 5.0), run("tiny", 1.0), run("tiny", 3.0), run("kb", 2.0, "cancelled")]
+    )
+    assert figures["tiny"]["mb_per_mb"] == 3.0 and figures["tiny"]["runs"] == 3
+    assert figures["tiny"]["mb_per_mb_range"] == [1.0, 5.0] and figures["tiny"]["ok"]
+    assert figures["kb"]["mb_per_mb"] == 2.0 and not figures["kb"]["ok"]
