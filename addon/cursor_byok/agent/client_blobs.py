@@ -19,15 +19,13 @@ from cursor_byok.agent.turn_endings import disk_full_error
 from cursor_byok.conversation.history_format import HistoryMessage
 from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.cursor.checkpoint import Blob
-from cursor_byok.cursor.checkpoint import encode_message
-from cursor_byok.cursor.checkpoint import message_blob
+from cursor_byok.cursor.checkpoint import message_data
 from cursor_byok.cursor.checkpoint import staged_splice
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.store.blobs import BlobFrame
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire.blob_ids import BlobMismatch
 from cursor_byok.wire.blob_ids import verify
-from cursor_byok.wire.blob_pieces import LARGE_BLOB
 from cursor_byok.wire.blob_pieces import BlobPieces
 
 ACK_TIMEOUT = 300.0  # longest wait for blob acknowledgements while the client is alive
@@ -166,13 +164,11 @@ class ClientBlobs:
         dir first, so the run's backlog lets go of the frame once a stream took it and makes
         it again from there for a replay (`BlobFrame`). A failed write only keeps the frame."""
         head, tail = staged_splice(state, pending)
-        blob = message_blob(pending)
-        data: Blob = blob if blob.size >= LARGE_BLOB else encode_message(pending)
-        ident = blob.ident
+        ident, data = message_data(pending)
         on_disk = await self._write(self.store.put_all, {ident: data})
         stored = BlobFrame(head, ident, tail, self.store) if on_disk else None
-        if stored is not None and blob.size >= LARGE_BLOB:  # made when a stream takes it
-            self.live.emit_frame(None, stored=stored, size=len(head) + blob.size + len(tail))
+        if stored is not None and isinstance(data, BlobPieces):  # made when a stream takes it
+            self.live.emit_frame(None, stored=stored, size=len(head) + data.size + len(tail))
             return
         if isinstance(data, BlobPieces):
             data = data.join()

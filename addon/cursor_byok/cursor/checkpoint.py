@@ -122,6 +122,16 @@ def json_size(value: object) -> int:
     return sum(len(p) if p.isascii() else len(p.encode()) for p in _json_pieces(value))
 
 
+def message_data(message: HistoryMessage) -> tuple[bytes, Blob]:
+    """A message's blob id and its blob: bytes, or `BlobPieces` for a long one (its JSON never
+    made whole). A short message is encoded once, by `json.dumps`, and hashed."""
+    if not _long(message):
+        data = encode_message(message)
+        return blob_id(data), data
+    blob = message_blob(message)  # a text part of LARGE_BLOB characters: as many bytes or more
+    return blob.ident, blob
+
+
 def message_blob(message: HistoryMessage) -> BlobPieces:
     """`encode_message(message)` as a `BlobPieces`: its id and size from one pass over the
     JSON's pieces, its bytes made again from the message whenever they are read."""
@@ -184,8 +194,10 @@ class _Store:
         return ident
 
     def message(self, message: HistoryMessage) -> bytes:
-        if not self.have and not _long(message):
-            return self.data(encode_message(message))
+        if not self.have:
+            ident, data = message_data(message)
+            self.blobs[ident] = data
+            return ident
         blob = message_blob(message)  # no bytes made for a message the client holds
         if blob.ident not in self.have:
             self.blobs[blob.ident] = blob if blob.size >= LARGE_BLOB else encode_message(message)

@@ -21,7 +21,6 @@ spills no more, the turn goes on, one warning says so. Reading back happens on t
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import secrets
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from cursor_byok.store.files import private_dir
 from cursor_byok.store.run_journal import DIRNAME
+from cursor_byok.store.run_journal import run_file_stem
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class BacklogSpill:
         return out
 
     def _open(self) -> None:
-        name = hashlib.sha256(self.run_id.encode()).hexdigest()[:32]
+        name = run_file_stem(self.run_id)
         private_dir(self.folder)
         path = self.folder / f"{name}-{secrets.token_hex(4)}{SUFFIX}"
         self._fd = os.open(path, _FLAGS, 0o600)

@@ -94,9 +94,13 @@ class Leftover:
     thinking: str
 
 
+def run_file_stem(run_id: str) -> str:
+    """A run's files in the runs folder are named by this (the run id itself may be anything)."""
+    return hashlib.sha256(run_id.encode()).hexdigest()[:32]
+
+
 def journal_path(data_dir: Path, run_id: str) -> Path:
-    name = hashlib.sha256(run_id.encode()).hexdigest()[:32]
-    return Path(data_dir) / DIRNAME / f"{name}{SUFFIX}"
+    return Path(data_dir) / DIRNAME / f"{run_file_stem(run_id)}{SUFFIX}"
 
 
 def _record(kind: bytes, data: bytes) -> bytes:
