@@ -218,8 +218,12 @@ class ZygoteProcess:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
+        """As `Popen.send_signal`: nothing for a process that has ended. The zygote reaps its
+        children and only then reports the exit, so between the two the pid is gone while
+        `poll()` still says running: that is an ended process too."""
         if self.poll() is None:
-            os.kill(self.pid, sig)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
