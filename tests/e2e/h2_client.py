@@ -160,8 +160,12 @@ class H2Client:
         return stream
 
     async def send_data(self, stream_id: int, data: bytes, *, end: bool = False) -> None:
+        """Send in window-sized frames. Data for a stream the server has already ended goes
+        nowhere, as in any client: a write racing the server's END_STREAM is not an error."""
         while True:
             async with self._lock:
+                if self._closed_stream(stream_id):
+                    return
                 window = self.conn.local_flow_control_window(stream_id)
                 size = min(len(data), window, self.conn.max_outbound_frame_size)
                 if size or (not data and end):
@@ -173,6 +177,11 @@ class H2Client:
                 if not data:
                     return
             await asyncio.sleep(0.005)  # wait for WINDOW_UPDATE
+
+    def _closed_stream(self, stream_id: int) -> bool:
+        """Ended both ways (h2 forgets a closed stream some time after it closes)."""
+        stream = self.conn.streams.get(stream_id)
+        return stream is None or stream.closed
 
     async def release(self) -> None:
         """Stop holding: acknowledge what came meanwhile (the sender's windows open again)."""
