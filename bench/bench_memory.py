@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import random
 import re
 import signal
@@ -75,10 +76,104 @@ ASK = re.compile(rb"bench-mem chars=(\d+) bytes=(\d+) rate=([\d.]+)")
 POOL = "".join(random.Random(27).choices(string.ascii_letters + " ", k=MiB))  # text to slice
 
 
+KIND = "openai-chat"  # --provider: the wire format the fake provider speaks
+PATHS = {
+    "openai-chat": b"/chat/completions",
+    "anthropic": b"/messages",
+    "openai-responses": b"/responses",
+}
+
+
+def _sse(event: str, body: dict) -> bytes:
+    return b"event: %s\ndata: %s\n\n" % (
+        event.encode(),
+        json.dumps(body, separators=(",", ":")).encode(),
+    )
+
+
+def _anthropic_delta(text: str) -> bytes:
+    return _sse(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+    )
+
+
+def _responses_delta(text: str) -> bytes:
+    return _sse(
+        "response.output_text.delta",
+        {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+         "content_index": 0, "delta": text},
+    )  # fmt: skip
+
+
+_ANTHROPIC_HEAD = _sse(
+    "message_start",
+    {"type": "message_start", "message": {"id": "msg_bench", "type": "message",
+     "role": "assistant", "model": "bench", "content": [],
+     "usage": {"input_tokens": 100, "output_tokens": 1}}},
+) + _sse(
+    "content_block_start",
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+)  # fmt: skip
+_ANTHROPIC_TAIL = (
+    _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+    + _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 200},
+        },
+    )
+    + _sse("message_stop", {"type": "message_stop"})
+)
+_RESPONSES_HEAD = _sse(
+    "response.created",
+    {"type": "response.created", "response": {"id": "resp_bench", "status": "in_progress"}},
+) + _sse(
+    "response.output_item.added",
+    {"type": "response.output_item.added", "output_index": 0,
+     "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}},
+)  # fmt: skip
+
+
+def _responses_tail() -> bytes:
+    return _sse(
+        "response.completed",
+        {"type": "response.completed", "response": {"id": "resp_bench", "status": "completed",
+         "usage": {"input_tokens": 100, "output_tokens": 200, "total_tokens": 300}}},
+    )  # fmt: skip
+
+
+def _head() -> bytes:
+    """The stream's first bytes for the provider kind: the HTTP head and its opening events."""
+    if KIND == "anthropic":
+        return _CHAT_HEAD + _chunk(_ANTHROPIC_HEAD)
+    if KIND == "openai-responses":
+        return _CHAT_HEAD + _chunk(_RESPONSES_HEAD)
+    return _CHAT_HEAD
+
+
+def _tail() -> bytes:
+    if KIND == "anthropic":
+        return _chunk(_ANTHROPIC_TAIL) + b"0\r\n\r\n"
+    if KIND == "openai-responses":
+        return _chunk(_responses_tail()) + b"0\r\n\r\n"
+    return _CHAT_TAIL
+
+
+def _delta(text: str) -> bytes:
+    if KIND == "anthropic":
+        return _anthropic_delta(text)
+    if KIND == "openai-responses":
+        return _responses_delta(text)
+    return _chat_event(text)
+
+
 class Provider:
-    """An OpenAI-Chat endpoint streaming what the user's message asks: `bench-mem chars=N
-    bytes=B rate=R` is B bytes of N-character deltas (B = 0: without end), paced to R bytes a
-    second (0: as fast as the reader takes them)."""
+    """A provider endpoint (`--provider`: OpenAI Chat by default) streaming what the user's
+    message asks: `bench-mem chars=N bytes=B rate=R` is B bytes of N-character deltas (B = 0:
+    without end), paced to R bytes a second (0: as fast as the reader takes them)."""
 
     def __init__(self) -> None:
         self.server: asyncio.Server | None = None
@@ -99,7 +194,7 @@ class Provider:
                     headers[name.strip().lower()] = value.strip()
                 body = await read_body(reader, headers)
                 match = ASK.search(body)
-                if not line.split()[1].endswith(b"/chat/completions") or match is None:
+                if not line.split()[1].endswith(PATHS[KIND]) or match is None:
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
                     continue
                 chars, total, rate = int(match[1]), int(match[2]), float(match[3])
@@ -107,7 +202,7 @@ class Provider:
         writer.close()
 
     async def stream(self, writer, chars: int, total: int, rate: float) -> None:
-        writer.write(_CHAT_HEAD)
+        writer.write(_head())
         self.sent = 0
         start = time.monotonic()
         offset = 0
@@ -116,7 +211,7 @@ class Provider:
             for _ in range(max(1, 32768 // chars)):  # ~32 KiB of text a write
                 if offset + chars > len(POOL):
                     offset = 0
-                batch.append(_chat_event(POOL[offset : offset + chars]))
+                batch.append(_delta(POOL[offset : offset + chars]))
                 offset += chars
                 self.sent += chars
                 if total and self.sent >= total:
@@ -127,7 +222,7 @@ class Provider:
                 ahead = self.sent / rate - (time.monotonic() - start)
                 if ahead > 0:
                     await asyncio.sleep(ahead)
-        writer.write(_CHAT_TAIL)
+        writer.write(_tail())
         await writer.drain()
 
 
@@ -138,7 +233,7 @@ def write_config(tmp: Path, base_url: str) -> Path:
 default_model = "Fake Model"
 
 [providers.bench]
-kind = "openai-chat"
+kind = "{KIND}"
 base_url = "{base_url}"
 api_key_env = "{KEY_ENV}"
 max_retries = 0
@@ -381,8 +476,9 @@ async def run(args: argparse.Namespace) -> None:
         workspace = tmp / "workspace"
         workspace.mkdir()
         (workspace / "README.md").write_text("# bench\n")
-        global RSS_PROBE
+        global RSS_PROBE, KIND
         RSS_PROBE = args.rss_probe
+        KIND = args.provider
         for case in chosen:
             print(f"{case.name}: {case.mib:g} MiB of {case.chars}-character deltas ...", flush=True)
             for repeat in range(args.repeats):
@@ -432,6 +528,12 @@ def main() -> None:
     parser.add_argument("--endless-mib", type=float, default=17.0)
     parser.add_argument("--endless-seconds", type=float, default=40.0)
     parser.add_argument("--only", default="tiny,kb,endless")
+    parser.add_argument(
+        "--provider",
+        choices=sorted(PATHS),
+        default="openai-chat",
+        help="the wire format the fake provider streams (each adapter keeps the text its own way)",
+    )
     parser.add_argument(
         "--turns",
         type=int,
