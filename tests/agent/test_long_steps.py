@@ -45,3 +45,44 @@ def test_long_thinking_keeps_its_duration_and_dedupes_by_text() -> None:
     assert second is first  # one blob: the frames must not depend on the clock
     expected = pb.ConversationStep(thinking_message=pb.ThinkingMessage(text=LONG, duration_ms=1200))
     assert first.join() == expected.SerializeToString()
+
+
+def test_the_shown_text_is_not_a_second_copy_of_the_answer() -> None:
+    """A model's 20-character deltas, through the adapter into the UI's record: one copy of
+    the answer in memory while it streams (the UI's record is ranges of the message part the
+    history keeps), where there were two (issue 38)."""
+    import json
+    import tracemalloc
+
+    from cursor_byok.providers import TextDelta
+    from cursor_byok.providers.openai_chat import ChatStreamState
+    from cursor_byok.providers.sse import SseParser
+
+    size = 1 << 20
+    delta = "0123456789abcdefghi "
+    body = {"choices": [{"index": 0, "delta": {"content": delta}}]}
+    event = b"data: " + json.dumps(body).encode()
+    chunk = (event + b"\n\n") * 400  # 8 KiB of text a read
+    state, parser = ChatStreamState(provider="p", model="m"), SseParser()
+    ui, steps = _recorder()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(size // (400 * len(delta))):
+            for sse in parser.feed(chunk):
+                for shown in state.on_event(sse):
+                    assert isinstance(shown, TextDelta)
+                    ui.text(shown.text, shown.source, shown.end)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 1.3 * size  # two records of the text: ~2.1 MiB
+    ui.flush()
+    [step] = steps
+    assert isinstance(step, BlobPieces)
+    assert (
+        step.join()
+        == pb.ConversationStep(
+            assistant_message=pb.AssistantMessage(text=delta * (size // len(delta) // 400 * 400))
+        ).SerializeToString()
+    )

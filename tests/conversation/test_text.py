@@ -91,3 +91,74 @@ def test_the_large_strings_grow_without_a_second_copy() -> None:
     assert parts.chars == 3 * LARGE // 1000 * 1000
     assert len(parts._large) == 2
     assert peak_over < LARGE // 4  # joining a large string's blocks at once: LARGE more
+
+
+def test_seal_keeps_the_joined_text_as_the_content() -> None:
+    parts = TextParts()
+    pieces = [f"{i:04d}" for i in range(5000)]
+    for piece in pieces:
+        parts.append(piece)
+    text = parts.seal()
+    assert text == "".join(pieces) and parts.chars == len(text)
+    assert parts.view(0, len(text))[0] is text  # the string itself, not a copy
+    assert parts.view(4, 12) == [text[4:12]]
+
+
+def test_view_is_a_range_without_taking() -> None:
+    parts = TextParts()
+    pieces = [f"{i:07d}" + "y" * 1017 for i in range(1100)] + ["tail", "end"]  # large + current
+    for piece in pieces:
+        parts.append(piece)
+    whole = "".join(pieces)
+    ends = [(0, len(whole)), (5, 9), (LARGE - 3, LARGE + 3), (len(whole) - 5, len(whole))]
+    for start, end in ends:
+        assert "".join(parts.view(start, end)) == whole[start:end]
+    assert parts.view(7, 7) == []
+    assert parts.take() == whole  # untouched by the views
+
+
+def test_a_view_is_ranges_of_its_sources_and_text_of_its_own() -> None:
+    """Against a plain string: random deltas from two sources and none, truncations, and the
+    sources sealed (as the adapters do when a part ends) or not."""
+    import random
+
+    from cursor_byok.conversation.text import TextView
+
+    rng = random.Random(38)
+    for round_ in range(200):
+        view, expected = TextView(), ""
+        sources = [TextParts(), TextParts()]
+        for _ in range(rng.randrange(1, 40)):
+            action = rng.random()
+            text = "".join(rng.choices("abcé🙂 ", k=rng.randrange(0, 30)))
+            if action < 0.6:
+                source = rng.choice(sources)
+                source.append(text)
+                view.append(text, source, source.chars)
+                expected += text
+            elif action < 0.8:
+                view.append(text)
+                expected += text
+            elif action < 0.9:
+                keep = rng.randrange(0, len(expected) + 3)
+                view.truncate(keep)
+                expected = expected[:keep]
+            else:
+                sealed = rng.choice(sources)
+                sealed.seal()
+                sources[sources.index(sealed)] = TextParts()
+            assert view.chars == len(expected)
+        assert bool(view) == bool(expected)
+        assert view.take() == expected, round_
+        assert not view and view.take() == ""
+
+
+def test_a_view_of_one_sealed_part_is_that_string() -> None:
+    from cursor_byok.conversation.text import TextView
+
+    source, view = TextParts(), TextView()
+    for i in range(3000):
+        source.append(f"{i:05d}")
+        view.append(f"{i:05d}", source, source.chars)
+    text = source.seal()
+    assert view.take() is text  # the history's string: the UI's record made no copy

@@ -201,7 +201,11 @@ async def test_a_changed_server_is_reported_at_its_first_divergence(tmp_path, mo
     from cursor_byok.agent import turn as turn_module
 
     original = turn_module.Turn.text
-    monkeypatch.setattr(turn_module.Turn, "text", lambda self, text: original(self, text.upper()))
+
+    def shouted(self, text, *_where) -> None:  # other text than the provider's part: no range
+        original(self, text.upper())
+
+    monkeypatch.setattr(turn_module.Turn, "text", shouted)
     [result] = await replay.replay_files([path], stall=5)
     assert not result.ok and result.divergence is not None
     assert result.divergence.index == first_text and result.divergence.what == "differs"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import re
 from collections import deque
@@ -20,6 +19,7 @@ from typing import Any
 from cursor_byok.providers import ModelRequest
 from cursor_byok.providers import ProviderError
 from cursor_byok.providers import ProviderSettings
+from cursor_byok.providers import event_fields
 from cursor_byok.providers import make_provider
 from cursor_byok.providers.http import MAX_ERROR_BODY
 from cursor_byok.providers.http import HttpResponse
@@ -160,7 +160,7 @@ _GENERATED = re.compile(r"(call|toolu)_[0-9a-f]{24}")
 def canon(events: list[Any]) -> str:
     """Events as JSON with generated ids numbered by first appearance (for comparisons)."""
     text = json.dumps(
-        [[type(e).__name__, dataclasses.asdict(e)] for e in events], ensure_ascii=False, indent=1
+        [[type(e).__name__, event_fields(e)] for e in events], ensure_ascii=False, indent=1
     )
     seen: dict[str, str] = {}
     return _GENERATED.sub(lambda m: seen.setdefault(m.group(0), f"<gen{len(seen)}>"), text)

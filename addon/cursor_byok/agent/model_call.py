@@ -224,14 +224,14 @@ class _Shown:
         """Show one provider event; the `Answer` once the call finished."""
         self.emitted = self.emitted or not isinstance(event, Usage)
         match event:
-            case ReasoningDelta(text):
+            case ReasoningDelta(text, source, end):
                 if self.thinking_since is None:
                     self.thinking_since = time.monotonic()
-                self.turn.thinking(text)
-            case TextDelta(text):
+                self.turn.thinking(text, source, end)
+            case TextDelta(text, source, end):
                 self._end_thinking()
                 self.text = True
-                self.turn.text(text)
+                self.turn.text(text, source, end)
             case ToolCallStart(call_id, name):
                 self._end_thinking()
                 self._started(call_id, name)

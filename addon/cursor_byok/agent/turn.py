@@ -36,6 +36,7 @@ from cursor_byok.agent.turn_status import TurnStatus
 from cursor_byok.agent.turn_status import UsageTally
 from cursor_byok.agent.ui_steps import StepRecorder
 from cursor_byok.conversation.history_format import AssistantHistoryMessage
+from cursor_byok.conversation.text import TextParts
 from cursor_byok.core.outbox import StoredFrame
 from cursor_byok.cursor.actions import resolve as resolve_action
 from cursor_byok.cursor.checkpoint import Blob
@@ -245,18 +246,19 @@ class Turn:
         if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
             self.mirror(update)
 
-    def text(self, text: str) -> None:
-        # the caller's string, not a copy read back from the message (the history has it too)
-        self.ui.text(text)
+    def text(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
+        """Show answer text (`source`/`end`: where the provider's message part holds it, which
+        the UI's record then points into: `TextView`)."""
+        self.ui.text(text, source, end)
         self.usage.streaming_chars += len(text)
         if self.carry is not None:
             self.carry.text(text)
         self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
 
-    def thinking(self, text: str) -> None:
+    def thinking(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
         if self.carry is not None and not self.carry.show_thinking(text):
             return  # a continued answer's (agent/continuation.py)
-        self.ui.thinking(text)
+        self.ui.thinking(text, source, end)
         self.usage.streaming_chars += len(text)
         delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
         self._send_update({"thinking_delta": delta})

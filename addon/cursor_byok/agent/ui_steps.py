@@ -12,6 +12,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 
 from cursor_byok.conversation.text import TextParts
+from cursor_byok.conversation.text import TextView
 from cursor_byok.cursor.checkpoint import timeless
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.blob_pieces import LARGE_BLOB
@@ -28,8 +29,9 @@ class StepRecorder:
 
     def __init__(self, add_step: Callable[[Step], None]) -> None:
         self._add_to_transcript = add_step
-        self._text = TextParts()
-        self._thinking = TextParts()
+        # ranges of the provider's message parts where they hold the same text (`TextView`)
+        self._text = TextView()
+        self._thinking = TextView()
         self._shapes: dict[bytes, Step] = {}  # digest: see `_add`
 
     def record(self, variant: dict) -> None:
@@ -45,13 +47,14 @@ class StepRecorder:
             self.flush()
             self._add(pb.ConversationStep(tool_call=variant["tool_call_completed"].tool_call))
 
-    def text(self, text: str) -> None:
-        """Assistant text shown (the caller's string: the history holds it too, not a copy)."""
+    def text(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
+        """Assistant text shown; with `source`, kept as a range of that record (the provider's
+        message part, which the history keeps), not a copy."""
         self._flush_thinking()
-        self._text.append(text)
+        self._text.append(text, source, end)
 
-    def thinking(self, text: str) -> None:
-        self._thinking.append(text)
+    def thinking(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
+        self._thinking.append(text, source, end)
 
     def _flush_thinking(self, duration_ms: int = 0) -> None:
         if self._thinking.chars >= LARGE_BLOB:

@@ -35,6 +35,7 @@ from cursor_byok.providers import ToolCallEnd
 from cursor_byok.providers import ToolCallStart
 from cursor_byok.providers import ToolSpec
 from cursor_byok.providers import Usage
+from cursor_byok.providers import event_fields
 from cursor_byok.providers.provider_error import ProviderError
 from cursor_byok.secrets import scrub
 
@@ -58,7 +59,7 @@ _EVENT_CLASSES = {name: cls for cls, name in _EVENT_TYPES.items()}
 
 def event_to_json(event: ProviderEvent) -> dict[str, Any]:
     """One normalised provider event as a JSON object tagged by `type`."""
-    return {"type": _EVENT_TYPES[type(event)], **dataclasses.asdict(event)}
+    return {"type": _EVENT_TYPES[type(event)], **event_fields(event)}
 
 
 def event_from_json(data: dict[str, Any]) -> ProviderEvent:

@@ -21,6 +21,7 @@ from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import ToolSpec
 from .base import Usage
+from .base import event_fields
 from .fim import FIM_KINDS
 from .fim import FimProvider
 from .history_projection import INTERRUPTED
@@ -66,6 +67,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "backoff_delay",
+    "event_fields",
     "make_provider",
     "stream_with_retries",
 ]

@@ -20,6 +20,7 @@ from dataclasses import field
 from typing import Any
 
 from cursor_byok.conversation.history_format import UserPart
+from cursor_byok.conversation.text import TextParts
 
 from .adapter import SseProvider
 from .adapter import as_int
@@ -37,6 +38,7 @@ from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import Usage
+from .base import streamed
 from .history_projection import AssistantTurn
 from .history_projection import MessageBuilder
 from .history_projection import UserTurn
@@ -248,7 +250,8 @@ def _is_reasoning_block(block: Any) -> bool:
 @dataclass(slots=True)
 class _Block:
     type: str
-    chunks: list[str] = field(default_factory=list)  # text / thinking / partial_json
+    chunks: list[str] = field(default_factory=list)  # partial_json
+    text: TextParts = field(default_factory=TextParts)  # text / thinking (`streamed`)
     signature: list[str] = field(default_factory=list)
     data: str = ""  # redacted_thinking
     id: str = ""
@@ -327,14 +330,12 @@ class AnthropicStreamState:
         elif block.type == "redacted_thinking":
             block.data = str(start.get("data") or "")
         elif block.type == "text" and start.get("text"):
-            block.chunks.append(start["text"])
-            return [TextDelta(start["text"])]
+            return [streamed(TextDelta, block.text, start["text"])]
         elif block.type == "thinking":
             if start.get("signature"):
                 block.signature.append(start["signature"])
             if start.get("thinking"):
-                block.chunks.append(start["thinking"])
-                return [ReasoningDelta(start["thinking"])]
+                return [streamed(ReasoningDelta, block.text, start["thinking"])]
         return []
 
     def _on_content_block_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
@@ -349,11 +350,9 @@ class AnthropicStreamState:
             )
         kind = delta.get("type")
         if kind == "text_delta" and delta.get("text"):
-            block.chunks.append(delta["text"])
-            return [TextDelta(delta["text"])]
+            return [streamed(TextDelta, block.text, delta["text"])]
         if kind == "thinking_delta" and delta.get("thinking"):
-            block.chunks.append(delta["thinking"])
-            return [ReasoningDelta(delta["thinking"])]
+            return [streamed(ReasoningDelta, block.text, delta["thinking"])]
         if kind == "signature_delta" and delta.get("signature"):
             block.signature.append(delta["signature"])
         elif kind == "input_json_delta" and delta.get("partial_json"):
@@ -396,9 +395,9 @@ class AnthropicStreamState:
     def _close_block(self, block: _Block) -> list[ProviderEvent]:
         args: dict[str, Any] | None
         if block.type == "text":
-            self._builder.add_text("".join(block.chunks))
+            self._builder.add_text(block.text.seal())
         elif block.type == "thinking":
-            text, signature = "".join(block.chunks), "".join(block.signature)
+            text, signature = block.text.seal(), "".join(block.signature)
             self._builder.add_reasoning(text, signature or None)
             native: dict[str, Any] = {"type": "thinking", "thinking": text}
             if signature:

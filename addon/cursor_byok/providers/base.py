@@ -8,6 +8,7 @@ client or an adapter, so everything else may import this module.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from typing import Literal
 from typing import Protocol
 
+from cursor_byok.conversation.text import TextParts
 from cursor_byok.secrets import is_secret_header
 
 log = logging.getLogger(__name__)
@@ -75,12 +77,37 @@ class ModelRequest:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
+    """Answer text. `source`/`end`: the adapter's record of the message part it is in, and
+    where it ends there, so the turn's record of what it showed can be a range of that one
+    instead of a copy (`conversation.text.TextView`); not part of the event's value."""
+
     text: str
+    source: TextParts | None = field(default=None, compare=False, repr=False)
+    end: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
+    """Reasoning text; `source`/`end` as `TextDelta`'s."""
+
     text: str
+    source: TextParts | None = field(default=None, compare=False, repr=False)
+    end: int = field(default=0, compare=False, repr=False)
+
+
+def event_fields(event: object) -> dict[str, Any]:
+    """An event's value as a dict, as equality sees it (`dataclasses.asdict` would also copy a
+    delta's `source`, the adapter's whole record)."""
+    if isinstance(event, TextDelta | ReasoningDelta):
+        return {"text": event.text}
+    return dataclasses.asdict(event)  # type: ignore[call-overload]
+
+
+def streamed[E: (TextDelta, ReasoningDelta)](kind: type[E], parts: TextParts, text: str) -> E:
+    """Append a delta to the part being built and the event that shows it, which says where
+    the delta is in `parts`."""
+    parts.append(text)
+    return kind(text, parts, parts.chars)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,10 @@ from cursor_byok.conversation.history_format import ToolCallPart
 from cursor_byok.conversation.history_format import UserPart
 from cursor_byok.conversation.text import TextParts
 
+from .base import ReasoningDelta
+from .base import TextDelta
+from .base import streamed
+
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "Interrupted by user"
@@ -302,11 +306,14 @@ class MessageBuilder:
         self._open: Literal["text", "reasoning"] | None = None
         self._chunks = TextParts()  # few large strings, not one per delta
 
-    def append_text(self, text: str) -> None:
-        self._append("text", text)
+    def append_text(self, text: str) -> TextDelta:
+        """Extend the text part; the event that shows `text` (a range of this part)."""
+        self._append("text")
+        return streamed(TextDelta, self._chunks, text)
 
-    def append_reasoning(self, text: str) -> None:
-        self._append("reasoning", text)
+    def append_reasoning(self, text: str) -> ReasoningDelta:
+        self._append("reasoning")
+        return streamed(ReasoningDelta, self._chunks, text)
 
     def add_reasoning(self, text: str, signature: str | None = None) -> None:
         self._flush()
@@ -340,20 +347,20 @@ class MessageBuilder:
         }
         return cast(dict[str, Any], message)
 
-    def _append(self, kind: Literal["text", "reasoning"], text: str) -> None:
-        if not text:
-            return
+    def _append(self, kind: Literal["text", "reasoning"]) -> None:
         if self._open != kind:
             self._flush()
             self._open = kind
-        self._chunks.append(text)
 
     def _flush(self) -> None:
+        """Close the open part: its text sealed (the events that showed it point into it), a
+        new record for the next."""
         if self._open is not None and self._chunks:
-            text = self._chunks.take()
+            text = self._chunks.seal()
             if self._open == "text":
                 self.parts.append({"type": "text", "text": text})
             else:
                 self.parts.append({"type": "reasoning", "text": text})
         self._open = None
-        self._chunks.take()
+        if self._chunks:
+            self._chunks = TextParts()

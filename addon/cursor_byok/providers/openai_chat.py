@@ -30,8 +30,6 @@ from .base import Finish
 from .base import ModelRequest
 from .base import ProviderEvent
 from .base import ProviderSettings
-from .base import ReasoningDelta
-from .base import TextDelta
 from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
 from .base import ToolCallStart
@@ -284,8 +282,7 @@ class ChatStreamState:
             and not delta.get("reasoning_details")
         ):
             # the usual delta, once any leading <think> block is decided: just text
-            self._builder.append_text(content)
-            return [TextDelta(content)]
+            return [self._builder.append_text(content)]
         out: list[ProviderEvent] = []
         reasoning = _first_str(delta.get("reasoning_content"), delta.get("reasoning"))
         details = delta.get("reasoning_details")
@@ -315,10 +312,8 @@ class ChatStreamState:
 
     def _content(self, kind: str, text: str) -> list[ProviderEvent]:
         if kind == "reasoning":
-            self._builder.append_reasoning(text)
-            return [ReasoningDelta(text)]
-        self._builder.append_text(text)
-        return [TextDelta(text)]
+            return [self._builder.append_reasoning(text)]
+        return [self._builder.append_text(text)]
 
     def _flush_content(self) -> list[ProviderEvent]:
         out: list[ProviderEvent] = []

@@ -20,6 +20,7 @@ from dataclasses import field
 from typing import Any
 
 from cursor_byok.conversation.history_format import UserPart
+from cursor_byok.conversation.text import TextParts
 
 from .adapter import SseProvider
 from .adapter import as_int
@@ -37,6 +38,7 @@ from .base import ToolCallArgsDelta
 from .base import ToolCallEnd
 from .base import ToolCallStart
 from .base import Usage
+from .base import streamed
 from .history_projection import AssistantTurn
 from .history_projection import MessageBuilder
 from .history_projection import UserTurn
@@ -186,7 +188,8 @@ class _Item:
     id: str
     call_id: str = ""
     name: str = ""
-    chunks: list[str] = field(default_factory=list)  # text, reasoning text or arguments
+    chunks: list[str] = field(default_factory=list)  # arguments
+    text: TextParts = field(default_factory=TextParts)  # text or reasoning text (`streamed`)
     final_args: str | None = None
     summary_parts: set[int] = field(default_factory=set)
     started: bool = False
@@ -279,17 +282,15 @@ class ResponsesStreamState:
         if item is None or not isinstance(index, int) or index in item.summary_parts:
             return []
         item.summary_parts.add(index)
-        if item.chunks:  # paragraphs of a summary: keep them apart
-            item.chunks.append("\n\n")
-            return [ReasoningDelta("\n\n")]
+        if item.text:  # paragraphs of a summary: keep them apart
+            return [streamed(ReasoningDelta, item.text, "\n\n")]
         return []
 
     def _reasoning_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
         item, delta = self._find(obj), obj.get("delta")
         if item is None or not isinstance(delta, str) or not delta:
             return []
-        item.chunks.append(delta)
-        return [ReasoningDelta(delta)]
+        return [streamed(ReasoningDelta, item.text, delta)]
 
     def _text_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
         item, delta = self._find(obj), obj.get("delta")
@@ -299,8 +300,7 @@ class ResponsesStreamState:
             )
         if not isinstance(delta, str) or not delta:
             return []
-        item.chunks.append(delta)
-        return [TextDelta(delta)]
+        return [streamed(TextDelta, item.text, delta)]
 
     def _args_delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
         item, delta = self._find(obj), obj.get("delta")
@@ -329,7 +329,7 @@ class ResponsesStreamState:
             return out
         item.done = True
         if item.type == "reasoning":
-            text = "".join(item.chunks)
+            text = item.text.seal()
             if not text:
                 text = "\n\n".join(
                     s.get("text", "")
@@ -353,7 +353,7 @@ class ResponsesStreamState:
                 }
             self._native.append(native)
         elif item.type == "message":
-            text = "".join(item.chunks)
+            text = item.text.seal()
             if not text:
                 text = "".join(
                     str(c.get("text") or c.get("refusal") or "")
