@@ -1,5 +1,5 @@
 """Issue 38 item 2 through a real mitmdump: a long answer's older frames leave memory for a file
-of the run in the data dir (`cursor_byok_backlog_memory_mb`, lowered to 1 here), a stream
+of the run in the data dir (`cursor_byok_backlog_memory_kb`, set to 1024 here), a stream
 reopened mid-answer and a retry after the end replay them byte-identical from it, and the file
 goes once the run is dropped (`cursor_byok_linger_ms`)."""
 
@@ -82,7 +82,7 @@ async def test_a_spilled_backlog_replays_byte_identical_and_goes_with_its_run(
         proxy = start_mitmdump(
             tmp_path / "proxy",
             "--set",
-            "cursor_byok_backlog_memory_mb=1",
+            "cursor_byok_backlog_memory_kb=1024",
             "--set",
             f"cursor_byok_linger_ms={LINGER_MS}",
             agent="provider",

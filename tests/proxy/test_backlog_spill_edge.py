@@ -146,7 +146,7 @@ def test_the_settings_point_runs_at_the_data_dir_and_prune_at_start(tmp_path) ->
     stale.write_bytes(b"left by a killed proxy")
     with taddons.context(settings) as tctx:
         tctx.configure(
-            settings, cursor_byok_data_dir=str(tmp_path), cursor_byok_backlog_memory_mb=3
+            settings, cursor_byok_data_dir=str(tmp_path), cursor_byok_backlog_memory_kb=3072
         )
         assert registry.spill_dir == tmp_path / "runs"
         assert registry.config.backlog_memory == 3 * 1024 * 1024

@@ -37,7 +37,7 @@ def proxy(tmp_path):
 def test_the_table_checks_what_the_addons_checked() -> None:
     assert len(CHECKED) == 24, CHECKED  # 18 positive, 3 not negative, 3 with choices
     assert OPTIONS["cursor_byok_coalesce_ms"].minimum == 0
-    assert OPTIONS["cursor_byok_backlog_memory_mb"].minimum == 0
+    assert OPTIONS["cursor_byok_backlog_memory_kb"].minimum == 0
     assert OPTIONS["cursor_byok_min_free_mb"].minimum == 0
     assert OPTIONS["cursor_byok_models_mode"].choices == ("merge", "replace", "off")
 

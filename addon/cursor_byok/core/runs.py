@@ -33,7 +33,8 @@ from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire import connect
 from cursor_byok.wire.connect import EndStreamError
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class RunConfig:
     # Of those frames, a run keeps at most about this many bytes in memory: past it the edge
     # moves the oldest to a file of the run in the data dir, in one write, until half of it is
     # left, and a replay reads them back (0: all stay in memory).
-    backlog_memory: int = 1 * MiB
+    backlog_memory: int = 256 * KiB
     # a turn still running this long fails with deadline_exceeded (real ones: minutes, an hour)
     turn_timeout: float = 4 * 3600.0
 

@@ -150,10 +150,10 @@ OPTIONS: dict[str, Option] = {
         "pass this many MiB with resource_exhausted: a run keeps them all for reconnects.",
         minimum=1,
     ),
-    "cursor_byok_backlog_memory_mb": Option(
+    "cursor_byok_backlog_memory_kb": Option(
         int,
-        1,
-        "Of a run's frames kept for reconnects, hold about this many MiB in memory; older "
+        256,
+        "Of a run's frames kept for reconnects, hold about this many KiB in memory; older "
         "ones go to a file of the run in the data dir until the run is dropped (0: all in "
         "memory).",
         minimum=0,

@@ -22,7 +22,7 @@ _TIMINGS = (
     "cursor_byok_max_turn_output_mb",
     "cursor_byok_max_requests",
     "cursor_byok_max_turns_per_client",
-    "cursor_byok_backlog_memory_mb",
+    "cursor_byok_backlog_memory_kb",
 )
 _ALSO = ("cursor_byok_coalesce_ms", "cursor_byok_record_dir")  # the coalescing window
 _DATA = "cursor_byok_data_dir"  # where runs spill the older frames of their backlogs
@@ -56,7 +56,7 @@ class RunSettings:
             exec_timeout=opts.cursor_byok_exec_timeout_ms / 1000,
             turn_timeout=opts.cursor_byok_turn_timeout_ms / 1000,
             max_backlog_bytes=opts.cursor_byok_max_turn_output_mb * 1024 * 1024,
-            backlog_memory=opts.cursor_byok_backlog_memory_mb * 1024 * 1024,
+            backlog_memory=opts.cursor_byok_backlog_memory_kb * 1024,
             max_attempts=opts.cursor_byok_max_requests,
             max_owner_attempts=min(256, opts.cursor_byok_max_requests),
             max_owner_turns=opts.cursor_byok_max_turns_per_client,
