@@ -2,11 +2,13 @@
 
     uv run python bench/bench_memory.py [--tiny-mib 1.2] [--kb-mib 8] [--endless-mib 17]
         [--endless-seconds 40] [--only tiny,kb,endless] [--tree PATH]
+        [--provider openai-chat|anthropic|openai-responses]
 
 Each case gets a fresh mitmdump with the addon (defaults: coalescing 15 ms, the provider agent)
 and one warm-up turn of the same shape (64 KiB of text), then one measured Agent turn over
 Cursor's default transport (one HTTP/2 `Run` stream; KV acks on the open upload). The model is
-an OpenAI-Chat endpoint in this process that streams as fast as the proxy reads:
+an endpoint in this process (OpenAI Chat, or --provider's wire format: each adapter keeps a
+part's text its own way) that streams as fast as the proxy reads:
 
 - tiny: deltas of 20 characters, --tiny-mib MiB of text (the issue: 1.2 MB of bursts grew the
   proxy by +261 MiB);
