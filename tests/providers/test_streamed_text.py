@@ -94,3 +94,13 @@ def test_deltas_are_ranges_of_the_parts_the_history_keeps(make) -> None:
     assert parts["text"] == "".join(TEXT) and parts["reasoning"] == "".join(THINKING)
     assert text.take() is parts["text"]  # the history's own string: no second copy
     assert thinking.take() is parts["reasoning"]
+
+
+def test_an_empty_delta_does_not_split_the_open_part() -> None:
+    from cursor_byok.providers.history_projection import MessageBuilder
+
+    builder = MessageBuilder("k", "p", "m")
+    builder.append_text("one ")
+    builder.append_reasoning("")
+    builder.append_text("part")
+    assert builder.build()["content"] == [{"type": "text", "text": "one part"}]

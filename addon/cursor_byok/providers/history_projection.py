@@ -308,11 +308,11 @@ class MessageBuilder:
 
     def append_text(self, text: str) -> TextDelta:
         """Extend the text part; the event that shows `text` (a range of this part)."""
-        self._append("text")
+        self._append("text", text)
         return streamed(TextDelta, self._chunks, text)
 
     def append_reasoning(self, text: str) -> ReasoningDelta:
-        self._append("reasoning")
+        self._append("reasoning", text)
         return streamed(ReasoningDelta, self._chunks, text)
 
     def add_reasoning(self, text: str, signature: str | None = None) -> None:
@@ -347,8 +347,10 @@ class MessageBuilder:
         }
         return cast(dict[str, Any], message)
 
-    def _append(self, kind: Literal["text", "reasoning"]) -> None:
-        if self._open != kind:
+    def _append(self, kind: Literal["text", "reasoning"], text: str) -> None:
+        """Open a part of `kind` for `text` (an empty one opens nothing: it must not split the
+        part that is open)."""
+        if text and self._open != kind:
             self._flush()
             self._open = kind
 
