@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,14 +77,6 @@ MiB = 1 << 20
 GOAL = 3.0  # MB of growth per MB of text
 ASK = re.compile(rb"bench-mem chars=(\d+) bytes=(\d+) rate=([\d.]+)")
 POOL = "".join(random.Random(27).choices(string.ascii_letters + " ", k=MiB))  # text to slice
-
-
-KIND = "openai-chat"  # --provider: the wire format the fake provider speaks
-PATHS = {
-    "openai-chat": b"/chat/completions",
-    "anthropic": b"/messages",
-    "openai-responses": b"/responses",
-}
 
 
 def _sse(event: str, body: dict) -> bytes:
@@ -137,39 +130,40 @@ _RESPONSES_HEAD = _sse(
     {"type": "response.output_item.added", "output_index": 0,
      "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}},
 )  # fmt: skip
+_RESPONSES_TAIL = _sse(
+    "response.completed",
+    {"type": "response.completed", "response": {"id": "resp_bench", "status": "completed",
+     "usage": {"input_tokens": 100, "output_tokens": 200, "total_tokens": 300}}},
+)  # fmt: skip
+_END = b"0\r\n\r\n"
 
 
-def _responses_tail() -> bytes:
-    return _sse(
-        "response.completed",
-        {"type": "response.completed", "response": {"id": "resp_bench", "status": "completed",
-         "usage": {"input_tokens": 100, "output_tokens": 200, "total_tokens": 300}}},
-    )  # fmt: skip
+@dataclass(frozen=True)
+class WireFormat:
+    """What the fake provider sends for one provider kind (--provider)."""
+
+    path: bytes  # the request path it answers
+    head: bytes  # the HTTP head and the opening events
+    delta: Callable[[str], bytes]  # one text delta's event
+    tail: bytes  # the closing events and the chunked body's end
 
 
-def _head() -> bytes:
-    """The stream's first bytes for the provider kind: the HTTP head and its opening events."""
-    if KIND == "anthropic":
-        return _CHAT_HEAD + _chunk(_ANTHROPIC_HEAD)
-    if KIND == "openai-responses":
-        return _CHAT_HEAD + _chunk(_RESPONSES_HEAD)
-    return _CHAT_HEAD
-
-
-def _tail() -> bytes:
-    if KIND == "anthropic":
-        return _chunk(_ANTHROPIC_TAIL) + b"0\r\n\r\n"
-    if KIND == "openai-responses":
-        return _chunk(_responses_tail()) + b"0\r\n\r\n"
-    return _CHAT_TAIL
-
-
-def _delta(text: str) -> bytes:
-    if KIND == "anthropic":
-        return _anthropic_delta(text)
-    if KIND == "openai-responses":
-        return _responses_delta(text)
-    return _chat_event(text)
+FORMATS = {
+    "openai-chat": WireFormat(b"/chat/completions", _CHAT_HEAD, _chat_event, _CHAT_TAIL),
+    "anthropic": WireFormat(
+        b"/messages",
+        _CHAT_HEAD + _chunk(_ANTHROPIC_HEAD),
+        _anthropic_delta,
+        _chunk(_ANTHROPIC_TAIL) + _END,
+    ),
+    "openai-responses": WireFormat(
+        b"/responses",
+        _CHAT_HEAD + _chunk(_RESPONSES_HEAD),
+        _responses_delta,
+        _chunk(_RESPONSES_TAIL) + _END,
+    ),
+}
+KIND = "openai-chat"  # --provider: the wire format the fake provider speaks
 
 
 class Provider:
@@ -196,7 +190,7 @@ class Provider:
                     headers[name.strip().lower()] = value.strip()
                 body = await read_body(reader, headers)
                 match = ASK.search(body)
-                if not line.split()[1].endswith(PATHS[KIND]) or match is None:
+                if not line.split()[1].endswith(FORMATS[KIND].path) or match is None:
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
                     continue
                 chars, total, rate = int(match[1]), int(match[2]), float(match[3])
@@ -204,7 +198,8 @@ class Provider:
         writer.close()
 
     async def stream(self, writer, chars: int, total: int, rate: float) -> None:
-        writer.write(_head())
+        wire = FORMATS[KIND]
+        writer.write(wire.head)
         self.sent = 0
         start = time.monotonic()
         offset = 0
@@ -213,7 +208,7 @@ class Provider:
             for _ in range(max(1, 32768 // chars)):  # ~32 KiB of text a write
                 if offset + chars > len(POOL):
                     offset = 0
-                batch.append(_delta(POOL[offset : offset + chars]))
+                batch.append(wire.delta(POOL[offset : offset + chars]))
                 offset += chars
                 self.sent += chars
                 if total and self.sent >= total:
@@ -224,7 +219,7 @@ class Provider:
                 ahead = self.sent / rate - (time.monotonic() - start)
                 if ahead > 0:
                     await asyncio.sleep(ahead)
-        writer.write(_tail())
+        writer.write(wire.tail)
         await writer.drain()
 
 
@@ -532,7 +527,7 @@ def main() -> None:
     parser.add_argument("--only", default="tiny,kb,endless")
     parser.add_argument(
         "--provider",
-        choices=sorted(PATHS),
+        choices=sorted(FORMATS),
         default="openai-chat",
         help="the wire format the fake provider streams (each adapter keeps the text its own way)",
     )
