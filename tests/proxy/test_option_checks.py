@@ -35,7 +35,7 @@ def proxy(tmp_path):
 
 
 def test_the_table_checks_what_the_addons_checked() -> None:
-    assert len(CHECKED) == 24, CHECKED  # 18 positive, 3 not negative, 3 with choices
+    assert len(CHECKED) == 25, CHECKED  # 18 positive, 3 not negative, 4 with choices
     assert OPTIONS["cursor_byok_coalesce_ms"].minimum == 0
     assert OPTIONS["cursor_byok_backlog_memory_kb"].minimum == 0
     assert OPTIONS["cursor_byok_min_free_mb"].minimum == 0

@@ -193,6 +193,14 @@ OPTIONS: dict[str, Option] = {
         "Fail a run when an append_seqno gap stays open this long (a lost upload).",
         minimum=1,
     ),
+    "cursor_byok_loopback_hop": Option(
+        str,
+        "memory",
+        "How mitmproxy reaches the addon's loopback server, which serves every Agent stream: "
+        "'memory' (in this process, no socket) or 'tcp' (a connection to 127.0.0.1; always "
+        "so on an event loop that will not take the memory hop).",
+        choices=("memory", "tcp"),
+    ),
     "cursor_byok_coalesce_ms": Option(
         int,
         15,

@@ -2,8 +2,9 @@
 
 mitmproxy streams a response only from an upstream (mitmproxy.md §2), so every Agent stream we
 serve goes to our in-process server on 127.0.0.1 (several ports: ports.py says why). This addon
-starts it once the proxy runs, says whether it could, sends flows there with their stream spec,
-and gives each port back when its flow ends.
+starts it once the proxy runs, says whether it could, sends flows there with their stream spec
+(the connection mitmproxy then makes to it is made in memory: memory_hop.py), and gives each port
+back when its flow ends.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from mitmproxy import ctx
 from mitmproxy import http
 
 from cursor_byok import outbound
+from cursor_byok.proxy import options
 from cursor_byok.proxy.loopback.log_filter import LoopbackLogFilter
+from cursor_byok.proxy.loopback.memory_hop import MemoryHop
 from cursor_byok.proxy.loopback.ports import PortPicker
 from cursor_byok.proxy.loopback.relay import upstream_proxy
 from cursor_byok.proxy.loopback.server import PRODUCER
@@ -34,6 +37,8 @@ from cursor_byok.proxy.run_registry import RunRegistry
 from cursor_byok.store.census import Census
 
 log = logging.getLogger(__name__)
+
+HOP_OPTION = "cursor_byok_loopback_hop"  # "memory" (memory_hop.py) or "tcp"
 
 STARTUP_WAIT = 10.0  # seconds an early Agent request waits for the loopback server
 PORT_KEY = "cursor_byok_loopback_port"  # the loopback port a served stream went to
@@ -62,6 +67,7 @@ class Loopback:
         self.census = census
         self.streamer: Streamer | None = None
         self.ports: PortPicker | None = None
+        self.memory_hop: MemoryHop | None = None  # mitmproxy's hops made in memory, once running
         self.log_filter = LoopbackLogFilter()  # mitmproxy's console lines about the hop
         self.startup_wait = STARTUP_WAIT
         self._ready = asyncio.Event()  # set once the server runs (or failed to start)
@@ -70,6 +76,25 @@ class Loopback:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- life -----------------------------------------------------------------------------
+
+    def load(self, loader: Any) -> None:
+        options.declare(loader, HOP_OPTION)
+
+    def configure(self, updated: set[str]) -> None:
+        if options.changed(ctx.options, updated, HOP_OPTION) and self.streamer is not None:
+            self._place_hop()  # connections already open stay where they are
+
+    def _place_hop(self) -> None:
+        """Make mitmproxy's hop to the server in memory, or over TCP, as the option says."""
+        assert self.streamer is not None
+        if getattr(ctx.options, HOP_OPTION, "memory") == "tcp":  # (no options: a unit test)
+            if self.memory_hop is not None:
+                self.memory_hop.uninstall()
+                self.memory_hop = None
+        elif self.memory_hop is None:
+            memory_hop = MemoryHop(self.streamer.accept, self.streamer.ports)
+            if memory_hop.install(asyncio.get_running_loop()):
+                self.memory_hop = memory_hop
 
     def running(self) -> None:
         if self._started:
@@ -101,13 +126,17 @@ class Loopback:
             self._start_error = f"cursor-byok could not start its loopback streamer: {exc}"
             log.warning("%s", self._start_error)
         else:
+            self._place_hop()
             self.ports = PortPicker(self.streamer.ports)
             self.log_filter.set_ports(self.streamer.ports)
             self.registry.start()
+            hop = "in memory" if self.memory_hop is not None else "over TCP"
             log.info(
-                "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d)",
+                "cursor-byok ready (loopback streamer on 127.0.0.1, ports %d-%d; mitmproxy's hop "
+                "to it %s)",
                 min(self.streamer.ports),
                 max(self.streamer.ports),
+                hop,
             )
         finally:
             self._ready.set()
@@ -117,6 +146,9 @@ class Loopback:
 
         Streams close first: a turn cancelled with no stream open ends at once instead of
         waiting for blob acknowledgements nobody will send."""
+        if self.memory_hop is not None:
+            self.memory_hop.uninstall()
+            self.memory_hop = None
         if self.streamer is not None:
             await self.streamer.stop()
         await self.registry.stop()

@@ -150,6 +150,10 @@ class Streamer:
         log.debug("loopback streamer on %s, ports %s", self.host, self.ports)
         return self.port
 
+    def accept(self) -> asyncio.StreamReaderProtocol:
+        """A connection made without the listeners (memory_hop.py): served as one of theirs."""
+        return asyncio.StreamReaderProtocol(asyncio.StreamReader(), self._serve)
+
     async def stop(self) -> None:
         servers, self._servers = self._servers, []
         for server in servers:
