@@ -2,7 +2,7 @@
 
     uv run python bench/bench_streaming.py [--levels 1,20,100] [--repeats 3] [--deltas 200]
                                            [--interval 0.005] [--heartbeat 0]
-                                           [--configs A15,R15,A0,R0,B,C]
+                                           [--configs A15,R15,A0,R0,B,C] [--base-tree PATH]
 
 A15 / A0  mitmdump with the addon (cursor_byok_coalesce_ms=15 / =0) serving a full Agent turn
           (RunSSE + BidiAppend run request + KV acks + checkpoints) whose model is the feeder's
@@ -15,6 +15,8 @@ P15       (opt-in: --configs) the same turn over Cursor's HTTP/1.0 mode: the run
           KV acks over BidiAppend, the frames by one RunPoll after another (a buffered answer
           each), its own mitmdump, coalescing 15 ms;
 R0        as R15 with coalescing off (every provider delta its own frame, sent at once);
+A15t/R15t (opt-in: --configs) as A15 / R15 with mitmproxy's hop to the loopback server over
+          TCP (cursor_byok_loopback_hop=tcp), as before it was made in memory;
 R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 connection (one
           CONNECT + TLS per batch), as Cursor multiplexes its streams. mitmproxy 12.3.1 gives a
           client connection at most 5 upstream connections per address at a time, and the
@@ -22,7 +24,15 @@ R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 
           `start spread` column);
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
-C         no proxy: the client straight to the feeder (plain HTTP).
+F         (opt-in: --configs) the floor under any addon that serves a stream from a provider's
+          answer: plain mitmdump with bench/floor_addon.py alone, which reads the feeder's
+          OpenAI-Chat stream (aiohttp, our SSE parser, json) and writes each delta's envelope,
+          coalesced as the addon does (15 ms), through the in-memory hop, to B's client (no
+          turn, run or KV);
+C         no proxy: the client straight to the feeder (plain HTTP);
+X~        with --base-tree PATH, every addon configuration X also runs from PATH's addon/main.py
+          (with its own option defaults), interleaved with X in every round: before and after a
+          change measured at once, as this shared machine's speed drifts between runs.
 
 The feeder (bench/streamlib.py) runs in its own process and stamps each delta with its
 time.monotonic_ns() as it writes it; the client takes the time when the bytes arrive, so latency
@@ -78,8 +88,11 @@ from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
-ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "B", "C"]
+ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t", "F", "B", "C"]
 ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "P15": 15, "A0": 0, "R0": 0}  # coalescing, ms
+# the same, with mitmproxy's hop to the loopback server over TCP (cursor_byok_loopback_hop=tcp):
+# what the in-memory hop saves, measured in one run
+ADDON_CONFIGS |= {"A15t": 15, "R15t": 15}
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -92,22 +105,32 @@ PROXY_ENV: dict[str, str] = {}
 FLOW_DETAIL = [0]
 
 
-def start_addon(tmp: Path, feeder: FeederProcess, coalesce_ms: int) -> Mitm:
+def start_addon(
+    tmp: Path,
+    feeder: FeederProcess,
+    coalesce_ms: int,
+    hop: str | None = "memory",
+    script: Path | None = None,
+) -> Mitm:
+    """The addon's mitmdump; `hop` None leaves the loopback hop option unset (a tree from
+    before it), `script` another tree's addon."""
     tmp.mkdir(parents=True, exist_ok=True)
     return start_mitmdump(
         tmp,
         "--set",
         f"cursor_byok_coalesce_ms={coalesce_ms}",
+        *(("--set", f"cursor_byok_loopback_hop={hop}") if hop else ()),
         "--set",
         f"flow_detail={FLOW_DETAIL[0]}",
         *MANY_TURNS,
         agent="provider",
         config=write_config(tmp, feeder, "openai-chat"),
         env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},
+        script=script,
     )
 
 
-def start_plain(tmp: Path, upstream_port: int) -> Mitm:
+def start_plain(tmp: Path, upstream_port: int, script: str = "passthrough.py") -> Mitm:
     confdir = tmp / "mitmconf"
     command = [
         mitmdump_path(),
@@ -122,7 +145,7 @@ def start_plain(tmp: Path, upstream_port: int) -> Mitm:
         "--set",
         f"flow_detail={FLOW_DETAIL[0]}",
         "-s",
-        str(HERE / "passthrough.py"),
+        str(HERE / script),
     ]
     return start_mitmdump(
         tmp,
@@ -212,11 +235,11 @@ class Bench:
             )
             return
         tls = client_tls(proxy.ca_file)
-        if config == "P15":
+        if config.startswith("P15"):
             await poll_turn(
                 proxy.port, tls=tls, deltas=deltas, stats=stats, workspace=self.workspace
             )
-        elif config == "B":
+        elif config in ("B", "F"):
             await plain_turn(proxy.port, tls=tls, deltas=deltas, stats=stats)
         else:
             await addon_turn(
@@ -229,11 +252,15 @@ class Bench:
             )
 
     async def start(self) -> None:
-        addons = [name for name in ADDON_CONFIGS if name in self.args.configs]
+        addons = [name for name in self.args.configs if name.rstrip("~") in ADDON_CONFIGS]
         for name in addons:  # the first: cold bytecode cache, the others: warm
-            coalesce = ADDON_CONFIGS[name]
+            coalesce = ADDON_CONFIGS[name.rstrip("~")]
             t0 = time.monotonic()
-            proxy = start_addon(self.tmp / name, self.feeder, coalesce)
+            if name.endswith("~"):  # the base tree's addon, its defaults
+                hop, script = None, self.args.base_tree / "addon" / "main.py"
+            else:
+                hop, script = ("tcp" if name.endswith("t") else "memory"), None
+            proxy = start_addon(self.tmp / name, self.feeder, coalesce, hop, script)
             ready = time.monotonic() - t0
             self.proxies[name] = proxy
             stats = TurnStats()
@@ -245,6 +272,9 @@ class Bench:
                 f"({ {'R': 'Run', 'P': 'RunPoll'}.get(name[0], 'RunSSE') }, 1 delta) {first:.2f} s"
                 f"{'' if stats.ok else ' FAILED: ' + stats.error}"
             )
+        if "F" in self.args.configs:
+            self.proxies["F"] = start_plain(self.tmp / "F", self.feeder.port, "floor_addon.py")
+            await self.turn("F", TurnStats(), 1)
         for config in self.args.configs:  # warm-up: TLS certs, imports, connections
             if config != "B":
                 await self.batch(config, 2)
@@ -273,7 +303,7 @@ class Bench:
         t0 = time.monotonic()
         conn = None
         try:
-            if config == "R15c" and proxy is not None:  # one connection for the batch
+            if config.startswith("R15c") and proxy is not None:  # one connection for the batch
                 conn = await open_h2(
                     proxy.port, tunnel=f"{TEST_HOST}:443", tls=client_tls_h2(proxy.ca_file)
                 )
@@ -474,6 +504,13 @@ def main() -> None:
         default=",".join(CONFIGS),
         help=f"comma-separated, of {','.join(ALL_CONFIGS)} (R15c: R15 on one connection a batch)",
     )
+    parser.add_argument(
+        "--base-tree",
+        type=Path,
+        default=None,
+        help="another checkout (the tree before a change): each addon configuration also runs "
+        "from its addon/main.py, as <config>~, in the same rounds (before and after at once)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
     parser.add_argument(
         "--flow-detail",
@@ -494,6 +531,11 @@ def main() -> None:
     unknown = set(args.configs) - set(ALL_CONFIGS)
     if unknown:
         parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")
+    if args.base_tree is not None:
+        if not (args.base_tree / "addon" / "main.py").is_file():
+            parser.error(f"--base-tree {args.base_tree}: no addon/main.py there")
+        base = [f"{c}~" for c in args.configs if c in ADDON_CONFIGS and not c.endswith("t")]
+        args.configs += base
     asyncio.run(run(args))
 
 

@@ -75,11 +75,13 @@ def start_mitmdump(
     hosts: str = TEST_HOST,
     wrap: list[str] | None = None,
     port: int = 0,
+    script: Path | None = None,
 ) -> Mitm:
     """Start mitmdump (under `wrap`, a command prefix, if given). Pass each option once: a
     repeated `--set` of an addon option stops the proxy at start (`OptionCheck`). `timeout` is
     a deadline, not a wait: on a busy machine (2 cores, load 12) loading the script alone took
-    13 s. `port`: where to listen (a proxy restarted where the first one was), else any."""
+    13 s. `port`: where to listen (a proxy restarted where the first one was), else any.
+    `script`: the addon to load, else this checkout's (a benchmark runs another tree's)."""
     confdir = tmp / "mitmconf"
     data_dir = data_dir or tmp / "data"
     confdir.mkdir(parents=True, exist_ok=True)
@@ -102,7 +104,7 @@ def start_mitmdump(
         "--set",
         f"cursor_byok_config={config or tmp / 'no-config.toml'}",
         "-s",
-        str(REPO / "addon" / "main.py"),
+        str(script or REPO / "addon" / "main.py"),
         *extra,
     ]
     if mode:
@@ -115,7 +117,9 @@ def start_mitmdump(
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(name, None)
     process: subprocess.Popen | ZygoteProcess | None = None
-    if command is None and wrap is None:  # forked by this worker's zygote: no import cost
+    # forked by this worker's zygote (no import cost), unless another tree's addon is to load:
+    # the zygote has this checkout's imported
+    if command is None and wrap is None and script is None:
         process = zygote.spawn(args, env, tmp)
     if process is None:
         process = subprocess.Popen(
