@@ -63,11 +63,16 @@ class MemoryTransport(asyncio.Transport):
         peer = self.peer
         if peer is None or peer._closing:
             return  # the other end is gone: what TCP would drop with a reset
-        peer._receive(bytes(data))
+        # Handed over as it is, never copied, as asyncio's socket transports keep what the
+        # socket has not taken: a long frame (a bytearray the stream read from the data dir) was
+        # in memory twice while it went
+        peer._receive(memoryview(data) if isinstance(data, bytearray) else data)
         self._check_pressure()
 
     def writelines(self, list_of_data: Any) -> None:
-        self.write(b"".join(list_of_data))
+        """Each piece as it is, not joined into a copy (the reader's buffer copies it anyway)."""
+        for data in list_of_data:
+            self.write(data)
 
     def can_write_eof(self) -> bool:
         return True
@@ -107,7 +112,7 @@ class MemoryTransport(asyncio.Transport):
 
     # --- reading --------------------------------------------------------------------------
 
-    def _receive(self, data: bytes) -> None:
+    def _receive(self, data: bytes | memoryview) -> None:
         if self._lost:
             return
         if not self._held and not self._reading_paused and len(data) <= PIECE:
