@@ -70,9 +70,14 @@ class MemoryTransport(asyncio.Transport):
         self._check_pressure()
 
     def writelines(self, list_of_data: Any) -> None:
-        """Each piece as it is, not joined into a copy (the reader's buffer copies it anyway)."""
-        for data in list_of_data:
-            self.write(data)
+        """Small pieces joined (one hand-over: a frame's chunk head, the frame, its CRLF), long
+        ones each as it is (never copied)."""
+        pieces = list(list_of_data)
+        if sum(len(piece) for piece in pieces) <= PIECE:
+            self.write(b"".join(pieces))
+            return
+        for piece in pieces:
+            self.write(piece)
 
     def can_write_eof(self) -> bool:
         return True
