@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import time
+from collections.abc import AsyncIterator
 
 from cursor_byok.proxy.loopback.memory_hop import MemoryHop
 
@@ -47,41 +49,38 @@ async def _read_all(port: int) -> int:
     return got
 
 
-async def frames_round(mode: str, streams: int, frames: int) -> float:
-    """CPU µs per frame for `streams` connections of `frames` frames each."""
-    server = Server(frames)
+@contextlib.asynccontextmanager
+async def hop_to(server: Server, mode: str) -> AsyncIterator[int]:
+    """A listener serving `server`, reached over TCP or (mode "memory") in memory; its port."""
     listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     hop = MemoryHop(server.accept, [port])
     if mode == "memory":
         assert hop.install(asyncio.get_running_loop())
     try:
-        t0 = time.process_time()
-        got = await asyncio.gather(*(_read_all(port) for _ in range(streams)))
-        cpu = time.process_time() - t0
+        yield port
     finally:
         hop.uninstall()
         listener.close()
+
+
+async def frames_round(mode: str, streams: int, frames: int) -> float:
+    """CPU µs per frame for `streams` connections of `frames` frames each."""
+    async with hop_to(Server(frames), mode) as port:
+        t0 = time.process_time()
+        got = await asyncio.gather(*(_read_all(port) for _ in range(streams)))
+        cpu = time.process_time() - t0
     assert sum(got) == streams * frames * len(FRAME), got
     return cpu / (streams * frames) * 1e6
 
 
 async def connect_round(mode: str, cycles: int) -> float:
     """CPU µs per connection made, served and closed with no data."""
-    server = Server(0)
-    listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    hop = MemoryHop(server.accept, [port])
-    if mode == "memory":
-        assert hop.install(asyncio.get_running_loop())
-    try:
+    async with hop_to(Server(0), mode) as port:
         t0 = time.process_time()
         for _ in range(cycles):
             await _read_all(port)
         cpu = time.process_time() - t0
-    finally:
-        hop.uninstall()
-        listener.close()
     return cpu / cycles * 1e6
 
 
