@@ -261,7 +261,7 @@ class MemoryHop:
                 # its eager task factory, the task that opens the connection runs at once, and
                 # it must not be done with it before its caller has recorded the task.
                 await asyncio.sleep(0)
-                return hop._connect(protocol_factory, port)
+                return hop._connect(loop, protocol_factory, port)
             return await original(protocol_factory, host, port, **kwargs)
 
         try:
@@ -278,11 +278,14 @@ class MemoryHop:
             del loop.create_connection
 
     def _connect(
-        self, protocol_factory: Callable[[], asyncio.BaseProtocol], port: int
+        self,
+        loop: asyncio.AbstractEventLoop,
+        protocol_factory: Callable[[], asyncio.BaseProtocol],
+        port: int,
     ) -> tuple[asyncio.BaseTransport, asyncio.BaseProtocol]:
-        assert self._loop is not None
+        """One connection in memory (also one that began just before `uninstall`)."""
         self.connections += 1
         self._next_port = self._next_port % 28000 + 1  # a made-up source port, for the logs
         client = protocol_factory()
-        transport = connect_pair(self._loop, client, self._accept(), port, 32768 + self._next_port)
+        transport = connect_pair(loop, client, self._accept(), port, 32768 + self._next_port)
         return transport, client
