@@ -52,12 +52,10 @@ class Floor:
         self.session = aiohttp.ClientSession()
 
     def request(self, flow: http.HTTPFlow) -> None:
-        deltas = flow.request.headers.get("x-bench-deltas", "0")
         flow.request.scheme = "http"
         flow.request.host = "127.0.0.1"
         flow.request.port = self.port
-        flow.request.headers["x-bench-deltas"] = deltas
-        flow.request.content = b""
+        flow.request.content = b""  # x-bench-deltas, a header, goes with it
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:

@@ -242,7 +242,7 @@ class MemoryHop:
         self._ports = frozenset(ports)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._next_port = 0
-        self.connections = 0  # made in memory so far (for tests and the debug log)
+        self.connections = 0  # made in memory so far (tests read it)
 
     def install(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Route the loop's connections to our ports in memory; False if the loop will not
