@@ -163,3 +163,32 @@ def test_a_clients_running_turns_are_bounded_and_nobody_elses() -> None:
     follow_up.run_request.conversation_id = "a0"  # a new message in a running conversation
     commands = core.receive("a0-next", 0, follow_up, owner=ATTACKER, now=6)
     assert any(isinstance(c, StartTurn) for c in commands)  # it supersedes: not refused
+
+
+def test_a_new_runs_checks_read_only_the_runs_still_running(monkeypatch) -> None:
+    """The bound and the supersede check ask each running run, not every finished one the
+    registry keeps for reconnects (up to `max_attempts`, ten minutes' worth): those reads
+    grew with every turn and took 9 % of the proxy at a thousand lingering runs."""
+    from cursor_byok.core.runs import Run
+
+    core = Registry(RunConfig(max_owner_turns=3))
+    for i in range(200):
+        [start] = core.receive(f"done{i}", 0, run_request(f"done{i}"), owner=ATTACKER, now=i)
+        start.run.finish(now=i)
+    [start] = core.receive("live", 0, run_request("live"), owner=ATTACKER, now=300)
+    asked: list[str] = []
+    running = Run.running
+
+    def counted(run: Run) -> bool:
+        asked.append(run.run_id)
+        return running.fget(run)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Run, "running", property(counted))
+    commands = core.receive("next", 0, run_request("next"), owner=ATTACKER, now=301)
+    assert any(isinstance(c, StartTurn) for c in commands)
+    assert len(asked) < 10, f"{len(asked)} runs asked whether they run"
+    # the bound still counts what runs: two more make three, the fourth is refused
+    core.receive("third", 0, run_request("third"), owner=ATTACKER, now=302)
+    commands = core.receive("fourth", 0, run_request("fourth"), owner=ATTACKER, now=303)
+    assert not any(isinstance(c, StartTurn) for c in commands)
+    assert [r.run_id for r in core.running_runs()] == ["live", "next", "third"]

@@ -74,6 +74,10 @@ class Registry:
         self.supersedes = supersedes  # does this new run replace the conversation's running one?
         self.attempts: dict[str, Attempt] = {}
         self.runs: dict[str, Run] = {}
+        # The runs that may still be running (a run never runs again once it stopped), so a
+        # new run's checks read those and not the up-to-`max_attempts` finished ones lingering
+        # for reconnects: those scans grew with every turn of the last ten minutes.
+        self._live: dict[str, Run] = {}
         self.owners: Counter[bytes] = Counter()  # live request ids per owner (eviction.py)
         self.clients: Counter[str] = Counter()  # live request ids per client connection
         self.budget = Budget(self.config.max_buffered_bytes)
@@ -355,9 +359,8 @@ class Registry:
             )
             # A retry of the run carries the messages its first attempt queued: given once.
         else:
-            busy = eviction.running_turns(
-                self.runs.values(), attempt.owner, run_request.conversation_id
-            )
+            live = self.running_runs()
+            busy = eviction.running_turns(live, attempt.owner, run_request.conversation_id)
             if busy >= self.config.max_owner_turns and not run_request.subagent_type_name:
                 return self._fail_attempt(attempt, "resource_exhausted", eviction.busy(busy))
             run = Run(
@@ -369,11 +372,10 @@ class Registry:
                 deadlines=self.timers,
             )
             run.first_request_id = attempt.request_id
-            self.runs[run_id] = run
-            for other in self.runs.values() if self.supersedes(run_request) else ():
+            self.runs[run_id] = self._live[run_id] = run
+            for other in live if self.supersedes(run_request) else ():
                 if (
-                    other is not run
-                    and other.running
+                    other.running
                     and other.owner == run.owner
                     and run.conversation_id
                     and other.conversation_id == run.conversation_id
@@ -514,6 +516,7 @@ class Registry:
         """Forget a run that lingered long enough, and its attempts nobody reads."""
         run.drop()
         self.runs.pop(run.run_id, None)
+        self._live.pop(run.run_id, None)
         for request_id in list(run.attempt_ids):
             carrier = self.attempts.get(request_id)
             if carrier is not None and carrier.run is run and not carrier.subscribers:
@@ -522,7 +525,12 @@ class Registry:
     # --- queries ----------------------------------------------------------------------------
 
     def running_runs(self) -> list[Run]:
-        return [r for r in self.runs.values() if r.running]
+        """The runs still running (those that stopped are let go of here, once)."""
+        live = self._live
+        stopped = [run_id for run_id, run in live.items() if not run.running]
+        for run_id in stopped:
+            del live[run_id]
+        return list(live.values())
 
 
 __all__ = ["Attempt", "Registry", "RunState", "Subscriber", "Tick"]
