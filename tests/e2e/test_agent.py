@@ -103,6 +103,9 @@ async def test_multi_step_turn_read_edit_shell_answer(tmp_path, workspace, kind,
     # staged (pending batch) then settled checkpoints around each tool batch
     pending = [len(c.pending_tool_calls) for c in result.checkpoints]
     assert pending[:2] == [1, 0]
+    # the close: staged, settled, then the same settled checkpoint again (protocol.md §4.5)
+    assert pending[-3:] == [1, 0, 0]
+    assert result.checkpoints[-1].SerializeToString() == result.checkpoints[-2].SerializeToString()
     last = requests[-1].json
     assert "gamma" in str(last)  # the shell output went back to the model
 

@@ -318,15 +318,21 @@ class Turn:
         self.ui.settled(self.transcript.settle_steps(self.blobs.settled))
 
     async def publish_checkpoint(
-        self, *, pending: AssistantHistoryMessage | None = None, closing: bool = False
+        self,
+        *,
+        pending: AssistantHistoryMessage | None = None,
+        closing: bool = False,
+        times: int = 1,
     ) -> None:
-        """Store a checkpoint's blobs and send it. A failed blob write ends the turn after it
-        (no more model calls), unless the turn is `closing`: its checkpoints all go out first."""
+        """Store a checkpoint's blobs and send it (`times` times: the close sends the settled
+        one twice, made once). A failed blob write ends the turn after it (no more model
+        calls), unless the turn is `closing`: its checkpoints all go out first."""
         if pending is None:
             message = pb.AgentServerMessage()  # the state made in it, not copied into it
             _, blobs = self.checkpoint(into=message.conversation_checkpoint_update)
             await self.store_on_client(blobs)
-            self.emit(message)
+            for _ in range(times):
+                self.emit(message)
         else:  # the answer inline: its frame is built around its JSON (one copy, not three)
             state, blobs = self.checkpoint(pending=pending, inline=False)
             await self.store_on_client(blobs)
@@ -405,8 +411,8 @@ async def _close(turn: Turn) -> None:
     last = new[-1] if new else None
     if last is not None and last["role"] == "assistant":
         await turn.publish_checkpoint(pending=last, closing=True)
-    await turn.publish_checkpoint(closing=True)
-    await turn.publish_checkpoint(closing=True)
+    # the settled checkpoint, then the same checkpoint again (protocol.md §4.5, as captured)
+    await turn.publish_checkpoint(closing=True, times=2)
     if turn.blobs.disk_error is not None:
         raise turn.blobs.disk_error  # everything went out to Cursor: now say what failed
     turn.live.finish()
