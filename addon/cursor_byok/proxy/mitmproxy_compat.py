@@ -228,9 +228,10 @@ def _releasing_handler(original: Callable[..., Any]) -> Callable[..., Any]:
             yield ReceiveHttp(RequestEndOfMessage(_RELEASES.pop(event.command)))
             return
         yield from original(self, event)
-        queued: set[int] = self.__dict__.setdefault(_QUEUED_RELEASES, set())
-        for stream_id in _queued_trailers_sent(self.h2_conn, queued):
-            yield from release(self, stream_id)
+        queued: set[int] | None = self.__dict__.get(_QUEUED_RELEASES)
+        if queued:  # nearly always empty: every event of every HTTP/2 client passes here
+            for stream_id in _queued_trailers_sent(self.h2_conn, queued):
+                yield from release(self, stream_id)
         if (
             not isinstance(event, ResponseTrailers)
             or END_STREAM_TRAILER not in event.trailers.fields
@@ -242,7 +243,7 @@ def _releasing_handler(original: Callable[..., Any]) -> Callable[..., Any]:
         if stream.state_machine.state is h2.stream.StreamState.HALF_CLOSED_LOCAL:
             yield from release(self, event.stream_id)
         elif event.stream_id in self.h2_conn.stream_trailers:  # behind held-back data
-            queued.add(event.stream_id)
+            self.__dict__.setdefault(_QUEUED_RELEASES, set()).add(event.stream_id)
         # else the client ended its upload already: nothing to release
 
     return _handle_event
