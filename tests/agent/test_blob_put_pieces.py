@@ -65,3 +65,21 @@ def test_a_failed_write_keeps_it_made_of_its_pieces(tmp_path) -> None:
     [(_, sent, stored)] = live.sets
     assert sent is blob and stored is None  # the edge makes its frame of the pieces
     assert blobs.disk_error is not None and blob.join() == b"x" * 10_000
+
+
+def test_a_put_with_nothing_to_store_takes_no_thread_hop(tmp_path, monkeypatch) -> None:
+    """Most checkpoints of a turn's close add no blob: their put neither writes nor waits on
+    a worker thread (two hops a turn, each a thread pool round trip on the event loop)."""
+    hops: list[object] = []
+
+    async def counted(function, *args):
+        hops.append(function)
+        return function(*args)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    live = Live()
+    blobs = ClientBlobs(live, BlobStore(tmp_path / "blobs"), set())  # type: ignore[arg-type]
+    asyncio.run(blobs.put({}))
+    assert hops == [] and live.sets == []
+    asyncio.run(blobs.put({b"\x01" * 32: b"data"}))
+    assert len(hops) == 1 and len(live.sets) == 1  # a blob to store still goes the whole way

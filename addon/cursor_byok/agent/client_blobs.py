@@ -121,6 +121,8 @@ class ClientBlobs:
         """Write `blobs` to the data dir, SET every one the client lacks and wait for all
         acknowledgements (the ack barrier). Empties `blobs`. A long blob (`BlobPieces`) is
         made from its file from then on: its SET frame too, when a stream takes it."""
+        if not blobs:
+            return  # most checkpoints after the first of a close add none: no thread hop
         missing = {i: d for i, d in blobs.items() if i not in self.held}
         # on disk before the checkpoint that refers to them goes out; off the event loop
         on_disk = await self._write(self.store.put_all, blobs)
