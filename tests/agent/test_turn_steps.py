@@ -100,3 +100,28 @@ async def test_blob_files_are_written_off_the_event_loop(tmp_path) -> None:
     assert await turn.blobs._accept(blob_id(data), data) == data
     assert threads and threading.get_ident() not in threads
     assert store.get(blob_id(data)) == data
+
+
+def test_text_and_thinking_deltas_are_the_messages_they_always_were(tmp_path) -> None:
+    """`Turn.text`/`thinking` make their message in place (no copies): the same bytes as the
+    message built from its parts, with or without a mirror (a subagent's parent card)."""
+    run = pb.AgentRunRequest(conversation_id="c")
+    transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
+    live = _Live()
+    turn = Turn(live, run, BlobStore(tmp_path / "blobs"), transcript, set())  # type: ignore[arg-type]
+    mirrored: list[pb.InteractionUpdate] = []
+    for mirror in (None, mirrored.append):
+        turn.mirror_to(mirror)
+        turn.thinking("hmm")
+        turn.text("hello")
+    thinking = pb.ThinkingDeltaUpdate(text="hmm", thinking_style=pb.THINKING_STYLE_DEFAULT)
+    expected = [
+        pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(thinking_delta=thinking)),
+        pb.AgentServerMessage(
+            interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="hello"))
+        ),
+    ] * 2
+    assert [m.SerializeToString() for m in live.emitted] == [
+        m.SerializeToString() for m in expected
+    ]
+    assert [u.WhichOneof("message") for u in mirrored] == ["thinking_delta", "text_delta"]

@@ -253,15 +253,28 @@ class Turn:
         self.usage.streaming_chars += len(text)
         if self.carry is not None:
             self.carry.text(text)
-        self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
+        if self.mirror is not None:
+            self._send_update({"text_delta": pb.TextDeltaUpdate(text=text)})
+            return
+        # Made in place: a message given to a constructor is copied (1.1 µs against 2.9, a delta)
+        message = pb.AgentServerMessage()
+        message.interaction_update.text_delta.text = text
+        self.live.emit(message)
 
     def thinking(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
         if self.carry is not None and not self.carry.show_thinking(text):
             return  # a continued answer's (agent/continuation.py)
         self.ui.thinking(text, source, end)
         self.usage.streaming_chars += len(text)
-        delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
-        self._send_update({"thinking_delta": delta})
+        if self.mirror is not None:
+            delta = pb.ThinkingDeltaUpdate(text=text, thinking_style=pb.THINKING_STYLE_DEFAULT)
+            self._send_update({"thinking_delta": delta})
+            return
+        message = pb.AgentServerMessage()  # made in place, as `text`
+        thinking = message.interaction_update.thinking_delta
+        thinking.text = text
+        thinking.thinking_style = pb.THINKING_STYLE_DEFAULT
+        self.live.emit(message)
 
     def step_started(self) -> int:
         step_id = self.status.start_step()
