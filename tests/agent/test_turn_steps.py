@@ -103,8 +103,9 @@ async def test_blob_files_are_written_off_the_event_loop(tmp_path) -> None:
 
 
 def test_text_and_thinking_deltas_are_the_messages_they_always_were(tmp_path) -> None:
-    """`Turn.text`/`thinking` make their message in place (no copies): the same bytes as the
-    message built from its parts, with or without a mirror (a subagent's parent card)."""
+    """`Turn.text`/`thinking` make their message in place (no copies), other updates copy
+    their variant once: the same bytes as the message built from its parts, with or without
+    a mirror (a subagent's parent card)."""
     run = pb.AgentRunRequest(conversation_id="c")
     transcript = Transcript(pb.ConversationStateStructure(), [], "req-1")
     live = _Live()
@@ -114,14 +115,19 @@ def test_text_and_thinking_deltas_are_the_messages_they_always_were(tmp_path) ->
         turn.mirror_to(mirror)
         turn.thinking("hmm")
         turn.text("hello")
+        turn.update(step_started=pb.StepStartedUpdate())  # empty: still present
     thinking = pb.ThinkingDeltaUpdate(text="hmm", thinking_style=pb.THINKING_STYLE_DEFAULT)
     expected = [
         pb.AgentServerMessage(interaction_update=pb.InteractionUpdate(thinking_delta=thinking)),
         pb.AgentServerMessage(
             interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text="hello"))
         ),
+        pb.AgentServerMessage(
+            interaction_update=pb.InteractionUpdate(step_started=pb.StepStartedUpdate())
+        ),
     ] * 2
     assert [m.SerializeToString() for m in live.emitted] == [
         m.SerializeToString() for m in expected
     ]
-    assert [u.WhichOneof("message") for u in mirrored] == ["thinking_delta", "text_delta"]
+    kinds = ["thinking_delta", "text_delta", "step_started"]
+    assert [u.WhichOneof("message") for u in mirrored] == kinds

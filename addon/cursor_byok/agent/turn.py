@@ -241,10 +241,15 @@ class Turn:
         self._send_update(variant)
 
     def _send_update(self, variant: dict) -> None:
+        if self.mirror is None:  # the variant copied once, into the message sent
+            message = pb.AgentServerMessage()
+            for name, value in variant.items():
+                getattr(message.interaction_update, name).CopyFrom(value)
+            self.emit(message)
+            return
         update = pb.InteractionUpdate(**variant)
         self.emit(pb.AgentServerMessage(interaction_update=update))
-        if self.mirror is not None:  # a subagent's progress, shown on the parent's Task card
-            self.mirror(update)
+        self.mirror(update)  # a subagent's progress, shown on the parent's Task card
 
     def text(self, text: str, source: TextParts | None = None, end: int = 0) -> None:
         """Show answer text (`source`/`end`: where the provider's message part holds it, which
