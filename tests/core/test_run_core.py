@@ -726,3 +726,28 @@ def _cancel_action() -> pb.AgentClientMessage:
     message = pb.AgentClientMessage()
     message.conversation_action.cancel_action.SetInParent()
     return message
+
+
+def test_the_core_states_hash_by_identity() -> None:
+    """Every table lookup hashes a state and an event: by identity, not `Enum.__hash__` (a
+    Python call per hash), and a member still finds itself in the tables and sets."""
+    from cursor_byok.core import states
+    from cursor_byok.core.outbox import PendingKind
+
+    kinds = [
+        states.AttemptState,
+        states.AttemptEvent,
+        states.RunState,
+        states.RunEvent,
+        states.HoldState,
+        states.HoldEvent,
+        PendingKind,
+    ]
+    for kind in kinds:
+        for member in kind:
+            assert type(member).__hash__ is object.__hash__, kind
+            assert kind(member.value) is member and {member: 1}[member] == 1
+    assert (
+        states.step(states.RUN_TRANSITIONS, states.RunState.RUNNING, states.RunEvent.FINISH, "run")
+        is states.RunState.FINISHED
+    )

@@ -32,6 +32,14 @@ class IllegalEvent(ByokError):
     """An event the state does not allow (a bug in the caller, never client input)."""
 
 
+class State(enum.Enum):
+    """The base of the core's states and events: hashed by identity (each member is one
+    object, and equality is identity), not by `Enum.__hash__`, a Python call on its name.
+    The tables look up a (state, event) pair for every frame a run queues."""
+
+    __hash__ = object.__hash__
+
+
 def step[S: enum.Enum, E: enum.Enum](
     table: Mapping[tuple[S, E], S], state: S, event: E, what: str
 ) -> S:
@@ -45,7 +53,7 @@ def step[S: enum.Enum, E: enum.Enum](
 # --- attempts -----------------------------------------------------------------------------------
 
 
-class AttemptState(enum.Enum):
+class AttemptState(State):
     NEW = "new"  # waiting for its run request (which names the run it carries)
     BOUND = "bound"  # carries a run: its streams read the run's frames
     ENDED = "ended"  # carried a run, then ended on its own: its streams end with its error
@@ -53,7 +61,7 @@ class AttemptState(enum.Enum):
     FORGOTTEN = "forgotten"  # gone from the registry (idle, evicted, or its run was dropped)
 
 
-class AttemptEvent(enum.Enum):
+class AttemptEvent(State):
     OPEN = "open"  # the request id is used (a message, a stream, the edge opening it)
     BIND = "bind"  # its run request names a run (started or joined)
     END = "end"  # its streams must end (no run request in time, a protocol error, ...)
@@ -82,7 +90,7 @@ ATTEMPT_TRANSITIONS: dict[tuple[AttemptState, AttemptEvent], AttemptState] = {
 # --- runs ---------------------------------------------------------------------------------------
 
 
-class RunState(enum.Enum):
+class RunState(State):
     RUNNING = "running"  # its turn runs (read by a stream or not: `Run.streams`)
     OVER_BACKLOG = "over backlog"  # its output passed max_backlog_bytes: the next tick fails it
     # Told to stop by a cancel (the user, a newer run, no stream past the grace period, room for
@@ -101,7 +109,7 @@ class RunState(enum.Enum):
         return self in _RUNNING
 
 
-class RunEvent(enum.Enum):
+class RunEvent(State):
     EMIT = "emit"  # a server frame is queued
     REQUEST = "request"  # an exec/KV/interaction request is sent
     ANSWER = "answer"  # a client message arrives
@@ -157,12 +165,12 @@ RUN_TRANSITIONS.update(
 # --- the coalescing hold of a run's outbox -----------------------------------------------------
 
 
-class HoldState(enum.Enum):
+class HoldState(State):
     OPEN = "open"  # every entry is readable
     HELD = "held"  # entries from `held_from` on wait for the end of the coalescing window
 
 
-class HoldEvent(enum.Enum):
+class HoldEvent(State):
     HOLD = "hold"  # a delta comes within the window of the last release: keep it back
     RELEASE = "release"  # the window is over: what is held becomes readable
     FLUSH = "flush"  # another frame (or the end) takes what is held out with it
