@@ -7,6 +7,7 @@ from cursor_byok.cursor.checkpoint import encode_message
 from cursor_byok.cursor.checkpoint import message_id
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire.blob_ids import blob_id
+from cursor_byok.wire.blob_pieces import LARGE_BLOB
 
 
 def test_message_id_is_the_blob_id_of_the_encoded_message() -> None:
@@ -92,3 +93,25 @@ def test_long_blobs_come_in_pieces_with_the_same_ids_and_bytes() -> None:
     # settled by id as any step is
     transcript.settle_steps(set(blobs))
     assert transcript.steps == [blob_id(whole)]
+
+
+def test_short_messages_are_encoded_whole_long_ones_in_pieces(monkeypatch) -> None:
+    """A checkpoint encodes every message of the turn so far: a short one by `json.dumps` at
+    once, whether or not the client holds some blobs; only a long one goes piece by piece (its
+    JSON never made whole). The ids and the blobs are the same either way."""
+    from cursor_byok.cursor import checkpoint
+
+    transcript = _transcript()
+    transcript.append({"role": "tool", "content": "t" * LARGE_BLOB})  # a long one
+    expected_state, expected_blobs = transcript.checkpoint()
+    in_pieces: list[object] = []
+    whole = checkpoint.message_blob
+
+    def counted(message):
+        in_pieces.append(message)
+        return whole(message)
+
+    monkeypatch.setattr(checkpoint, "message_blob", counted)
+    state, blobs = transcript.checkpoint(have={b"\x00" * 32})  # holds something, not these
+    assert state == expected_state and blobs.keys() == expected_blobs.keys()
+    assert [m["role"] for m in in_pieces] == ["tool"]  # type: ignore[index]

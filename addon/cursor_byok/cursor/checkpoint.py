@@ -194,11 +194,15 @@ class _Store:
         return ident
 
     def message(self, message: HistoryMessage) -> bytes:
-        if not self.have:
+        if not self.have or not _long(message):
+            # A short one is encoded whole by `json.dumps` and hashed: several times faster
+            # than its JSON in pieces, and its bytes are small (a checkpoint encodes every
+            # message of the turn so far, again each time).
             ident, data = message_data(message)
-            self.blobs[ident] = data
+            if ident not in self.have:
+                self.blobs[ident] = data
             return ident
-        blob = message_blob(message)  # no bytes made for a message the client holds
+        blob = message_blob(message)  # no bytes made for a long message the client holds
         if blob.ident not in self.have:
             self.blobs[blob.ident] = blob if blob.size >= LARGE_BLOB else encode_message(message)
         return blob.ident
