@@ -95,14 +95,22 @@ def test_long_blobs_come_in_pieces_with_the_same_ids_and_bytes() -> None:
     assert transcript.steps == [blob_id(whole)]
 
 
-def test_short_messages_are_encoded_whole_long_ones_in_pieces(monkeypatch) -> None:
-    """A checkpoint encodes every message of the turn so far: a short one by `json.dumps` at
-    once, whether or not the client holds some blobs; only a long one goes piece by piece (its
-    JSON never made whole). The ids and the blobs are the same either way."""
+def test_small_messages_are_encoded_whole_large_ones_in_pieces(monkeypatch) -> None:
+    """A checkpoint encodes every message of the turn so far: a small one by `json.dumps` at
+    once, whether or not the client holds some blobs; a large one goes piece by piece (its
+    JSON never made whole), whether its size is in a text part or elsewhere (a long tool-call
+    argument: a file the model writes). The ids and the blobs are the same either way."""
     from cursor_byok.cursor import checkpoint
 
-    transcript = _transcript()
-    transcript.append({"role": "tool", "content": "t" * LARGE_BLOB})  # a long one
+    transcript = _transcript()  # a small user message, a 100,000-character answer
+    transcript.append({"role": "tool", "content": "t" * LARGE_BLOB})
+    write = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "Write", "arguments": "w" * 40_000},
+    }
+    transcript.append({"role": "assistant", "content": "", "tool_calls": [write]})
+    transcript.append({"role": "tool", "content": "ok"})
     expected_state, expected_blobs = transcript.checkpoint()
     in_pieces: list[object] = []
     whole = checkpoint.message_blob
@@ -114,4 +122,4 @@ def test_short_messages_are_encoded_whole_long_ones_in_pieces(monkeypatch) -> No
     monkeypatch.setattr(checkpoint, "message_blob", counted)
     state, blobs = transcript.checkpoint(have={b"\x00" * 32})  # holds something, not these
     assert state == expected_state and blobs.keys() == expected_blobs.keys()
-    assert [m["role"] for m in in_pieces] == ["tool"]  # type: ignore[index]
+    assert [m["role"] for m in in_pieces] == ["assistant", "tool", "assistant"]  # type: ignore[index]

@@ -194,9 +194,9 @@ class _Store:
         return ident
 
     def message(self, message: HistoryMessage) -> bytes:
-        if not self.have or not _long(message):
-            # A short one is encoded whole by `json.dumps` and hashed: several times faster
-            # than its JSON in pieces, and its bytes are small (a checkpoint encodes every
+        if not self.have or _small(message):
+            # A small one is encoded whole by `json.dumps` and hashed: several times faster
+            # than its JSON in pieces, and its bytes are few (a checkpoint encodes every
             # message of the turn so far, again each time).
             ident, data = message_data(message)
             if ident not in self.have:
@@ -220,6 +220,28 @@ class _Store:
                 ident = self.data(step.SerializeToString())
             self.step_ids[id(step)] = ident
         return ident
+
+
+SMALL_MESSAGE = 16 * 1024  # characters of strings: its JSON is at most ~6× that (escapes)
+
+
+def _small(value: object, budget: int = SMALL_MESSAGE) -> bool:
+    """Whether the strings in `value` (keys, text, tool-call arguments, at any depth) come to
+    fewer than `budget` characters: its JSON is small enough to make whole. Stops counting at
+    the budget, so a long message costs no more than a short one to tell."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            budget -= len(item)
+        elif isinstance(item, dict):
+            budget -= sum(len(key) for key in item if isinstance(key, str))
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        if budget <= 0:
+            return False
+    return True
 
 
 def _long(message: HistoryMessage) -> bool:
