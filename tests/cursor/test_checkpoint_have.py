@@ -123,3 +123,22 @@ def test_small_messages_are_encoded_whole_large_ones_in_pieces(monkeypatch) -> N
     state, blobs = transcript.checkpoint(have={b"\x00" * 32})  # holds something, not these
     assert state == expected_state and blobs.keys() == expected_blobs.keys()
     assert [m["role"] for m in in_pieces] == ["assistant", "tool", "assistant"]  # type: ignore[index]
+
+
+def test_a_long_tool_call_argument_is_a_blob_in_pieces() -> None:
+    """The staged answer (`message_data`) follows the same rule as the checkpoint: a file the
+    model writes, past LARGE_BLOB, is never one whole JSON copy."""
+    from cursor_byok.cursor.checkpoint import message_data
+    from cursor_byok.wire.blob_pieces import BlobPieces
+
+    write = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "Write", "arguments": "w" * LARGE_BLOB},
+    }
+    message = {"role": "assistant", "content": "", "tool_calls": [write]}
+    ident, data = message_data(message)  # type: ignore[arg-type]
+    assert isinstance(data, BlobPieces)
+    assert ident == blob_id(encode_message(message)) == data.ident  # type: ignore[arg-type]
+    small = {"role": "assistant", "content": "ok"}
+    assert message_data(small) == (blob_id(encode_message(small)), encode_message(small))  # type: ignore[arg-type]

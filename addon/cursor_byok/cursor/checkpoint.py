@@ -123,13 +123,26 @@ def json_size(value: object) -> int:
 
 
 def message_data(message: HistoryMessage) -> tuple[bytes, Blob]:
-    """A message's blob id and its blob: bytes, or `BlobPieces` for a long one (its JSON never
-    made whole). A short message is encoded once, by `json.dumps`, and hashed."""
-    if not _long(message):
+    """A message's blob id and its blob (`_message_data`)."""
+    ident, data = _message_data(message)
+    assert data is not None  # nothing is held
+    return ident, data
+
+
+def _message_data(
+    message: HistoryMessage, have: Container[bytes] = frozenset()
+) -> tuple[bytes, Blob | None]:
+    """A message's blob id and its blob. A small one (`_small`) is encoded once by
+    `json.dumps` and hashed; a large one's id comes from one pass over its JSON in pieces, and
+    its blob is `BlobPieces` past LARGE_BLOB bytes (its JSON never made whole), bytes under
+    it, or None when it is in `have` (the client holds it: no bytes made)."""
+    if _small(message):
         data = encode_message(message)
         return blob_id(data), data
-    blob = message_blob(message)  # a text part of LARGE_BLOB characters: as many bytes or more
-    return blob.ident, blob
+    blob = message_blob(message)
+    if blob.ident in have:
+        return blob.ident, None
+    return blob.ident, blob if blob.size >= LARGE_BLOB else encode_message(message)
 
 
 def message_blob(message: HistoryMessage) -> BlobPieces:
@@ -194,18 +207,12 @@ class _Store:
         return ident
 
     def message(self, message: HistoryMessage) -> bytes:
-        if not self.have or _small(message):
-            # A small one is encoded whole by `json.dumps` and hashed: several times faster
-            # than its JSON in pieces, and its bytes are few (a checkpoint encodes every
-            # message of the turn so far, again each time).
-            ident, data = message_data(message)
-            if ident not in self.have:
-                self.blobs[ident] = data
-            return ident
-        blob = message_blob(message)  # no bytes made for a long message the client holds
-        if blob.ident not in self.have:
-            self.blobs[blob.ident] = blob if blob.size >= LARGE_BLOB else encode_message(message)
-        return blob.ident
+        # Every message of the turn so far, again at each checkpoint: a small one whole (fast),
+        # a large one held by the client without its bytes made again.
+        ident, data = _message_data(message, self.have)
+        if data is not None and ident not in self.have:
+            self.blobs[ident] = data
+        return ident
 
     def step(self, step: Step) -> bytes:
         if isinstance(step, bytes):
@@ -242,17 +249,6 @@ def _small(value: object, budget: int = SMALL_MESSAGE) -> bool:
         if budget <= 0:
             return False
     return True
-
-
-def _long(message: HistoryMessage) -> bool:
-    """Whether a message holds a text part long enough for its blob to be made in pieces."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return len(content) >= LARGE_BLOB
-    return any(
-        isinstance(part, dict) and len(str(part.get("text") or "")) >= LARGE_BLOB
-        for part in content or ()
-    )
 
 
 @dataclass
