@@ -31,7 +31,7 @@ from typing import cast
 from cursor_byok.core.states import HOLD_TRANSITIONS
 from cursor_byok.core.states import HoldEvent
 from cursor_byok.core.states import HoldState
-from cursor_byok.core.states import State
+from cursor_byok.core.states import IdentityEnum
 from cursor_byok.core.states import step
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.wire import connect
@@ -42,7 +42,7 @@ from cursor_byok.wire.varint import varint
 COMPRESS_THRESHOLD = 4096
 
 
-class PendingKind(State):
+class PendingKind(IdentityEnum):
     """What a client request a frame carries asks for (its id is per kind, protocol.md §3)."""
 
     EXEC = "exec"

@@ -32,7 +32,7 @@ class IllegalEvent(ByokError):
     """An event the state does not allow (a bug in the caller, never client input)."""
 
 
-class State(enum.Enum):
+class IdentityEnum(enum.Enum):
     """The base of the core's states and events: hashed by identity (each member is one
     object, and equality is identity), not by `Enum.__hash__`, a Python call on its name.
     The tables look up a (state, event) pair for every frame a run queues."""
@@ -53,7 +53,7 @@ def step[S: enum.Enum, E: enum.Enum](
 # --- attempts -----------------------------------------------------------------------------------
 
 
-class AttemptState(State):
+class AttemptState(IdentityEnum):
     NEW = "new"  # waiting for its run request (which names the run it carries)
     BOUND = "bound"  # carries a run: its streams read the run's frames
     ENDED = "ended"  # carried a run, then ended on its own: its streams end with its error
@@ -61,7 +61,7 @@ class AttemptState(State):
     FORGOTTEN = "forgotten"  # gone from the registry (idle, evicted, or its run was dropped)
 
 
-class AttemptEvent(State):
+class AttemptEvent(IdentityEnum):
     OPEN = "open"  # the request id is used (a message, a stream, the edge opening it)
     BIND = "bind"  # its run request names a run (started or joined)
     END = "end"  # its streams must end (no run request in time, a protocol error, ...)
@@ -90,7 +90,7 @@ ATTEMPT_TRANSITIONS: dict[tuple[AttemptState, AttemptEvent], AttemptState] = {
 # --- runs ---------------------------------------------------------------------------------------
 
 
-class RunState(State):
+class RunState(IdentityEnum):
     RUNNING = "running"  # its turn runs (read by a stream or not: `Run.streams`)
     OVER_BACKLOG = "over backlog"  # its output passed max_backlog_bytes: the next tick fails it
     # Told to stop by a cancel (the user, a newer run, no stream past the grace period, room for
@@ -109,7 +109,7 @@ class RunState(State):
         return self in _RUNNING
 
 
-class RunEvent(State):
+class RunEvent(IdentityEnum):
     EMIT = "emit"  # a server frame is queued
     REQUEST = "request"  # an exec/KV/interaction request is sent
     ANSWER = "answer"  # a client message arrives
@@ -165,12 +165,12 @@ RUN_TRANSITIONS.update(
 # --- the coalescing hold of a run's outbox -----------------------------------------------------
 
 
-class HoldState(State):
+class HoldState(IdentityEnum):
     OPEN = "open"  # every entry is readable
     HELD = "held"  # entries from `held_from` on wait for the end of the coalescing window
 
 
-class HoldEvent(State):
+class HoldEvent(IdentityEnum):
     HOLD = "hold"  # a delta comes within the window of the last release: keep it back
     RELEASE = "release"  # the window is over: what is held becomes readable
     FLUSH = "flush"  # another frame (or the end) takes what is held out with it
