@@ -37,6 +37,7 @@ import aiohttp
 from provider_config import KEY_ENV
 from provider_config import MODEL
 from provider_config import write_config
+from streamlib import STAMP_RE
 from streamlib import FeederProcess
 
 from cursor_byok.agent.loop import ProviderAgent
@@ -75,6 +76,7 @@ class Client:
         self.seqno = 0
         self.texts = 0
         self.ok = False
+        self.latencies: list[int] = []  # ns, feeder write → this client's read, in order
 
     def send(self, message: pb.AgentClientMessage) -> None:
         raw = message.SerializeToString()
@@ -95,6 +97,9 @@ class Client:
                 self.send(answer)
             elif message.interaction_update.HasField("text_delta"):
                 self.texts += 1
+                now = time.monotonic_ns()
+                for stamp in STAMP_RE.finditer(message.interaction_update.text_delta.text):
+                    self.latencies.append(now - int(stamp.group(1)))
         return False
 
     async def run(self) -> None:
@@ -111,12 +116,29 @@ class Client:
         pump.cancel()
 
 
-async def turns_round(registry: RunRegistry, names: list[str]) -> int:
+async def turns_round(registry: RunRegistry, names: list[str], latencies: list[list[int]]) -> int:
     clients = [Client(registry, name) for name in names]
     await asyncio.gather(*(c.run() for c in clients))
     if not all(c.ok for c in clients):
         raise SystemExit("a turn did not end ok")
+    latencies.extend(c.latencies for c in clients)
     return sum(c.texts for c in clients)
+
+
+def p99_by_place(latencies: list[list[int]], edge: int = 25) -> str:
+    """p99 (ms) of the deltas' latency: all, each turn's first `edge`, the rest, its last."""
+
+    def p99(values: list[int]) -> float:
+        return sorted(values)[int(0.99 * (len(values) - 1))] / 1e6 if values else 0.0
+
+    first = [x for turn in latencies for x in turn[:edge]]
+    middle = [x for turn in latencies for x in turn[edge:-edge]]
+    last = [x for turn in latencies for x in turn[-edge:]]
+    every = [x for turn in latencies for x in turn]
+    return (
+        f"latency p99 {p99(every):.1f} ms (first {edge} {p99(first):.1f} / the rest "
+        f"{p99(middle):.1f} / last {edge} {p99(last):.1f})"
+    )
 
 
 async def floor_round(base_url: str, count: int, session: aiohttp.ClientSession) -> int:
@@ -159,13 +181,14 @@ async def main_async(args: argparse.Namespace) -> None:
             session = aiohttp.ClientSession()
             per_delta: list[float] = []
             per_turn: list[float] = []
+            latencies: list[list[int]] = []
             for round_ in range(args.rounds + 1):  # the first warms up
                 names = [f"r{round_}-{i}" for i in range(args.turns)]
                 cpu = time.process_time()
                 if args.floor:
                     deltas = await floor_round(feeder.base_url, args.turns, session)
                 else:
-                    deltas = await turns_round(registry, names)
+                    deltas = await turns_round(registry, names, latencies if round_ else [])
                 spent = time.process_time() - cpu
                 if deltas < args.turns:  # text frames (coalesced) or provider events
                     raise SystemExit(f"only {deltas} text frames for {args.turns} turns")
@@ -184,6 +207,8 @@ async def main_async(args: argparse.Namespace) -> None:
         f"[{min(per_delta):.1f}–{max(per_delta):.1f}], {statistics.median(per_turn):.2f} ms per "
         f"turn; load {os.getloadavg()[0]:.2f}"
     )
+    if latencies and args.deltas > 50:
+        print(p99_by_place(latencies))
 
 
 def main() -> None:
