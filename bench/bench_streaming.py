@@ -24,6 +24,13 @@ R15c      (opt-in: --configs) as R15, but all turns of a batch share one HTTP/2 
           `start spread` column);
 B         plain mitmdump (only bench/passthrough.py: send to the feeder, stream the response)
           relaying the same Connect frames (one text_delta envelope per delta) from the feeder;
+B2        (opt-in: --configs) B's request on an HTTP/2 connection of its own, as `Run` comes:
+          plain mitmproxy relaying the same frames to an HTTP/2 client;
+BA        (opt-in: --configs) plain mitmdump relaying A's whole fallback turn to the feeder as
+          Cursor's server: RunSSE, the run request and every KV ack as BidiAppend, the same
+          deltas, then the frames one of the run's own addon turns closed with (recorded at
+          start-up: KV SETs, checkpoints); column ×T: each configuration against plain mitmproxy
+          on its own transport (R* ÷ B2, A* and P* ÷ BA);
 F         (opt-in: --configs) the floor under any addon that serves a stream from a provider's
           answer: plain mitmdump with bench/floor_addon.py alone, which reads the feeder's
           OpenAI-Chat stream (aiohttp, our SSE parser, json) and writes each delta's envelope,
@@ -81,6 +88,7 @@ from streamlib import cpu_seconds
 from streamlib import mib
 from streamlib import open_h2
 from streamlib import plain_turn
+from streamlib import plain_turn_h2
 from streamlib import poll_turn
 from streamlib import reset_peak
 from streamlib import run_turn
@@ -88,11 +96,13 @@ from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
-ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t", "F", "B", "C"]
+ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t", "F", "B", "B2", "BA", "C"]
 ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "P15": 15, "A0": 0, "R0": 0}  # coalescing, ms
 # the same, with mitmproxy's hop to the loopback server over TCP (cursor_byok_loopback_hop=tcp):
 # what the in-memory hop saves, measured in one run
 ADDON_CONFIGS |= {"A15t": 15, "R15t": 15}
+# the plain relay on each configuration's transport (×T): HTTP/2 for R*, the fallback for A*, P*
+TRANSPORT_BASE = {"R": "B2", "A": "BA", "P": "BA"}
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -212,7 +222,8 @@ class Bench:
         self.tmp = tmp
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
-        self.feeder = FeederProcess(args.deltas, args.interval)
+        self.close_frames = tmp / "close-frames.bin"  # BA's (record_close)
+        self.feeder = FeederProcess(args.deltas, args.interval, self.close_frames)
         self.proxies: dict[str, Mitm] = {}
         self.startup: list[str] = []
 
@@ -223,6 +234,21 @@ class Bench:
             await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
             return
         proxy = self.proxies[config]
+        if config == "BA":
+            await addon_turn(
+                proxy.port,
+                tls=client_tls(proxy.ca_file),
+                deltas=deltas,
+                stats=stats,
+                workspace=self.workspace,
+                heartbeat=self.args.heartbeat,
+            )
+            return
+        if config == "B2":
+            await plain_turn_h2(
+                proxy.port, tls=client_tls_h2(proxy.ca_file), deltas=deltas, stats=stats
+            )
+            return
         if config.startswith("R"):
             await run_turn(
                 proxy.port,
@@ -275,6 +301,13 @@ class Bench:
         if "F" in self.args.configs:
             self.proxies["F"] = start_plain(self.tmp / "F", self.feeder.port, "floor_addon.py")
             await self.turn("F", TurnStats(), 1)
+        if "B2" in self.args.configs:
+            self.proxies["B2"] = start_plain(self.tmp / "B2", self.feeder.port)
+            await self.turn("B2", TurnStats(), 1)
+        if "BA" in self.args.configs:
+            await self.record_close(addons)
+            self.proxies["BA"] = start_plain(self.tmp / "BA", self.feeder.port)
+            await self.turn("BA", TurnStats(), 1)
         for config in self.args.configs:  # warm-up: TLS certs, imports, connections
             if config != "B":
                 await self.batch(config, 2)
@@ -290,6 +323,18 @@ class Bench:
             f"{'' if stats.ok else ' FAILED: ' + stats.error}"
         )
         await self.batch("B", 2)
+
+    async def record_close(self, addons: list[str]) -> None:
+        """BA's close: the frames (all but text deltas) one turn of this run's addon sent,
+        written where the feeder reads them for each BA turn."""
+        own = [name for name in addons if not name.endswith("~")]
+        if not own:
+            print("BA: no addon configuration in this run, so its turns close with no frames")
+            return
+        stats = TurnStats(kept=[])
+        await self.turn(own[0], stats, 1)
+        self.close_frames.write_bytes(b"".join(stats.kept or []))
+        print(f"BA closes with the {len(stats.kept or [])} frames a turn of {own[0]} sent")
 
     async def batch(self, config: str, level: int) -> Batch:
         proxy = self.proxies.get(config)
@@ -356,18 +401,22 @@ def report(
     print()
     header = (
         f"{'streams':>7} {'cfg':<4} {'ok':>8} {'p50 ms':>20} {'p99 ms':>22} {'>50ms':>6} "
-        f"{'frames/turn':>11} {'delta-frames':>12} {'CPU µs/delta':>18} {'×B':>5} "
+        f"{'frames/turn':>11} {'delta-frames':>12} {'CPU µs/delta':>18} {'×B':>5} {'×T':>5} "
         f"{'peak RSS':>9} {'client':>7} {'feeder':>7} {'start spread':>12}"
     )
     print(header)
     print("-" * len(header))
     positions: list[tuple[int, str, list[Batch]]] = []
     for level in args.levels:
-        b_cpu = [
-            b.proxy_cpu / (level * args.deltas) * 1e6
-            for b in results.get(("B", level), [])
-            if b.proxy_cpu is not None
-        ]
+        base_cpu = {
+            base: [
+                b.proxy_cpu / (level * args.deltas) * 1e6
+                for b in results.get((base, level), [])
+                if b.proxy_cpu is not None
+            ]
+            for base in ("B", "B2", "BA")
+        }
+        b_cpu = base_cpu["B"]
         for config in configs:
             batches = results.get((config, level), [])
             if not batches:
@@ -382,6 +431,10 @@ def report(
             ratio = (
                 f"{statistics.median(cpu) / statistics.median(b_cpu):.1f}" if cpu and b_cpu else ""
             )
+            t_cpu = base_cpu.get(TRANSPORT_BASE.get(config[:1], ""), [])
+            ratio2 = (
+                f"{statistics.median(cpu) / statistics.median(t_cpu):.1f}" if cpu and t_cpu else ""
+            )
             figures[f"{config} x{level}"] = {
                 "ok": ok / n,
                 "p50_ms": round(statistics.median(b.pct(0.5) for b in batches), 2),
@@ -390,6 +443,11 @@ def report(
                 **(
                     {"cpu_ratio": round(statistics.median(cpu) / statistics.median(b_cpu), 2)}
                     if cpu and b_cpu
+                    else {}
+                ),
+                **(
+                    {"cpu_ratio_t": round(statistics.median(cpu) / statistics.median(t_cpu), 2)}
+                    if cpu and t_cpu
                     else {}
                 ),
             }
@@ -406,7 +464,7 @@ def report(
                 f"{level:>7} {config:<4} {f'{ok}/{n}':>8} "
                 f"{spread([b.pct(0.5) for b in batches], '.2f'):>20} "
                 f"{spread([b.pct(0.99) for b in batches], '.2f'):>22} {late:>5.1f}% "
-                f"{frames:>11.1f} {dframes:>12.1f} {spread(cpu, '.0f'):>18} {ratio:>5} "
+                f"{frames:>11.1f} {dframes:>12.1f} {spread(cpu, '.0f'):>18} {ratio:>5} {ratio2:>5} "
                 f"{peak:>9} {client:>6.0f}% {feeder:>6.0f}% "
                 f"{statistics.median(b.start_spread for b in batches):>9.0f} ms"
             )
@@ -420,7 +478,9 @@ def report(
         "[min–max]); >50ms: share of deltas later than 50 ms (median over rounds); "
         "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
         "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
-        "plain mitmdump; peak RSS: max VmHWM of the proxy over the batches at that level; "
+        "plain mitmdump, ×T: against "
+        "plain mitmdump on the configuration's own transport (R: B2, A and P: BA); "
+        "peak RSS: max VmHWM of the proxy over the batches at that level; "
         "client/feeder: their CPU as a share of one core over the batch; start spread: time "
         "between the first and the last turn of a batch to get its first delta (median over "
         "rounds): turns that could not start together show here."

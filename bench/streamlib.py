@@ -7,7 +7,12 @@ plays both ends a proxy can stream from:
   agent calls it; A in bench_streaming.py);
 - `POST /agent.v1.AgentService/RunSSE`: an Agent upstream streaming the very Connect frames the
   addon would send for those deltas (one `text_delta` AgentServerMessage per delta, then the
-  end-stream envelope; B through plain mitmdump, C direct).
+  end-stream envelope; B through plain mitmdump, C direct);
+- the same RunSSE without `x-bench-deltas`, joined by its request id to the
+  `POST /aiserver.v1.BidiService/BidiAppend` that carries the run request: Cursor's server side of
+  the HTTP/1.1 fallback (BA through plain mitmdump). The deltas follow the run request, then the
+  frames a real turn of the addon closed with (`--close-frames`, recorded by the bench: KV SETs,
+  checkpoints, `turn_ended`), then the end-stream; every BidiAppend is answered at once, empty.
 
 Every delta's text is `t=<time.monotonic_ns()>;`, taken when it is written, so the client can
 measure provider-send → client-receive latency on the same clock. One ticker writes the next delta
@@ -114,17 +119,36 @@ class _Stream:
     left: int
     kind: str  # "chat" or "connect"
     done: asyncio.Future
+    tail: bytes = b""  # written before the end (BA: the recorded close frames)
+
+
+_APPENDED = b"HTTP/1.1 200 OK\r\ncontent-type: application/proto\r\ncontent-length: 0\r\n\r\n"
+
+
+def read_frames(path: Path | None) -> list[bytes]:
+    """The Connect envelopes in a file of them (none when there is no file)."""
+    if path is None or not path.exists():
+        return []
+    data = path.read_bytes()
+    frames, offset = [], 0
+    while offset + connect.HEADER_SIZE <= len(data):
+        end = offset + connect.HEADER_SIZE + int.from_bytes(data[offset + 1 : offset + 5], "big")
+        frames.append(data[offset:end])
+        offset = end
+    return frames
 
 
 class Feeder:
     """See the module docstring."""
 
-    def __init__(self, deltas: int, interval: float) -> None:
+    def __init__(self, deltas: int, interval: float, close_frames: Path | None = None) -> None:
         self.deltas = deltas
         self.interval = interval
+        self.close_frames = close_frames
         self.active: list[_Stream] = []
         self.wake = asyncio.Event()
         self.streams = 0
+        self.fallback: dict[str, _Stream] = {}  # BA: request id → RunSSE waiting for its run
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, ValueError):
@@ -141,22 +165,39 @@ class Feeder:
                 match = DELTAS_RE.search(body)
                 deltas = int(headers.get("x-bench-deltas") or (match and match.group(1)) or 0)
                 deltas = deltas or self.deltas
+                done = asyncio.get_running_loop().create_future()
                 if target.endswith("/chat/completions"):
                     writer.write(_CHAT_HEAD + _chunk(_chat_event("")))
                     kind = "chat"
                 elif target.endswith(RUN_SSE):
                     writer.write(_SSE_HEAD)
                     kind = "connect"
+                    if "x-bench-deltas" not in headers:  # BA: streams once its run request came
+                        rid = headers.get("x-request-id", "")
+                        self.fallback[rid] = _Stream(writer, 0, kind, done)
+                        if not await done:
+                            break
+                        continue
+                elif target.endswith(BIDI_APPEND):
+                    writer.write(_APPENDED)
+                    waiting = self.fallback.pop(headers.get("x-request-id", ""), None)
+                    if waiting is not None and match:
+                        self._start(waiting, deltas, tail=b"".join(read_frames(self.close_frames)))
+                    continue
                 else:
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
                     continue
-                stream = _Stream(writer, deltas, kind, asyncio.get_running_loop().create_future())
-                self.streams += 1
-                self.active.append(stream)
-                self.wake.set()
+                stream = _Stream(writer, deltas, kind, done)
+                self._start(stream, deltas)
                 if not await stream.done:
                     break
         writer.close()
+
+    def _start(self, stream: _Stream, deltas: int, tail: bytes = b"") -> None:
+        stream.left, stream.tail = deltas, tail
+        self.streams += 1
+        self.active.append(stream)
+        self.wake.set()
 
     async def ticker(self) -> None:
         loop = asyncio.get_running_loop()
@@ -184,14 +225,18 @@ class Feeder:
         data = _chunk(_chat_event(text)) if stream.kind == "chat" else _chunk(delta_frame(text))
         stream.left -= 1
         if stream.left <= 0:
-            data += _CHAT_TAIL if stream.kind == "chat" else _SSE_TAIL
+            data += (
+                _CHAT_TAIL
+                if stream.kind == "chat"
+                else _chunk(stream.tail) * bool(stream.tail) + _SSE_TAIL
+            )
             self.active.remove(stream)
             stream.done.set_result(True)
         stream.writer.write(data)
 
 
-async def run_feeder(deltas: int, interval: float) -> None:
-    feeder = Feeder(deltas, interval)
+async def run_feeder(deltas: int, interval: float, close_frames: Path | None = None) -> None:
+    feeder = Feeder(deltas, interval, close_frames)
     server = await asyncio.start_server(feeder.serve, "127.0.0.1", 0, backlog=1024)
     print(f"feeder port {server.sockets[0].getsockname()[1]}", flush=True)
     ticker = asyncio.ensure_future(feeder.ticker())
@@ -209,7 +254,9 @@ async def run_feeder(deltas: int, interval: float) -> None:
 class FeederProcess:
     """The feeder in a child process (its own core time, its own event loop)."""
 
-    def __init__(self, deltas: int = 200, interval: float = 0.005) -> None:
+    def __init__(
+        self, deltas: int = 200, interval: float = 0.005, close_frames: Path | None = None
+    ) -> None:
         import subprocess
 
         self.process = subprocess.Popen(
@@ -221,6 +268,7 @@ class FeederProcess:
                 str(deltas),
                 "--interval",
                 str(interval),
+                *(["--close-frames", str(close_frames)] if close_frames else []),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -652,6 +700,7 @@ class TurnStats:
     appends_refused: int = 0
     first_delta_ns: int = 0  # monotonic_ns when the first text delta arrived
     polls: int = 0  # RunPoll requests made (P only)
+    kept: list[bytes] | None = None  # when a list: every data frame but text deltas, as sent
 
 
 class _Envelopes:
@@ -683,6 +732,8 @@ def _on_frame(stats: TurnStats, flags: int, payload: bytes, now: int, answer) ->
         return True
     message = pb.AgentServerMessage.FromString(payload)
     kind = message.WhichOneof("message")
+    if stats.kept is not None and not message.interaction_update.HasField("text_delta"):
+        stats.kept.append(connect.encode_frame_raw(flags, payload))
     if kind == "interaction_update":
         update = message.interaction_update.WhichOneof("message")
         if update == "heartbeat":
@@ -729,6 +780,42 @@ async def plain_turn(
         )
         await result
         if not done.done():
+            stats.error = "stream ended without an end-stream envelope"
+    except Exception as exc:
+        stats.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        conn.close()
+
+
+async def plain_turn_h2(port: int, *, tls: ssl.SSLContext, deltas: int, stats: TurnStats) -> None:
+    """B2: B's one RunSSE-shaped request on an HTTP/2 connection of its own (ALPN h2, one
+    stream), as `Run` reaches the proxy: what plain mitmproxy pays to relay the same frames to
+    an HTTP/2 client (its h2 framing and flow control, against B's HTTP/1.1 chunks)."""
+    conn = await open_h2(port, tunnel=f"{TEST_HOST}:443", tls=tls)
+    done = asyncio.get_running_loop().create_future()
+
+    def frame(flags: int, payload: bytes, now: int) -> None:
+        if _on_frame(stats, flags, payload, now, None) and not done.done():
+            done.set_result(None)
+
+    envelopes = _Envelopes(frame)
+    try:
+        rid = str(uuid.uuid4())
+        headers = {
+            "content-type": "application/connect+proto",
+            "connect-protocol-version": "1",
+            "x-request-id": rid,
+            "x-bench-deltas": str(deltas),
+        }
+        stream_id, head, ended = conn.request(RUN_SSE, headers, envelopes.feed)
+        conn.send(stream_id, connect.encode_frame(encode_run_sse_request(rid)), end=True)
+        status = await head
+        if status != 200:
+            stats.error = f"RunSSE {status}"
+            return
+        await asyncio.wait([done, ended], return_when=asyncio.FIRST_COMPLETED)
+        if not done.done():
+            ended.result()  # a reset raises here
             stats.error = "stream ended without an end-stream envelope"
     except Exception as exc:
         stats.error = f"{type(exc).__name__}: {exc}"
@@ -1033,9 +1120,12 @@ def main() -> None:
     feeder = sub.add_parser("feeder", help="run the feeder server (prints its port)")
     feeder.add_argument("--deltas", type=int, default=200)
     feeder.add_argument("--interval", type=float, default=0.005)
+    feeder.add_argument(
+        "--close-frames", type=Path, help="a file of Connect envelopes BA's turns close with"
+    )
     args = parser.parse_args()
     if args.command == "feeder":
-        asyncio.run(run_feeder(args.deltas, args.interval))
+        asyncio.run(run_feeder(args.deltas, args.interval, args.close_frames))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+"""The bench's plain relays on Cursor's own transports (issue 38): the feeder playing Cursor's
+server for the HTTP/1.1 fallback (BA) must hold RunSSE until the run request comes by
+BidiAppend, stream the deltas, then the recorded close frames, then the end, and answer every
+BidiAppend at once; otherwise BA's ratio is not a turn's."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import streamlib  # noqa: E402
+
+from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
+from cursor_byok.wire import connect  # noqa: E402
+from cursor_byok.wire.bidi import encode_bidi_append  # noqa: E402
+from cursor_byok.wire.bidi import encode_run_sse_request  # noqa: E402
+
+
+def _close_frames() -> list[bytes]:
+    kv = pb.AgentServerMessage()
+    kv.kv_server_message.id = 7
+    kv.kv_server_message.set_blob_args.blob_id = b"\x01" * 32
+    ended = pb.AgentServerMessage()
+    ended.interaction_update.turn_ended.SetInParent()
+    return [connect.encode_frame(m.SerializeToString()) for m in (kv, ended)]
+
+
+async def test_a_fallback_turn_streams_after_its_run_request_then_closes(tmp_path) -> None:
+    close = tmp_path / "close-frames.bin"
+    close.write_bytes(b"".join(_close_frames()))
+    feeder = streamlib.Feeder(deltas=200, interval=0.001, close_frames=close)
+    server = await asyncio.start_server(feeder.serve, "127.0.0.1", 0)
+    ticker = asyncio.ensure_future(feeder.ticker())
+    port = server.sockets[0].getsockname()[1]
+    rid = str(uuid.uuid4())
+    headers = {"content-type": "application/connect+proto", "x-request-id": rid}
+    sse = await streamlib.open_http(port)
+    uploads = await streamlib.open_http(port)
+    try:
+        pieces: list[bytes] = []
+        head, result = await sse.request(
+            "POST",
+            streamlib.RUN_SSE,
+            dict(headers),
+            connect.encode_frame(encode_run_sse_request(rid)),
+            sink=lambda piece, _now: pieces.append(piece),
+        )
+        assert (await head).status == 200
+        await asyncio.sleep(0.02)
+        assert pieces == [] and feeder.streams == 0  # nothing before the run request
+
+        run = pb.AgentClientMessage()
+        run.run_request.action.user_message_action.user_message.text = "go bench-deltas=3"
+        _, appended = await uploads.request(
+            "POST",
+            streamlib.BIDI_APPEND,
+            dict(headers),
+            encode_bidi_append(rid, 0, run.SerializeToString(), binary=True),
+        )
+        assert (await appended).status == 200
+        ack = pb.AgentClientMessage()
+        ack.kv_client_message.id = 7
+        ack.kv_client_message.set_blob_result.SetInParent()
+        _, acked = await uploads.request(
+            "POST",
+            streamlib.BIDI_APPEND,
+            dict(headers),
+            encode_bidi_append(rid, 1, ack.SerializeToString(), binary=True),
+        )
+        assert (await acked).status == 200
+        await asyncio.wait_for(result, 5)
+    finally:
+        sse.close()
+        uploads.close()
+        ticker.cancel()
+        server.close()
+
+    frames = list(connect.decode_envelopes(b"".join(pieces)))
+    kinds = []
+    for frame in frames:
+        if frame.is_end_stream:
+            kinds.append("end")
+            continue
+        message = pb.AgentServerMessage.FromString(frame.payload)
+        kinds.append(
+            "delta" if message.interaction_update.HasField("text_delta") else frame.payload
+        )
+    assert kinds == ["delta"] * 3 + [f[connect.HEADER_SIZE :] for f in _close_frames()] + ["end"]
+    assert feeder.streams == 1 and feeder.fallback == {}
+
+
+def test_read_frames_reads_what_record_close_wrote(tmp_path) -> None:
+    path = tmp_path / "frames.bin"
+    assert streamlib.read_frames(path) == []  # no recording: the turns close with nothing
+    path.write_bytes(b"".join(_close_frames()))
+    assert streamlib.read_frames(path) == _close_frames()
