@@ -17,7 +17,7 @@ from mitmproxy import http
 from cursor_byok.config.catalog import METADATA_KEY as PICKER_KEY
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.proxy import options
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.store.activity import Activity
 from cursor_byok.store.activity import route_label
 from cursor_byok.store.census import PASSED
@@ -107,7 +107,7 @@ class ActivityRecord:
 
     def other_call(self, flow: http.HTTPFlow) -> None:
         """Any other request; counted when it is for one of Cursor's hosts."""
-        if self.activity is not None and self.cursor_host(flow):
+        if self.activity is not None and cursor_host(flow):
             self.activity.note("other")
 
     # --- the census: every Cursor call, once, when it ends ----------------------------------
@@ -124,7 +124,7 @@ class ActivityRecord:
         outcome = flow.metadata.get(CENSUS_KEY)
         # A flow one of our addons marked is Cursor's, even once pointed at the loopback server
         # (its host is then 127.0.0.1).
-        if outcome is None and not self.cursor_host(flow):
+        if outcome is None and not cursor_host(flow):
             return
         flow.metadata[_COUNTED] = True
         if outcome == STREAMER:
@@ -133,9 +133,3 @@ class ActivityRecord:
             picker = flow.metadata.get(PICKER_KEY)
             outcome = SERVED if picker in ("replace", "offline") else PASSED
         self.census.rpc(flow.metadata.get(CENSUS_PATH) or flow.request.path, outcome)
-
-    def cursor_host(self, flow: http.HTTPFlow) -> bool:
-        """Whether a flow is for one of Cursor's hosts (every host in reverse mode)."""
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)

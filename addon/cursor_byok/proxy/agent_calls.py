@@ -36,7 +36,7 @@ from cursor_byok.cursor.context_meter import usage_tree
 from cursor_byok.pb import agent_v1_pb2 as pb
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.proxy.reachability import Reachability
 from cursor_byok.proxy.routing import CURSOR
 from cursor_byok.proxy.routing import LOCAL
@@ -88,9 +88,7 @@ class AgentCalls:
         request = flow.request
         if request.method not in ("POST", "GET"):
             return None
-        if not options.reverse_mode(ctx.options) and not host_matches(
-            request.pretty_host, ctx.options.cursor_byok_hosts
-        ):
+        if not cursor_host(flow):
             return None
         path = request.path.split("?", 1)[0]
         if path == IS_CONNECTED:

@@ -28,7 +28,7 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import STREAMER
 from cursor_byok.proxy.activity_record import ActivityRecord
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.proxy.loopback.addon import LOOPBACK_KEY
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.loopback.spec import Forward
@@ -140,9 +140,7 @@ class AgentRpc:
         path = request.path.split("?")[0]
         if request.method != "POST" or path not in AGENT_PATHS:
             return None
-        if not options.reverse_mode(ctx.options) and not host_matches(
-            request.pretty_host, ctx.options.cursor_byok_hosts
-        ):
+        if not cursor_host(flow):
             return None
         return path
 
@@ -298,7 +296,7 @@ class AgentRpc:
         if request.method != "POST" or not path.endswith(("SSE", "Poll")):
             return
         body = request.raw_content or b""
-        if not body or len(body) > MAX_STREAM_OPEN or not self.activity.cursor_host(flow):
+        if not body or len(body) > MAX_STREAM_OPEN or not cursor_host(flow):
             return
         try:
             request_id = decode_run_sse_request(body, request.headers.get("content-type"))

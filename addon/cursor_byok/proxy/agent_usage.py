@@ -21,7 +21,7 @@ from mitmproxy import ctx
 from mitmproxy import http
 
 from cursor_byok.proxy import options
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.store.usage import TITLE
 from cursor_byok.store.usage import store_for
 from cursor_byok.store.usage import writer_for
@@ -76,7 +76,7 @@ class AgentUsage:
         if flow.response or flow.error or not flow.live or flow.request.method != "GET":
             return
         match = _PATH.match(flow.request.path.split("?", 1)[0])
-        if match is None or not self._cursor_host(flow):
+        if match is None or not cursor_host(flow):
             return
         agent_id = match.group(1)
         rows = await asyncio.to_thread(_rows_of, options.data_dir(ctx.options), agent_id)
@@ -87,9 +87,3 @@ class AgentUsage:
             200, json.dumps(answer).encode(), {"content-type": "application/json"}
         )
         log.info("agent usage of %s answered from the usage store (%d turns)", agent_id, len(rows))
-
-    @staticmethod
-    def _cursor_host(flow: http.HTTPFlow) -> bool:
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)

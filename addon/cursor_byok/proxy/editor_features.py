@@ -43,7 +43,7 @@ from cursor_byok.proxy.feature_stream import Answer
 from cursor_byok.proxy.feature_stream import end_frame
 from cursor_byok.proxy.feature_stream import failure
 from cursor_byok.proxy.feature_stream import frame
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.spend_gate import SpendGate
 from cursor_byok.proxy.turns import Turns
@@ -131,13 +131,8 @@ class EditorFeatures:
             return  # Turns says what is wrong with it
         log.info("editor features: %s", describe_features(config.features))
 
-    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
-
     async def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error or not flow.live or not self._cursor_host(flow):
+        if flow.response or flow.error or not flow.live or not cursor_host(flow):
             return
         path = flow.request.path.split("?", 1)[0]
         feature = FEATURE_OF.get(path)

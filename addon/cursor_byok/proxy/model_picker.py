@@ -33,7 +33,8 @@ from cursor_byok.config.catalog import rest_models_body
 from cursor_byok.config.catalog import wire_format
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
+from cursor_byok.proxy.hosts import cursor_hostname
 from cursor_byok.proxy.reachability import PROBE_TIMEOUT
 from cursor_byok.proxy.reachability import Probe
 from cursor_byok.proxy.reachability import Reachability
@@ -108,16 +109,14 @@ class ModelPicker:
 
     def _picker_call(self, flow: http.HTTPFlow) -> str | None:
         method = classify(flow.request.path)
-        if method is None or not self._cursor_host(flow.request.pretty_host):
+        if method is None or not cursor_host(flow):
             return None
         return method
 
     def _rest_call(self, flow: http.HTTPFlow) -> bool:
         """Cursor's REST model list (`GET /v1/models`), which the SDK checks model names with."""
         request = flow.request
-        return is_rest_models(request.method, request.path) and self._cursor_host(
-            request.pretty_host
-        )
+        return is_rest_models(request.method, request.path) and cursor_host(flow)
 
     def _answer_rest(
         self, flow: http.HTTPFlow, config: Config, upstream: bytes | None, how: str
@@ -136,11 +135,6 @@ class ModelPicker:
             how,
             len(config.models),
         )
-
-    def _cursor_host(self, host: str) -> bool:
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(host, ctx.options.cursor_byok_hosts)
 
     async def _unreachable(self, flow: http.HTTPFlow) -> bool:
         """Whether Cursor's API host for this picker call cannot be reached right now (probed
@@ -279,7 +273,7 @@ class ModelPicker:
         was up): the failing flow itself already got mitmproxy's 502, but the next calls to it
         are answered locally until `OFFLINE_RETRY_SECONDS` pass."""
         address = data.server.address
-        if address is None or not self._cursor_host(address[0]):
+        if address is None or not cursor_hostname(address[0]):
             return
         key = (address[0], address[1])
         if self.reach.mark_offline(key) and ctx.options.cursor_byok_models_mode == "merge":

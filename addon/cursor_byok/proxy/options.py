@@ -282,8 +282,3 @@ def data_dir(options: Any) -> Path:
 
 def config_path(options: Any) -> Path:
     return Path(options.cursor_byok_config).expanduser()
-
-
-def reverse_mode(options: Any) -> bool:
-    """Whether mitmproxy runs as a reverse proxy (then every host is Cursor's)."""
-    return any(str(mode).startswith("reverse:") for mode in options.mode)

@@ -49,7 +49,7 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
 from cursor_byok.proxy.activity_record import STREAMER
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.proxy.privacy_answers import MEDIA_PREFIX
 from cursor_byok.proxy.privacy_answers import Answers
 from cursor_byok.proxy.routing import CURSOR
@@ -100,15 +100,10 @@ class Privacy:
     def _provider(self, config: Config, model: ModelConfig) -> Provider:
         return self.turns.providers.get(config.providers[model.provider].settings())
 
-    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
-
     # --- requests ---------------------------------------------------------------------------
 
     async def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error or not flow.live or not self._cursor_host(flow):
+        if flow.response or flow.error or not flow.live or not cursor_host(flow):
             return
         path = flow.request.path.split("?", 1)[0]
         if path.startswith(MEDIA_PREFIX):
@@ -306,7 +301,7 @@ class Privacy:
         if flow.metadata.get(PICKER_KEY) in ("replace", "offline"):
             return  # a model list answered here
         owner = flow.metadata.get(OWNER_KEY)
-        if owner is None and not self._cursor_host(flow):
+        if owner is None and not cursor_host(flow):
             return
         raw = flow.request.raw_content
         if raw is None:

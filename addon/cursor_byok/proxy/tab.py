@@ -48,7 +48,7 @@ from cursor_byok.providers import Usage
 from cursor_byok.proxy import options
 from cursor_byok.proxy import unary
 from cursor_byok.proxy.activity_record import CENSUS_KEY
-from cursor_byok.proxy.hosts import host_matches
+from cursor_byok.proxy.hosts import cursor_host
 from cursor_byok.proxy.loopback.addon import Loopback
 from cursor_byok.proxy.mitmproxy_compat import ABANDON_KEY
 from cursor_byok.proxy.mitmproxy_compat import ABANDONED_KEY
@@ -232,12 +232,7 @@ class Tab:
     def _ours(self, flow: http.HTTPFlow) -> bool:
         if flow.response or flow.error or not flow.live:
             return False
-        return self._cursor_host(flow)
-
-    def _cursor_host(self, flow: http.HTTPFlow) -> bool:
-        if options.reverse_mode(ctx.options):
-            return True
-        return host_matches(flow.request.pretty_host, ctx.options.cursor_byok_hosts)
+        return cursor_host(flow)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         path = flow.request.path.split("?", 1)[0]
@@ -264,7 +259,7 @@ class Tab:
         if flow.response is None or flow.metadata.get(CENSUS_KEY) == SERVED:
             return  # answered here
         path = flow.request.path.split("?", 1)[0]
-        if path in (STREAM_CPP, NEXT_CURSOR) and self._cursor_host(flow):
+        if path in (STREAM_CPP, NEXT_CURSOR) and cursor_host(flow):
             flow.response.stream = True
 
     def client_disconnected(self, client: connection.Client) -> None:
