@@ -5,11 +5,13 @@ says what each does and why): an ended response's stream that waits for the clie
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
-lives (`forget_closed_upstreams`); and two for CPU: hook events without a coroutine and a
-context manager per addon (`hook_dispatch.dispatch_hooks_directly`), and the type checks of
-every request and response at a set lookup a field (`message_checks.check_messages_quickly`);
-and one for Python 3.12.1's asyncio, whose callback logs a traceback for every connection open
-when the proxy stops (`cancelled_streams.quiet_cancelled_streams`).
+lives (`forget_closed_upstreams`); and three for CPU: hook events without a coroutine and a
+context manager per addon (`hook_dispatch.dispatch_hooks_directly`), the type checks of every
+request and response at a set lookup a field (`message_checks.check_messages_quickly`), and
+option reads without deep copies of values that cannot change
+(`option_reads.read_options_quickly`); and one for Python 3.12.1's asyncio, whose callback logs
+a traceback for every connection open when the proxy stops
+(`cancelled_streams.quiet_cancelled_streams`).
 They change mitmproxy's classes, so they are installed while this addon is loaded and removed
 when it is done: a script reload puts back what mitmproxy had before installing them again, and
 when mitmproxy fixes a bug its patch goes from the list below.
@@ -30,6 +32,7 @@ from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
 from cursor_byok.proxy.mitmproxy_compat import install_stream_release
 from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
+from cursor_byok.proxy.option_reads import read_options_quickly
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ PATCHES = (
     forget_closed_upstreams,  # a closed loopback hop is not kept for the client's life
     dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
     check_messages_quickly,  # a request's and a response's field types at a set lookup (CPU)
+    read_options_quickly,  # an option's str, int, bool or None without a deep copy (CPU)
     quiet_cancelled_streams,  # no traceback per open connection when the proxy stops (3.12.1)
 )
 
