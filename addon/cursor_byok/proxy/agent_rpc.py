@@ -61,6 +61,7 @@ METADATA_KEY = "cursor_byok"  # the request id of an Agent flow
 PATH_KEY = "cursor_byok_path"
 UPLOAD_KEY = "cursor_byok_upload"  # the RunUpload of a `Run` flow
 PASS_KEY = "cursor_byok_pass"  # the flow belongs to a run on a Cursor model: upstream, untouched
+MAX_OWNERS_KEPT = 64  # credentials whose owner hash is kept (`_owner`): a few per machine
 MAX_BODY = 32 * 1024 * 1024  # a unary Agent body, decoded (a first-turn upload is ~1.5 MB)
 MAX_STREAM_OPEN = 1024  # a `...SSE` / `...Poll` request body of another service worth decoding
 
@@ -126,6 +127,7 @@ class AgentRpc:
         self.activity = activity
         self.polls = RunPolls(registry)
         self._owner_key = secrets.token_bytes(32)  # keys the credential hashes runs are bound to
+        self._owners: dict[str, bytes] = {}  # credential → its hash, the last few (`_owner`)
 
     def load(self, loader) -> None:
         options.declare(loader, "cursor_byok_hosts", "cursor_byok_poll_data")
@@ -153,8 +155,14 @@ class AgentRpc:
         token = flow.request.headers.get("authorization", "")
         if not token:
             raise Refused("unauthenticated", NO_CREDENTIAL)
-        material = b"credential:" + token.encode()
-        return hmac.new(self._owner_key, material, hashlib.sha256).digest()[:16]
+        owner = self._owners.get(token)
+        if owner is None:  # one HMAC per credential, not one per BidiAppend and RunPoll
+            material = b"credential:" + token.encode()
+            owner = hmac.new(self._owner_key, material, hashlib.sha256).digest()[:16]
+            if len(self._owners) >= MAX_OWNERS_KEPT:
+                self._owners.clear()
+            self._owners[token] = owner
+        return owner
 
     @staticmethod
     def _client(flow: http.HTTPFlow) -> str:

@@ -338,6 +338,8 @@ def encode_end_stream(
     error: EndStreamError | None = None, metadata: Mapping[str, list[str]] | None = None
 ) -> bytes:
     """The 0x02 trailer envelope: `{}` on success, `{"error": {...}}` on failure."""
+    if error is None and not metadata:
+        return _END_STREAM_OK  # every RunPoll answer but the last ends with it
     body: dict[str, object] = {}
     if error is not None:
         body["error"] = error.to_json()
@@ -345,6 +347,9 @@ def encode_end_stream(
         body["metadata"] = {k: list(v) for k, v in metadata.items()}
     payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
     return encode_frame_raw(FLAG_END_STREAM, payload)
+
+
+_END_STREAM_OK = encode_frame_raw(FLAG_END_STREAM, b"{}")
 
 
 # gRPC status numbers for Connect codes, for clients that speak gRPC-Web (grpc-web+proto).
