@@ -6,10 +6,12 @@ from __future__ import annotations
 import logging
 import re
 import types
+from dataclasses import fields
 from types import SimpleNamespace
 
 import pytest
 from mitmproxy import exceptions
+from mitmproxy import hooks
 from mitmproxy.addonmanager import AddonManager
 from mitmproxy.hooks import ConfigureHook
 from mitmproxy.log import LegacyLogEvents
@@ -133,9 +135,34 @@ def test_installed_once_and_removed() -> None:
     try:
         assert AddonManager.trigger_event is hook_dispatch._trigger_event
         assert hook_dispatch.dispatch_hooks_directly() is None  # a second proxy: already in
+        assert vars(hooks.Hook)["args"] is hook_dispatch._hook_args
     finally:
         undo()
     assert AddonManager.trigger_event is original
+    assert vars(hooks.Hook)["args"] is hook_dispatch.MITMPROXY_HOOK_ARGS
+
+
+def test_a_hooks_arguments_are_mitmproxys_with_its_fields_named_once(monkeypatch) -> None:
+    """Every hook mitmproxy defines gives the same arguments in the same order, and
+    `dataclasses.fields` is asked once per hook class, not at every event."""
+    flow = tflow.tflow(resp=True)
+    made = []
+    for name, cls in hooks.all_hooks.items():
+        values = {f.name: (flow if "flow" in f.name else f"{name}.{f.name}") for f in fields(cls)}
+        made.append(cls(**values))
+    asked = []
+    real_fields = hook_dispatch.fields
+
+    def counted(hook):
+        asked.append(type(hook))
+        return real_fields(hook)
+
+    monkeypatch.setattr(hook_dispatch, "fields", counted)
+    monkeypatch.setattr(hook_dispatch, "_ARG_NAMES", {})
+    for _ in range(3):
+        for hook in made:
+            assert hook_dispatch._hook_args(hook) == hook_dispatch.MITMPROXY_HOOK_ARGS(hook)
+    assert sorted(map(str, asked)) == sorted(str(type(h)) for h in made)
 
 
 def _registering_manager() -> AddonManager:
