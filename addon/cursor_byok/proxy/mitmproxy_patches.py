@@ -5,11 +5,11 @@ says what each does and why): an ended response's stream that waits for the clie
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
-lives (`forget_closed_upstreams`); and three for CPU: hook events without a coroutine and a
+lives (`forget_closed_upstreams`); and four for CPU: hook events without a coroutine and a
 context manager per addon (`hook_dispatch.dispatch_hooks_directly`), the type checks of every
-request and response at a set lookup a field (`message_checks.check_messages_quickly`), and
-option reads without deep copies of values that cannot change
-(`option_reads.read_options_quickly`); and one for Python 3.12.1's asyncio, whose callback logs
+request and response at a set lookup a field (`message_checks.check_messages_quickly`), option
+reads without deep copies of values that cannot change and context forks without a server
+made to be thrown away (`needless_copies`); and one for Python 3.12.1's asyncio, whose callback logs
 a traceback for every connection open when the proxy stops
 (`cancelled_streams.quiet_cancelled_streams`).
 They change mitmproxy's classes, so they are installed while this addon is loaded and removed
@@ -32,7 +32,8 @@ from cursor_byok.proxy.mitmproxy_compat import close_sockets_when_told
 from cursor_byok.proxy.mitmproxy_compat import forget_closed_upstreams
 from cursor_byok.proxy.mitmproxy_compat import install_stream_release
 from cursor_byok.proxy.mitmproxy_compat import refuse_streams_over_the_limit
-from cursor_byok.proxy.option_reads import read_options_quickly
+from cursor_byok.proxy.needless_copies import fork_contexts_quickly
+from cursor_byok.proxy.needless_copies import read_options_quickly
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ PATCHES = (
     dispatch_hooks_directly,  # hook events without a coroutine per addon (CPU, issue 38)
     check_messages_quickly,  # a request's and a response's field types at a set lookup (CPU)
     read_options_quickly,  # an option's str, int, bool or None without a deep copy (CPU)
+    fork_contexts_quickly,  # a layer's context without a server made to be thrown away (CPU)
     quiet_cancelled_streams,  # no traceback per open connection when the proxy stops (3.12.1)
 )
 
