@@ -30,6 +30,7 @@ def unpatched(monkeypatch) -> None:
     monkeypatch.setattr(AddonManager, "register", hook_dispatch.MITMPROXY_REGISTER)
     monkeypatch.setattr(AddonManager, "remove", hook_dispatch.MITMPROXY_REMOVE)
     monkeypatch.setattr(LegacyLogEvents, "emit", hook_dispatch.MITMPROXY_LOG_EMIT)
+    monkeypatch.setattr(hooks.Hook, "args", hook_dispatch.MITMPROXY_HOOK_ARGS)
     monkeypatch.setattr(hook_dispatch._Switch, "planning", False)
 
 
