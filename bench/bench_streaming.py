@@ -234,16 +234,6 @@ class Bench:
             await plain_turn(self.feeder.port, tls=None, deltas=deltas, stats=stats)
             return
         proxy = self.proxies[config]
-        if config == "BA":
-            await addon_turn(
-                proxy.port,
-                tls=client_tls(proxy.ca_file),
-                deltas=deltas,
-                stats=stats,
-                workspace=self.workspace,
-                heartbeat=self.args.heartbeat,
-            )
-            return
         if config == "B2":
             await plain_turn_h2(
                 proxy.port, tls=client_tls_h2(proxy.ca_file), deltas=deltas, stats=stats

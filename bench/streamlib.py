@@ -751,30 +751,37 @@ def _on_frame(stats: TurnStats, flags: int, payload: bytes, now: int, answer) ->
     return False
 
 
-async def plain_turn(
-    port: int, *, tls: ssl.SSLContext | None, deltas: int, stats: TurnStats
-) -> None:
-    """B/C: one RunSSE-shaped request whose upstream streams the delta frames (through a plain
-    mitmdump's CONNECT + TLS when `tls` is given, else straight to the feeder)."""
-    conn = await open_http(port, tunnel=f"{TEST_HOST}:443" if tls else None, tls=tls)
+def _plain_stream(stats: TurnStats, deltas: int) -> tuple[asyncio.Future, _Envelopes, str, dict]:
+    """What B, B2 and C share: the future the end-stream envelope sets, the envelope reader
+    that accounts each frame, a request id and the request's headers."""
     done = asyncio.get_running_loop().create_future()
 
     def frame(flags: int, payload: bytes, now: int) -> None:
         if _on_frame(stats, flags, payload, now, None) and not done.done():
             done.set_result(None)
 
-    envelopes = _Envelopes(frame)
+    rid = str(uuid.uuid4())
+    headers = {
+        "content-type": "application/connect+proto",
+        "connect-protocol-version": "1",
+        "x-request-id": rid,
+        "x-bench-deltas": str(deltas),
+    }
+    return done, _Envelopes(frame), rid, headers
+
+
+async def plain_turn(
+    port: int, *, tls: ssl.SSLContext | None, deltas: int, stats: TurnStats
+) -> None:
+    """B/C: one RunSSE-shaped request whose upstream streams the delta frames (through a plain
+    mitmdump's CONNECT + TLS when `tls` is given, else straight to the feeder)."""
+    conn = await open_http(port, tunnel=f"{TEST_HOST}:443" if tls else None, tls=tls)
+    done, envelopes, rid, headers = _plain_stream(stats, deltas)
     try:
-        rid = str(uuid.uuid4())
         _, result = await conn.request(
             "POST",
             RUN_SSE,
-            {
-                "content-type": "application/connect+proto",
-                "connect-protocol-version": "1",
-                "x-request-id": rid,
-                "x-bench-deltas": str(deltas),
-            },
+            headers,
             connect.encode_frame(encode_run_sse_request(rid)),
             sink=envelopes.feed,
         )
@@ -792,21 +799,8 @@ async def plain_turn_h2(port: int, *, tls: ssl.SSLContext, deltas: int, stats: T
     stream), as `Run` reaches the proxy: what plain mitmproxy pays to relay the same frames to
     an HTTP/2 client (its h2 framing and flow control, against B's HTTP/1.1 chunks)."""
     conn = await open_h2(port, tunnel=f"{TEST_HOST}:443", tls=tls)
-    done = asyncio.get_running_loop().create_future()
-
-    def frame(flags: int, payload: bytes, now: int) -> None:
-        if _on_frame(stats, flags, payload, now, None) and not done.done():
-            done.set_result(None)
-
-    envelopes = _Envelopes(frame)
+    done, envelopes, rid, headers = _plain_stream(stats, deltas)
     try:
-        rid = str(uuid.uuid4())
-        headers = {
-            "content-type": "application/connect+proto",
-            "connect-protocol-version": "1",
-            "x-request-id": rid,
-            "x-bench-deltas": str(deltas),
-        }
         stream_id, head, ended = conn.request(RUN_SSE, headers, envelopes.feed)
         conn.send(stream_id, connect.encode_frame(encode_run_sse_request(rid)), end=True)
         status = await head

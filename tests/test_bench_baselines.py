@@ -54,25 +54,22 @@ async def test_a_fallback_turn_streams_after_its_run_request_then_closes(tmp_pat
         await asyncio.sleep(0.02)
         assert pieces == [] and feeder.streams == 0  # nothing before the run request
 
+        async def append(seqno: int, message: pb.AgentClientMessage) -> int:
+            _, appended = await uploads.request(
+                "POST",
+                streamlib.BIDI_APPEND,
+                dict(headers),
+                encode_bidi_append(rid, seqno, message.SerializeToString(), binary=True),
+            )
+            return (await appended).status
+
         run = pb.AgentClientMessage()
         run.run_request.action.user_message_action.user_message.text = "go bench-deltas=3"
-        _, appended = await uploads.request(
-            "POST",
-            streamlib.BIDI_APPEND,
-            dict(headers),
-            encode_bidi_append(rid, 0, run.SerializeToString(), binary=True),
-        )
-        assert (await appended).status == 200
+        assert await append(0, run) == 200
         ack = pb.AgentClientMessage()
         ack.kv_client_message.id = 7
         ack.kv_client_message.set_blob_result.SetInParent()
-        _, acked = await uploads.request(
-            "POST",
-            streamlib.BIDI_APPEND,
-            dict(headers),
-            encode_bidi_append(rid, 1, ack.SerializeToString(), binary=True),
-        )
-        assert (await acked).status == 200
+        assert await append(1, ack) == 200
         await asyncio.wait_for(result, 5)
     finally:
         sse.close()

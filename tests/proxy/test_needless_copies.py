@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
+import pytest
 from mitmproxy import connection
 from mitmproxy import optmanager
 from mitmproxy.proxy import context
@@ -64,18 +65,6 @@ def test_a_list_is_a_fresh_copy_and_nothing_else_is_copied(monkeypatch) -> None:
     assert copies == []
 
 
-def test_installed_once_and_removed(monkeypatch) -> None:
-    monkeypatch.setattr(optmanager._Option, "current", MITMPROXY_CURRENT)
-    undo = needless_copies.read_options_quickly()
-    assert undo is not None
-    try:
-        assert vars(optmanager._Option)["current"] is needless_copies._current
-        assert needless_copies.read_options_quickly() is None
-    finally:
-        undo()
-    assert vars(optmanager._Option)["current"] is MITMPROXY_CURRENT
-
-
 def test_a_fork_is_mitmproxys_without_the_server_it_threw_away(monkeypatch) -> None:
     parent = context.Context(tflow.tclient_conn(), optmanager.OptManager())
     parent.server = tflow.tserver_conn()
@@ -99,13 +88,32 @@ def test_a_fork_is_mitmproxys_without_the_server_it_threw_away(monkeypatch) -> N
     assert vars(quick).keys() == vars(shipped).keys()
 
 
-def test_fork_installed_once_and_removed(monkeypatch) -> None:
-    monkeypatch.setattr(context.Context, "fork", needless_copies.MITMPROXY_FORK)
-    undo = needless_copies.fork_contexts_quickly()
+@pytest.mark.parametrize(
+    ("owner", "name", "shipped", "ours", "install"),
+    [
+        (
+            optmanager._Option,
+            "current",
+            needless_copies.MITMPROXY_CURRENT,
+            needless_copies._current,
+            needless_copies.read_options_quickly,
+        ),
+        (
+            context.Context,
+            "fork",
+            needless_copies.MITMPROXY_FORK,
+            needless_copies._fork,
+            needless_copies.fork_contexts_quickly,
+        ),
+    ],
+)
+def test_installed_once_and_removed(monkeypatch, owner, name, shipped, ours, install) -> None:
+    monkeypatch.setattr(owner, name, shipped)
+    undo = install()
     assert undo is not None
     try:
-        assert vars(context.Context)["fork"] is needless_copies._fork
-        assert needless_copies.fork_contexts_quickly() is None
+        assert vars(owner)[name] is ours
+        assert install() is None  # a second proxy: installed already
     finally:
         undo()
-    assert vars(context.Context)["fork"] is needless_copies.MITMPROXY_FORK
+    assert vars(owner)[name] is shipped
