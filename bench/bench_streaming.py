@@ -76,17 +76,20 @@ from provider_config import KEY_ENV
 from provider_config import write_config
 from results import DEFAULT
 from results import record
+from streamlib import EDGE
 from streamlib import MANY_TURNS
 from streamlib import TEST_HOST
 from streamlib import FeederProcess
 from streamlib import Http2
 from streamlib import TurnStats
 from streamlib import addon_turn
+from streamlib import by_place
 from streamlib import client_tls
 from streamlib import client_tls_h2
 from streamlib import cpu_seconds
 from streamlib import mib
 from streamlib import open_h2
+from streamlib import percentile_ms
 from streamlib import plain_turn
 from streamlib import plain_turn_h2
 from streamlib import poll_turn
@@ -165,9 +168,6 @@ def start_plain(tmp: Path, upstream_port: int, script: str = "passthrough.py") -
     )
 
 
-EDGE = 25  # deltas at each end of a turn, apart in `pct_by_position`
-
-
 @dataclass
 class Batch:
     config: str
@@ -184,21 +184,13 @@ class Batch:
         return sorted(x for s in self.stats for x in s.latencies_ns)
 
     def pct(self, q: float) -> float:
-        xs = self.latencies
-        return xs[min(len(xs) - 1, int(q * len(xs)))] / 1e6 if xs else float("nan")
+        return percentile_ms(self.latencies, q)
 
-    def pct_by_position(self, q: float, edge: int = EDGE) -> tuple[float, float, float]:
-        """The q-th percentile of the first `edge` deltas of every turn, of those between, and
-        of the last `edge`: where the tail comes from (turns that start and end together)."""
-        parts: tuple[list[int], list[int], list[int]] = ([], [], [])
-        for s in self.stats:
-            xs = s.latencies_ns
-            parts[0].extend(xs[:edge])
-            parts[1].extend(xs[edge:-edge])
-            parts[2].extend(xs[-edge:] if len(xs) > edge else [])
-        return tuple(  # type: ignore[return-value]
-            sorted(p)[min(len(p) - 1, int(q * len(p)))] / 1e6 if p else float("nan") for p in parts
-        )
+    def pct_by_position(self, q: float) -> tuple[float, float, float]:
+        """The q-th percentile of the first `EDGE` deltas of every turn, of those between, and
+        of the last `EDGE` (streamlib.by_place)."""
+        parts = by_place([s.latencies_ns for s in self.stats])
+        return (percentile_ms(parts[0], q), percentile_ms(parts[1], q), percentile_ms(parts[2], q))
 
     @property
     def late_share(self) -> float:

@@ -37,8 +37,11 @@ import aiohttp
 from provider_config import KEY_ENV
 from provider_config import MODEL
 from provider_config import write_config
+from streamlib import EDGE
 from streamlib import STAMP_RE
 from streamlib import FeederProcess
+from streamlib import by_place
+from streamlib import percentile_ms
 
 from cursor_byok.agent.loop import ProviderAgent
 from cursor_byok.agent.turn import TurnOptions
@@ -125,19 +128,13 @@ async def turns_round(registry: RunRegistry, names: list[str], latencies: list[l
     return sum(c.texts for c in clients)
 
 
-def p99_by_place(latencies: list[list[int]], edge: int = 25) -> str:
-    """p99 (ms) of the deltas' latency: all, each turn's first `edge`, the rest, its last."""
-
-    def p99(values: list[int]) -> float:
-        return sorted(values)[int(0.99 * (len(values) - 1))] / 1e6 if values else 0.0
-
-    first = [x for turn in latencies for x in turn[:edge]]
-    middle = [x for turn in latencies for x in turn[edge:-edge]]
-    last = [x for turn in latencies for x in turn[-edge:]]
-    every = [x for turn in latencies for x in turn]
+def p99_by_place(latencies: list[list[int]]) -> str:
+    """p99 of the deltas' latency: all, each turn's first EDGE, the rest, its last EDGE."""
+    first, middle, last = (percentile_ms(part, 0.99) for part in by_place(latencies))
+    every = percentile_ms([x for turn in latencies for x in turn], 0.99)
     return (
-        f"latency p99 {p99(every):.1f} ms (first {edge} {p99(first):.1f} / the rest "
-        f"{p99(middle):.1f} / last {edge} {p99(last):.1f})"
+        f"latency p99 {every:.1f} ms (first {EDGE} {first:.1f} / the rest {middle:.1f} / "
+        f"last {EDGE} {last:.1f})"
     )
 
 

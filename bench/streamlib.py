@@ -317,6 +317,26 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
+EDGE = 25  # deltas at each end of a turn, apart in `by_place`
+
+
+def percentile_ms(values_ns: list[int], q: float) -> float:
+    """The q-th percentile of latencies in ns, in ms (nan for none)."""
+    xs = sorted(values_ns)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] / 1e6 if xs else float("nan")
+
+
+def by_place(turns: list[list[int]], edge: int = EDGE) -> tuple[list[int], list[int], list[int]]:
+    """Every turn's latencies split by a delta's place: its first `edge`, those between, its
+    last `edge`: where a tail comes from (turns that start and end together)."""
+    parts: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for xs in turns:
+        parts[0].extend(xs[:edge])
+        parts[1].extend(xs[edge:-edge])
+        parts[2].extend(xs[-edge:] if len(xs) > edge else [])
+    return parts
+
+
 def mib(kib: int) -> float:
     return kib / 1024
 
