@@ -25,7 +25,6 @@ from mitmproxy.proxy import context
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
 
-_MARK = "_cursor_byok_quick_reads"
 MITMPROXY_CURRENT = vars(optmanager._Option)["current"]  # as it ships
 MITMPROXY_FORK = vars(context.Context)["fork"]
 _AS_THEY_ARE = frozenset({str, int, float, bool, bytes, type(None)})  # deepcopy returns these
@@ -41,9 +40,8 @@ def _current(self: Any) -> Any:
 
 def read_options_quickly() -> Undo | None:
     """Install `_current` (None: installed already)."""
-    if getattr(vars(optmanager._Option).get("current"), _MARK, False):
+    if vars(optmanager._Option).get("current") is _current:
         return None
-    setattr(_current, _MARK, True)
     return _replace(optmanager._Option, "current", _current)
 
 
