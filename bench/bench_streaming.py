@@ -29,8 +29,12 @@ B2        (opt-in: --configs) B's request on an HTTP/2 connection of its own, as
 BA        (opt-in: --configs) plain mitmdump relaying A's whole fallback turn to the feeder as
           Cursor's server: RunSSE, the run request and every KV ack as BidiAppend, the same
           deltas, then the frames one of the run's own addon turns closed with (recorded at
-          start-up: KV SETs, checkpoints); column ×T: each configuration against plain mitmproxy
-          on its own transport (R* ÷ B2, A* and P* ÷ BA);
+          start-up: KV SETs, checkpoints);
+BP        (opt-in: --configs) plain mitmdump relaying P's whole HTTP/1.0 turn to the feeder as
+          Cursor's server: the run request and KV acks as BidiAppend, the same frames read back by
+          RunPoll, released to the polls by the addon's own rule (streamlib._PollRun: 15 ms), so
+          the turn has the addon's polls; column ×T: each configuration against plain mitmproxy
+          on its own transport (R* ÷ B2, A* ÷ BA, P* ÷ BP);
 F         (opt-in: --configs) the floor under any addon that serves a stream from a provider's
           answer: plain mitmdump with bench/floor_addon.py alone, which reads the feeder's
           OpenAI-Chat stream (aiohttp, our SSE parser, json) and writes each delta's envelope,
@@ -99,13 +103,16 @@ from streamlib import status_kib
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
-ALL_CONFIGS = ["A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t", "F", "B", "B2", "BA", "C"]
+ALL_CONFIGS = [
+    *("A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t"),
+    *("F", "B", "B2", "BA", "BP", "C"),
+]
 ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "P15": 15, "A0": 0, "R0": 0}  # coalescing, ms
 # the same, with mitmproxy's hop to the loopback server over TCP (cursor_byok_loopback_hop=tcp):
 # what the in-memory hop saves, measured in one run
 ADDON_CONFIGS |= {"A15t": 15, "R15t": 15}
 # the plain relay on each configuration's transport (×T): HTTP/2 for R*, the fallback for A*, P*
-TRANSPORT_BASE = {"R": "B2", "A": "BA", "P": "BA"}
+TRANSPORT_BASE = {"R": "B2", "A": "BA", "P": "BP"}
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -214,7 +221,7 @@ class Bench:
         self.tmp = tmp
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
-        self.close_frames = tmp / "close-frames.bin"  # BA's (record_close)
+        self.close_frames = tmp / "close-frames.bin"  # BA's and BP's (record_close)
         self.feeder = FeederProcess(args.deltas, args.interval, self.close_frames)
         self.proxies: dict[str, Mitm] = {}
         self.startup: list[str] = []
@@ -243,7 +250,7 @@ class Bench:
             )
             return
         tls = client_tls(proxy.ca_file)
-        if config.startswith("P15"):
+        if config.startswith("P15") or config == "BP":
             await poll_turn(
                 proxy.port, tls=tls, deltas=deltas, stats=stats, workspace=self.workspace
             )
@@ -286,10 +293,12 @@ class Bench:
         if "B2" in self.args.configs:
             self.proxies["B2"] = start_plain(self.tmp / "B2", self.feeder.port)
             await self.turn("B2", TurnStats(), 1)
-        if "BA" in self.args.configs:
+        relays = [name for name in ("BA", "BP") if name in self.args.configs]
+        if relays:
             await self.record_close(addons)
-            self.proxies["BA"] = start_plain(self.tmp / "BA", self.feeder.port)
-            await self.turn("BA", TurnStats(), 1)
+        for name in relays:
+            self.proxies[name] = start_plain(self.tmp / name, self.feeder.port)
+            await self.turn(name, TurnStats(), 1)
         for config in self.args.configs:  # warm-up: TLS certs, imports, connections
             if config != "B":
                 await self.batch(config, 2)
@@ -307,16 +316,16 @@ class Bench:
         await self.batch("B", 2)
 
     async def record_close(self, addons: list[str]) -> None:
-        """BA's close: the frames (all but text deltas) one turn of this run's addon sent,
-        written where the feeder reads them for each BA turn."""
+        """BA's and BP's close: the frames (all but text deltas) one turn of this run's addon
+        sent, written where the feeder reads them for each BA and BP turn."""
         own = [name for name in addons if not name.endswith("~")]
         if not own:
-            print("BA: no addon configuration in this run, so its turns close with no frames")
+            print("BA/BP: no addon configuration in this run, so their turns close with no frames")
             return
         stats = TurnStats(kept=[])
         await self.turn(own[0], stats, 1)
         self.close_frames.write_bytes(b"".join(stats.kept or []))
-        print(f"BA closes with the {len(stats.kept or [])} frames a turn of {own[0]} sent")
+        print(f"BA/BP close with the {len(stats.kept or [])} frames a turn of {own[0]} sent")
 
     async def batch(self, config: str, level: int) -> Batch:
         proxy = self.proxies.get(config)
@@ -396,7 +405,7 @@ def report(
                 for b in results.get((base, level), [])
                 if b.proxy_cpu is not None
             ]
-            for base in ("B", "B2", "BA")
+            for base in ("B", "B2", "BA", "BP")
         }
         b_cpu = base_cpu["B"]
         for config in configs:
@@ -461,7 +470,7 @@ def report(
         "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
         "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
         "plain mitmdump, ×T: against "
-        "plain mitmdump on the configuration's own transport (R: B2, A and P: BA); "
+        "plain mitmdump on the configuration's own transport (R: B2, A: BA, P: BP); "
         "peak RSS: max VmHWM of the proxy over the batches at that level; "
         "client/feeder: their CPU as a share of one core over the batch; start spread: time "
         "between the first and the last turn of a batch to get its first delta (median over "

@@ -12,7 +12,11 @@ plays both ends a proxy can stream from:
   `POST /aiserver.v1.BidiService/BidiAppend` that carries the run request: Cursor's server side of
   the HTTP/1.1 fallback (BA through plain mitmdump). The deltas follow the run request, then the
   frames a real turn of the addon closed with (`--close-frames`, recorded by the bench: KV SETs,
-  checkpoints, `turn_ended`), then the end-stream; every BidiAppend is answered at once, empty.
+  checkpoints, `turn_ended`), then the end-stream; every BidiAppend is answered at once, empty;
+- `POST /agent.v1.AgentService/RunPoll`, read back by the request id of a run request that came
+  by BidiAppend with no RunSSE waiting: Cursor's server side of the HTTP/1.0 mode (BP). The same
+  frames, released to the polls by the rule the addon's run core and RunPoll follow (`_PollRun`),
+  so the polls and flows of a turn are the addon's too.
 
 Every delta's text is `t=<time.monotonic_ns()>;`, taken when it is written, so the client can
 measure provider-send → client-receive latency on the same clock. One ticker writes the next delta
@@ -102,6 +106,9 @@ _CHAT_TAIL = (
 _SSE_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 )
+_POLL_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: application/connect+proto\r\ncontent-length: %d\r\n\r\n"
+)
 _SSE_TAIL = _chunk(connect.encode_frame_raw(connect.FLAG_END_STREAM, b"{}")) + b"0\r\n\r\n"
 
 
@@ -117,9 +124,77 @@ def delta_frame(text: str) -> bytes:
 class _Stream:
     writer: asyncio.StreamWriter
     left: int
-    kind: str  # "chat" or "connect"
+    kind: str  # "chat", "connect" or "poll"
     done: asyncio.Future
     tail: bytes = b""  # written before the end (BA: the recorded close frames)
+    run: _PollRun | None = None  # BP: the frames go to RunPoll, not to `writer`
+
+
+POLL_WINDOW = 0.015  # BP's release window and poll hold: P15's coalescing (cursor_byok_coalesce_ms)
+
+
+class _PollRun:
+    """BP: one run's frames, kept for RunPoll as the addon keeps them. Deltas are released as
+    its outbox releases them (the first after a quiet window at once, then at most one release
+    a window; any other frame at once, with what is held); a poll takes what is released when it
+    comes, and one that had to wait stays open one window after the first release (or until the
+    end), as its RunPoll does (proxy/run_poll.py). Each frame is one `BidiPollResponse`, hex."""
+
+    def __init__(self, window: float = POLL_WINDOW) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.window = window
+        self.held: list[bytes] = []  # payloads (AgentServerMessage) not yet released
+        self.released: list[bytes] = []
+        self.last_release = -window
+        self.timer: asyncio.TimerHandle | None = None
+        self.seqno = 0
+        self.ended = False  # the end is released (the last poll carries `eof`)
+        self.answered_end = False
+        self.wake: asyncio.Future[None] | None = None
+
+    def add(self, payload: bytes, *, delta: bool) -> None:
+        self.held.append(payload)
+        if not delta or self.loop.time() - self.last_release >= self.window:
+            self._release()
+        elif self.timer is None:
+            self.timer = self.loop.call_at(self.last_release + self.window, self._release)
+
+    def end(self) -> None:
+        self.ended = True
+        self._release()
+
+    def _release(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.released += self.held
+        self.held = []
+        self.last_release = self.loop.time()
+        if self.wake is not None and not self.wake.done():
+            self.wake.set_result(None)
+
+    async def answer(self) -> bytes:
+        """One poll's body: the responses it takes, then the end-stream (`eof` on the last)."""
+        if not self.released and not self.ended:
+            self.wake = self.loop.create_future()
+            await self.wake
+            if not self.ended:
+                self.wake = self.loop.create_future()
+                hold = self.loop.call_later(self.window, self.wake.set_result, None)
+                await self.wake  # one window, or the end
+                hold.cancel()
+        parts = []
+        for payload in self.released:
+            message = aipb.BidiPollResponse(seqno=self.seqno, data=payload.hex())
+            parts.append(connect.encode_frame_raw(0, message.SerializeToString()))
+            self.seqno += 1
+        self.released = []
+        if self.ended:
+            eof = aipb.BidiPollResponse(seqno=self.seqno, eof=True)
+            parts.append(connect.encode_frame_raw(0, eof.SerializeToString()))
+            self.answered_end = True
+        parts.append(connect.encode_frame_raw(connect.FLAG_END_STREAM, b"{}"))
+        return b"".join(parts)
 
 
 _APPENDED = b"HTTP/1.1 200 OK\r\ncontent-type: application/proto\r\ncontent-length: 0\r\n\r\n"
@@ -129,7 +204,11 @@ def read_frames(path: Path | None) -> list[bytes]:
     """The Connect envelopes in a file of them (none when there is no file)."""
     if path is None or not path.exists():
         return []
-    data = path.read_bytes()
+    return read_frames_bytes(path.read_bytes())
+
+
+def read_frames_bytes(data: bytes) -> list[bytes]:
+    """The Connect envelopes in `data`, one after another."""
     frames, offset = [], 0
     while offset + connect.HEADER_SIZE <= len(data):
         end = offset + connect.HEADER_SIZE + int.from_bytes(data[offset + 1 : offset + 5], "big")
@@ -149,6 +228,7 @@ class Feeder:
         self.wake = asyncio.Event()
         self.streams = 0
         self.fallback: dict[str, _Stream] = {}  # BA: request id → RunSSE waiting for its run
+        self.polled: dict[str, _PollRun] = {}  # BP: request id → its run, until the end is read
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, ValueError):
@@ -180,9 +260,24 @@ class Feeder:
                         continue
                 elif target.endswith(BIDI_APPEND):
                     writer.write(_APPENDED)
-                    waiting = self.fallback.pop(headers.get("x-request-id", ""), None)
+                    rid = headers.get("x-request-id", "")
+                    waiting = self.fallback.pop(rid, None)
+                    if match and waiting is None:  # BP: no RunSSE, so RunPoll reads it
+                        run = self.polled[rid] = _PollRun()
+                        waiting = _Stream(writer, 0, "poll", done, run=run)
                     if waiting is not None and match:
                         self._start(waiting, deltas, tail=b"".join(read_frames(self.close_frames)))
+                    continue
+                elif target.endswith(RUN_POLL):
+                    rid = headers.get("x-request-id", "")
+                    polled = self.polled.get(rid)
+                    if polled is None:
+                        writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                        continue
+                    answer = await polled.answer()
+                    if polled.answered_end:
+                        del self.polled[rid]
+                    writer.write(_POLL_HEAD % len(answer) + answer)
                     continue
                 else:
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
@@ -222,6 +317,9 @@ class Feeder:
             stream.done.set_result(False)
             return
         text = f"t={time.monotonic_ns()};"
+        if stream.run is not None:
+            self._step_poll(stream, stream.run, text)
+            return
         data = _chunk(_chat_event(text)) if stream.kind == "chat" else _chunk(delta_frame(text))
         stream.left -= 1
         if stream.left <= 0:
@@ -233,6 +331,17 @@ class Feeder:
             self.active.remove(stream)
             stream.done.set_result(True)
         stream.writer.write(data)
+
+    def _step_poll(self, stream: _Stream, run: _PollRun, text: str) -> None:
+        """BP: the next delta (then the close frames and the end) to the run's polls."""
+        run.add(delta_frame(text)[connect.HEADER_SIZE :], delta=True)
+        stream.left -= 1
+        if stream.left > 0:
+            return
+        for frame in read_frames_bytes(stream.tail):
+            run.add(frame[connect.HEADER_SIZE :], delta=False)
+        run.end()
+        self.active.remove(stream)
 
 
 async def run_feeder(deltas: int, interval: float, close_frames: Path | None = None) -> None:

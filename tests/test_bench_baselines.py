@@ -1,7 +1,8 @@
 """The bench's plain relays on Cursor's own transports (issue 38): the feeder playing Cursor's
 server for the HTTP/1.1 fallback (BA) must hold RunSSE until the run request comes by
 BidiAppend, stream the deltas, then the recorded close frames, then the end, and answer every
-BidiAppend at once; otherwise BA's ratio is not a turn's."""
+BidiAppend at once; for the HTTP/1.0 mode (BP) it must hand the same frames to RunPoll, each
+once, in order, with `eof` and the end last; otherwise BA's and BP's ratios are not a turn's."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ sys.path.insert(0, str(BENCH))
 import streamlib  # noqa: E402
 
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
+from cursor_byok.pb import aiserver_v1_pb2 as aipb  # noqa: E402
 from cursor_byok.wire import connect  # noqa: E402
 from cursor_byok.wire.bidi import encode_bidi_append  # noqa: E402
+from cursor_byok.wire.bidi import encode_run_poll_request  # noqa: E402
 from cursor_byok.wire.bidi import encode_run_sse_request  # noqa: E402
 
 
@@ -89,6 +92,64 @@ async def test_a_fallback_turn_streams_after_its_run_request_then_closes(tmp_pat
         )
     assert kinds == ["delta"] * 3 + [f[connect.HEADER_SIZE :] for f in _close_frames()] + ["end"]
     assert feeder.streams == 1 and feeder.fallback == {}
+
+
+def _kind(payload: bytes) -> object:
+    message = pb.AgentServerMessage.FromString(payload)
+    return "delta" if message.interaction_update.HasField("text_delta") else payload
+
+
+async def test_an_http10_turn_is_read_back_by_polls_each_frame_once(tmp_path) -> None:
+    close = tmp_path / "close-frames.bin"
+    close.write_bytes(b"".join(_close_frames()))
+    feeder = streamlib.Feeder(deltas=200, interval=0.001, close_frames=close)
+    server = await asyncio.start_server(feeder.serve, "127.0.0.1", 0)
+    ticker = asyncio.ensure_future(feeder.ticker())
+    port = server.sockets[0].getsockname()[1]
+    rid = str(uuid.uuid4())
+    headers = {"content-type": "application/connect+proto", "x-request-id": rid}
+    polls = await streamlib.open_http(port)
+    uploads = await streamlib.open_http(port)
+    responses: list[aipb.BidiPollResponse] = []
+    ends: list[int] = []  # after how many responses each poll's end-stream came
+    try:
+        run = pb.AgentClientMessage()
+        run.run_request.action.user_message_action.user_message.text = "go bench-deltas=200"
+        _, appended = await uploads.request(
+            "POST",
+            streamlib.BIDI_APPEND,
+            dict(headers),
+            encode_bidi_append(rid, 0, run.SerializeToString(), binary=True),
+        )
+        assert (await appended).status == 200
+        while not responses or not responses[-1].eof:
+            assert len(ends) < 300, "the polls never reached eof"
+            _, result = await polls.request(
+                "POST",
+                streamlib.RUN_POLL,
+                dict(headers),
+                connect.encode_frame(encode_run_poll_request(rid, start=not ends)),
+            )
+            answer = await asyncio.wait_for(result, 5)
+            assert answer.status == 200
+            frames = list(connect.decode_envelopes(answer.body))
+            assert frames[-1].is_end_stream and not any(f.is_end_stream for f in frames[:-1])
+            responses += [aipb.BidiPollResponse.FromString(f.payload) for f in frames[:-1]]
+            ends.append(len(responses))
+    finally:
+        polls.close()
+        uploads.close()
+        ticker.cancel()
+        server.close()
+
+    assert [r.seqno for r in responses] == list(range(len(responses)))
+    assert [_kind(bytes.fromhex(r.data)) for r in responses[:-1]] == ["delta"] * 200 + [
+        f[connect.HEADER_SIZE :] for f in _close_frames()
+    ]
+    assert responses[-1].eof and not responses[-1].data
+    # many polls, and fewer than the deltas: a poll that waits is held as the addon holds it
+    assert 1 < len(ends) < 200
+    assert feeder.polled == {}  # the run is let go once its end was read
 
 
 def test_read_frames_reads_what_record_close_wrote(tmp_path) -> None:
