@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -129,6 +130,7 @@ class Turns:
         self.detached_call_limit = DETACHED_CALL_LIMIT
         self.tool_choices = ToolChoices()  # filled by the Agent RPC hooks from request headers
         self._source: ConfigSource | None = None
+        self._source_key: tuple[str, str | None] | None = None  # (option text, HOME) it is for
         self._tasks: set[asyncio.Task[Any]] = set()
         self.meters: OrderedDict[str, ContextMeter] = OrderedDict()  # by conversation id
         self.on_unresolved: Callable[[str, str], None] | None = None  # the census
@@ -203,10 +205,15 @@ class Turns:
         return self.fixed_agent is None and ctx.options.cursor_byok_agent == "provider"
 
     def config(self) -> Config:
-        """The current config snapshot; running turns keep the one they started with."""
-        path = options.config_path(ctx.options)
-        if self._source is None or self._source.path != path:
-            self._source = ConfigSource(path)
+        """The current config snapshot; running turns keep the one they started with. The
+        source is kept while the option's text and HOME (which `~` means) are unchanged:
+        routing asks for every Agent request, and making the path again was ~1 % of a turn."""
+        key = (ctx.options.cursor_byok_config, os.environ.get("HOME"))
+        if self._source is None or self._source_key != key:
+            path = options.config_path(ctx.options)
+            if self._source is None or self._source.path != path:
+                self._source = ConfigSource(path)
+            self._source_key = key
         return self._source.get()
 
     def routing_config(self) -> Config | None:
