@@ -7,8 +7,10 @@ once, in order, with `eof` and the end last; otherwise BA's and BP's ratios are 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -33,65 +35,35 @@ def _close_frames() -> list[bytes]:
     return [connect.encode_frame(m.SerializeToString()) for m in (kv, ended)]
 
 
-async def test_a_fallback_turn_streams_after_its_run_request_then_closes(tmp_path) -> None:
+@contextlib.asynccontextmanager
+async def _feeder(tmp_path: Path) -> AsyncIterator[tuple[streamlib.Feeder, int]]:
+    """A feeder on 127.0.0.1 whose turns close with `_close_frames`, its ticker running."""
     close = tmp_path / "close-frames.bin"
     close.write_bytes(b"".join(_close_frames()))
     feeder = streamlib.Feeder(deltas=200, interval=0.001, close_frames=close)
     server = await asyncio.start_server(feeder.serve, "127.0.0.1", 0)
     ticker = asyncio.ensure_future(feeder.ticker())
-    port = server.sockets[0].getsockname()[1]
-    rid = str(uuid.uuid4())
-    headers = {"content-type": "application/connect+proto", "x-request-id": rid}
-    sse = await streamlib.open_http(port)
-    uploads = await streamlib.open_http(port)
     try:
-        pieces: list[bytes] = []
-        head, result = await sse.request(
-            "POST",
-            streamlib.RUN_SSE,
-            dict(headers),
-            connect.encode_frame(encode_run_sse_request(rid)),
-            sink=lambda piece, _now: pieces.append(piece),
-        )
-        assert (await head).status == 200
-        await asyncio.sleep(0.02)
-        assert pieces == [] and feeder.streams == 0  # nothing before the run request
-
-        async def append(seqno: int, message: pb.AgentClientMessage) -> int:
-            _, appended = await uploads.request(
-                "POST",
-                streamlib.BIDI_APPEND,
-                dict(headers),
-                encode_bidi_append(rid, seqno, message.SerializeToString(), binary=True),
-            )
-            return (await appended).status
-
-        run = pb.AgentClientMessage()
-        run.run_request.action.user_message_action.user_message.text = "go bench-deltas=3"
-        assert await append(0, run) == 200
-        ack = pb.AgentClientMessage()
-        ack.kv_client_message.id = 7
-        ack.kv_client_message.set_blob_result.SetInParent()
-        assert await append(1, ack) == 200
-        await asyncio.wait_for(result, 5)
+        yield feeder, server.sockets[0].getsockname()[1]
     finally:
-        sse.close()
-        uploads.close()
         ticker.cancel()
         server.close()
 
-    frames = list(connect.decode_envelopes(b"".join(pieces)))
-    kinds = []
-    for frame in frames:
-        if frame.is_end_stream:
-            kinds.append("end")
-            continue
-        message = pb.AgentServerMessage.FromString(frame.payload)
-        kinds.append(
-            "delta" if message.interaction_update.HasField("text_delta") else frame.payload
-        )
-    assert kinds == ["delta"] * 3 + [f[connect.HEADER_SIZE :] for f in _close_frames()] + ["end"]
-    assert feeder.streams == 1 and feeder.fallback == {}
+
+async def _append(
+    uploads: streamlib.Http1, rid: str, seqno: int, message: pb.AgentClientMessage
+) -> int:
+    """One BidiAppend of `message`; its HTTP status."""
+    headers = {"content-type": "application/proto", "x-request-id": rid}
+    body = encode_bidi_append(rid, seqno, message.SerializeToString(), binary=True)
+    _, appended = await uploads.request("POST", streamlib.BIDI_APPEND, headers, body)
+    return (await appended).status
+
+
+def _run_request(deltas: int) -> pb.AgentClientMessage:
+    run = pb.AgentClientMessage()
+    run.run_request.action.user_message_action.user_message.text = f"go bench-deltas={deltas}"
+    return run
 
 
 def _kind(payload: bytes) -> object:
@@ -99,53 +71,71 @@ def _kind(payload: bytes) -> object:
     return "delta" if message.interaction_update.HasField("text_delta") else payload
 
 
-async def test_an_http10_turn_is_read_back_by_polls_each_frame_once(tmp_path) -> None:
-    close = tmp_path / "close-frames.bin"
-    close.write_bytes(b"".join(_close_frames()))
-    feeder = streamlib.Feeder(deltas=200, interval=0.001, close_frames=close)
-    server = await asyncio.start_server(feeder.serve, "127.0.0.1", 0)
-    ticker = asyncio.ensure_future(feeder.ticker())
-    port = server.sockets[0].getsockname()[1]
+CLOSE = [f[connect.HEADER_SIZE :] for f in _close_frames()]
+
+
+async def test_a_fallback_turn_streams_after_its_run_request_then_closes(tmp_path) -> None:
     rid = str(uuid.uuid4())
-    headers = {"content-type": "application/connect+proto", "x-request-id": rid}
-    polls = await streamlib.open_http(port)
-    uploads = await streamlib.open_http(port)
+    pieces: list[bytes] = []
+    async with _feeder(tmp_path) as (feeder, port):
+        sse = await streamlib.open_http(port)
+        uploads = await streamlib.open_http(port)
+        try:
+            head, result = await sse.request(
+                "POST",
+                streamlib.RUN_SSE,
+                {"content-type": "application/connect+proto", "x-request-id": rid},
+                connect.encode_frame(encode_run_sse_request(rid)),
+                sink=lambda piece, _now: pieces.append(piece),
+            )
+            assert (await head).status == 200
+            await asyncio.sleep(0.02)
+            assert pieces == [] and feeder.streams == 0  # nothing before the run request
+            assert await _append(uploads, rid, 0, _run_request(3)) == 200
+            ack = pb.AgentClientMessage()
+            ack.kv_client_message.id = 7
+            ack.kv_client_message.set_blob_result.SetInParent()
+            assert await _append(uploads, rid, 1, ack) == 200
+            await asyncio.wait_for(result, 5)
+        finally:
+            sse.close()
+            uploads.close()
+
+    frames = list(connect.decode_envelopes(b"".join(pieces)))
+    kinds = ["end" if f.is_end_stream else _kind(f.payload) for f in frames]
+    assert kinds == ["delta"] * 3 + CLOSE + ["end"]
+    assert feeder.streams == 1 and feeder.fallback == {}
+
+
+async def test_an_http10_turn_is_read_back_by_polls_each_frame_once(tmp_path) -> None:
+    rid = str(uuid.uuid4())
     responses: list[aipb.BidiPollResponse] = []
     ends: list[int] = []  # after how many responses each poll's end-stream came
-    try:
-        run = pb.AgentClientMessage()
-        run.run_request.action.user_message_action.user_message.text = "go bench-deltas=200"
-        _, appended = await uploads.request(
-            "POST",
-            streamlib.BIDI_APPEND,
-            dict(headers),
-            encode_bidi_append(rid, 0, run.SerializeToString(), binary=True),
-        )
-        assert (await appended).status == 200
-        while not responses or not responses[-1].eof:
-            assert len(ends) < 300, "the polls never reached eof"
-            _, result = await polls.request(
-                "POST",
-                streamlib.RUN_POLL,
-                dict(headers),
-                connect.encode_frame(encode_run_poll_request(rid, start=not ends)),
-            )
-            answer = await asyncio.wait_for(result, 5)
-            assert answer.status == 200
-            frames = list(connect.decode_envelopes(answer.body))
-            assert frames[-1].is_end_stream and not any(f.is_end_stream for f in frames[:-1])
-            responses += [aipb.BidiPollResponse.FromString(f.payload) for f in frames[:-1]]
-            ends.append(len(responses))
-    finally:
-        polls.close()
-        uploads.close()
-        ticker.cancel()
-        server.close()
+    async with _feeder(tmp_path) as (feeder, port):
+        polls = await streamlib.open_http(port)
+        uploads = await streamlib.open_http(port)
+        try:
+            assert await _append(uploads, rid, 0, _run_request(200)) == 200
+            while not responses or not responses[-1].eof:
+                assert len(ends) < 300, "the polls never reached eof"
+                _, result = await polls.request(
+                    "POST",
+                    streamlib.RUN_POLL,
+                    {"content-type": "application/connect+proto", "x-request-id": rid},
+                    connect.encode_frame(encode_run_poll_request(rid, start=not ends)),
+                )
+                answer = await asyncio.wait_for(result, 5)
+                assert answer.status == 200
+                frames = list(connect.decode_envelopes(answer.body))
+                assert frames[-1].is_end_stream and not any(f.is_end_stream for f in frames[:-1])
+                responses += [aipb.BidiPollResponse.FromString(f.payload) for f in frames[:-1]]
+                ends.append(len(responses))
+        finally:
+            polls.close()
+            uploads.close()
 
     assert [r.seqno for r in responses] == list(range(len(responses)))
-    assert [_kind(bytes.fromhex(r.data)) for r in responses[:-1]] == ["delta"] * 200 + [
-        f[connect.HEADER_SIZE :] for f in _close_frames()
-    ]
+    assert [_kind(bytes.fromhex(r.data)) for r in responses[:-1]] == ["delta"] * 200 + CLOSE
     assert responses[-1].eof and not responses[-1].data
     # many polls, and fewer than the deltas: a poll that waits is held as the addon holds it
     assert 1 < len(ends) < 200
