@@ -31,9 +31,10 @@ BA        (opt-in: --configs) plain mitmdump relaying A's whole fallback turn to
           deltas, then the frames one of the run's own addon turns closed with (recorded at
           start-up: KV SETs, checkpoints);
 BP        (opt-in: --configs) plain mitmdump relaying P's whole HTTP/1.0 turn to the feeder as
-          Cursor's server: the run request and KV acks as BidiAppend, the same frames read back by
-          RunPoll, released to the polls by the addon's own rule (streamlib._PollRun: 15 ms), so
-          the turn has the addon's polls; column ×T: each configuration against plain mitmproxy
+          Cursor's server: the run request and KV acks as BidiAppend, the same deltas coalesced
+          by the run core's own Outbox and read back by RunPoll as the addon's RunPoll reads
+          them (streamlib._PollRun: 15 ms), so the turn has the addon's frames and polls;
+          column ×T: each configuration against plain mitmproxy
           on its own transport (R* ÷ B2, A* ÷ BA, P* ÷ BP);
 F         (opt-in: --configs) the floor under any addon that serves a stream from a provider's
           answer: plain mitmdump with bench/floor_addon.py alone, which reads the feeder's

@@ -15,8 +15,8 @@ plays both ends a proxy can stream from:
   checkpoints, `turn_ended`), then the end-stream; every BidiAppend is answered at once, empty;
 - `POST /agent.v1.AgentService/RunPoll`, read back by the request id of a run request that came
   by BidiAppend with no RunSSE waiting: Cursor's server side of the HTTP/1.0 mode (BP). The same
-  frames, released to the polls by the rule the addon's run core and RunPoll follow (`_PollRun`),
-  so the polls and flows of a turn are the addon's too.
+  deltas, coalesced by the run core's own `Outbox` and released to the polls as the addon's
+  RunPoll releases them (`_PollRun`), so the frames, polls and flows of a turn are the addon's.
 
 Every delta's text is `t=<time.monotonic_ns()>;`, taken when it is written, so the client can
 measure provider-send → client-receive latency on the same clock. One ticker writes the next delta
@@ -56,6 +56,8 @@ import h2.events  # noqa: E402
 import h2.exceptions  # noqa: E402
 from fakes.fake_provider import read_body  # noqa: E402
 
+from cursor_byok.core.outbox import Outbox  # noqa: E402
+from cursor_byok.core.states import HoldState  # noqa: E402
 from cursor_byok.pb import agent_v1_pb2 as pb  # noqa: E402
 from cursor_byok.pb import aiserver_v1_pb2 as aipb  # noqa: E402
 from cursor_byok.wire import connect  # noqa: E402
@@ -112,12 +114,16 @@ _POLL_HEAD = (
 _SSE_TAIL = _chunk(connect.encode_frame_raw(connect.FLAG_END_STREAM, b"{}")) + b"0\r\n\r\n"
 
 
-def delta_frame(text: str) -> bytes:
-    """The Connect envelope the addon sends for one text delta."""
-    message = pb.AgentServerMessage(
+def delta_message(text: str) -> pb.AgentServerMessage:
+    """The message the addon sends for one text delta."""
+    return pb.AgentServerMessage(
         interaction_update=pb.InteractionUpdate(text_delta=pb.TextDeltaUpdate(text=text))
     )
-    return connect.encode_frame_raw(0, message.SerializeToString())
+
+
+def delta_frame(text: str) -> bytes:
+    """The Connect envelope the addon sends for one text delta."""
+    return connect.encode_frame_raw(0, delta_message(text).SerializeToString())
 
 
 @dataclass(eq=False)
@@ -134,61 +140,89 @@ POLL_WINDOW = 0.015  # BP's release window and poll hold: P15's coalescing (curs
 
 
 class _PollRun:
-    """BP: one run's frames, kept for RunPoll as the addon keeps them. Deltas are released as
-    its outbox releases them (the first after a quiet window at once, then at most one release
-    a window; any other frame at once, with what is held); a poll takes what is released when it
-    comes, and one that had to wait stays open one window after the first release (or until the
-    end), as its RunPoll does (proxy/run_poll.py). Each frame is one `BidiPollResponse`, hex."""
+    """BP: one run's frames, kept for RunPoll as the addon keeps them: in the run core's own
+    `Outbox`, whose coalescing hold releases deltas at most once a window (any other frame goes
+    at once, with what is held). A poll takes what is readable when it comes; one that had to
+    wait stays open one window after the first release, or until the end, as the addon's RunPoll
+    does (proxy/run_poll.py `_Gather`). Each frame is one `BidiPollResponse`, hex."""
 
     def __init__(self, window: float = POLL_WINDOW) -> None:
         self.loop = asyncio.get_running_loop()
         self.window = window
-        self.held: list[bytes] = []  # payloads (AgentServerMessage) not yet released
-        self.released: list[bytes] = []
-        self.last_release = -window
-        self.timer: asyncio.TimerHandle | None = None
+        self.outbox = Outbox()
+        self.position = 0  # entries the polls have taken
         self.seqno = 0
-        self.ended = False  # the end is released (the last poll carries `eof`)
+        self.ended = False  # every frame is in (the last poll carries `eof`)
         self.answered_end = False
         self.wake: asyncio.Future[None] | None = None
+        self.holding = False  # a poll that waited is held one window
+        self.gathered: list[bytes] | None = None  # what the open poll has taken
 
-    def add(self, payload: bytes, *, delta: bool) -> None:
-        self.held.append(payload)
-        if not delta or self.loop.time() - self.last_release >= self.window:
-            self._release()
-        elif self.timer is None:
-            self.timer = self.loop.call_at(self.last_release + self.window, self._release)
+    def add(self, message: pb.AgentServerMessage) -> None:
+        """A delta, coalesced and held as the run core does."""
+        holds = self.outbox.holds
+        self.outbox.add(message, now=self.loop.time(), window=self.window)
+        if self.outbox.holds != holds:  # a hold began: release it when its window is over
+            self.loop.call_at(self.outbox.hold_until, self._release)
+        self._wake()
 
-    def end(self) -> None:
+    def end(self, frames: list[bytes]) -> None:
+        """The turn's last frames (envelopes, final at once), then the end."""
+        for frame in frames:
+            self.outbox.append(frame)
+        self.outbox.release_due(self.outbox.hold_until)  # nothing is held past the end
         self.ended = True
-        self._release()
+        self._wake()
 
     def _release(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.released += self.held
-        self.held = []
-        self.last_release = self.loop.time()
-        if self.wake is not None and not self.wake.done():
-            self.wake.set_result(None)
+        outbox = self.outbox
+        if not outbox.release_due(self.loop.time()) and outbox.hold is HoldState.HELD:
+            self.loop.call_at(outbox.hold_until, self._release)  # the timer ran a little early
+        self._wake()
+
+    def _wake(self) -> None:
+        """An open poll takes what became readable, as a stream would (so later deltas are
+        held, not joined to a tail it has); one waiting for its first frame has it now, one
+        held hears only of the end."""
+        if self.gathered is not None and self.outbox.readable() > self.position:
+            self.gathered += self._take()
+        wake = self.wake
+        if wake is None or wake.done():
+            return
+        if self.ended or (not self.holding and self.gathered):
+            wake.set_result(None)
+
+    def _take(self) -> list[bytes]:
+        """The readable frames' messages not taken yet (an open delta is made final now)."""
+        outbox = self.outbox
+        end = outbox.readable()
+        taken = []
+        for entry in outbox.entries[self.position : end]:
+            frame = outbox.close(entry) if entry.delta is not None else entry.frame
+            assert frame is not None
+            taken.append(frame[connect.HEADER_SIZE :])
+        self.position = end
+        return taken
 
     async def answer(self) -> bytes:
         """One poll's body: the responses it takes, then the end-stream (`eof` on the last)."""
-        if not self.released and not self.ended:
+        self.gathered = self._take()
+        if not self.gathered and not self.ended:
             self.wake = self.loop.create_future()
             await self.wake
             if not self.ended:
                 self.wake = self.loop.create_future()
+                self.holding = True
                 hold = self.loop.call_later(self.window, self.wake.set_result, None)
                 await self.wake  # one window, or the end
                 hold.cancel()
+                self.holding = False
+        taken, self.gathered = self.gathered + self._take(), None
         parts = []
-        for payload in self.released:
+        for payload in taken:
             message = aipb.BidiPollResponse(seqno=self.seqno, data=payload.hex())
             parts.append(connect.encode_frame_raw(0, message.SerializeToString()))
             self.seqno += 1
-        self.released = []
         if self.ended:
             eof = aipb.BidiPollResponse(seqno=self.seqno, eof=True)
             parts.append(connect.encode_frame_raw(0, eof.SerializeToString()))
@@ -334,14 +368,11 @@ class Feeder:
 
     def _step_poll(self, stream: _Stream, run: _PollRun, text: str) -> None:
         """BP: the next delta (then the close frames and the end) to the run's polls."""
-        run.add(delta_frame(text)[connect.HEADER_SIZE :], delta=True)
+        run.add(delta_message(text))
         stream.left -= 1
-        if stream.left > 0:
-            return
-        for frame in read_frames_bytes(stream.tail):
-            run.add(frame[connect.HEADER_SIZE :], delta=False)
-        run.end()
-        self.active.remove(stream)
+        if stream.left <= 0:
+            run.end(read_frames_bytes(stream.tail))
+            self.active.remove(stream)
 
 
 async def run_feeder(deltas: int, interval: float, close_frames: Path | None = None) -> None:

@@ -135,11 +135,43 @@ async def test_an_http10_turn_is_read_back_by_polls_each_frame_once(tmp_path) ->
             uploads.close()
 
     assert [r.seqno for r in responses] == list(range(len(responses)))
-    assert [_kind(bytes.fromhex(r.data)) for r in responses[:-1]] == ["delta"] * 200 + CLOSE
+    kinds = [_kind(bytes.fromhex(r.data)) for r in responses[:-1]]
+    deltas = kinds.index(CLOSE[0])
+    assert kinds[:deltas] == ["delta"] * deltas and kinds[deltas:] == CLOSE
+    text = "".join(
+        pb.AgentServerMessage.FromString(bytes.fromhex(r.data)).interaction_update.text_delta.text
+        for r in responses[:deltas]
+    )
+    assert len(streamlib.STAMP_RE.findall(text)) == 200  # every delta once, in order
+    assert streamlib.STAMP_RE.findall(text) == sorted(streamlib.STAMP_RE.findall(text), key=int)
+    # coalesced as the run core coalesces (fewer frames than deltas), and many polls, fewer
+    # than the frames: a poll that waits is held as the addon's RunPoll holds it
+    assert 1 < deltas < 200
+    assert 1 < len(ends) < deltas
     assert responses[-1].eof and not responses[-1].data
-    # many polls, and fewer than the deltas: a poll that waits is held as the addon holds it
-    assert 1 < len(ends) < 200
     assert feeder.polled == {}  # the run is let go once its end was read
+
+
+async def test_a_poll_run_hands_over_every_delta_held_at_its_end() -> None:
+    """A turn that closes with no frames (no addon configuration recorded any) still releases
+    the deltas held in its last window."""
+    run = streamlib._PollRun()
+    run.add(streamlib.delta_message("t=0;"))  # the first goes at once, and a poll takes it
+    bodies = [await run.answer()]
+    for n in range(1, 5):  # the rest come within its window: held
+        run.add(streamlib.delta_message(f"t={n};"))
+    assert run.outbox.readable() < len(run.outbox.entries)
+    run.end([])
+    while not run.answered_end:
+        bodies.append(await run.answer())
+    text = ""
+    for body in bodies:
+        for frame in connect.decode_envelopes(body):
+            poll = None if frame.is_end_stream else aipb.BidiPollResponse.FromString(frame.payload)
+            if poll is not None and poll.data:
+                message = pb.AgentServerMessage.FromString(bytes.fromhex(poll.data))
+                text += message.interaction_update.text_delta.text
+    assert streamlib.STAMP_RE.findall(text) == [str(n) for n in range(5)]
 
 
 def test_read_frames_reads_what_record_close_wrote(tmp_path) -> None:
