@@ -22,6 +22,7 @@ from mitmproxy.net.http import url
 
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
+from cursor_byok.proxy.mitmproxy_compat import _undo_all
 
 MAX_KEPT = 512  # answers kept per function; real clients name a handful of hosts
 
@@ -62,15 +63,15 @@ def parse_authorities_once() -> Undo | None:
     `is_valid_host` import is left as it is: `parse_authority`, its one user, is kept whole."""
     if url.parse_authority is _parse_authority:
         return None
-    undos = [
-        _replace(url, "parse_authority", _parse_authority),
-        _replace(check, "is_valid_host", _is_valid_host),
-    ]
+    return _undo_all(
+        [
+            _replace(url, "parse_authority", _parse_authority),
+            _replace(check, "is_valid_host", _is_valid_host),
+        ],
+        then=_forget_answers,
+    )
 
-    def undo() -> None:
-        while undos:
-            undos.pop()()
-        _authorities.clear()
-        _hosts.clear()
 
-    return undo
+def _forget_answers() -> None:
+    _authorities.clear()
+    _hosts.clear()

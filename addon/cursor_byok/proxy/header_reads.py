@@ -21,6 +21,7 @@ from mitmproxy import http
 
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
+from cursor_byok.proxy.mitmproxy_compat import _undo_all
 
 # as mitmproxy ships them: Headers' own get_all, and what it inherits for the rest
 MITMPROXY_GET_ALL = vars(http.Headers)["get_all"]
@@ -62,15 +63,11 @@ def read_headers_quickly() -> Undo | None:
     """Install the four on `http.Headers` (None: installed already)."""
     if vars(http.Headers).get("get_all") is _get_all:
         return None
-    undos = [
-        _replace(http.Headers, "get_all", _get_all),
-        _replace(http.Headers, "__getitem__", _getitem),
-        _replace(http.Headers, "get", _get),
-        _replace(http.Headers, "__contains__", _contains),
-    ]
-
-    def undo() -> None:
-        while undos:
-            undos.pop()()
-
-    return undo
+    return _undo_all(
+        [
+            _replace(http.Headers, "get_all", _get_all),
+            _replace(http.Headers, "__getitem__", _getitem),
+            _replace(http.Headers, "get", _get),
+            _replace(http.Headers, "__contains__", _contains),
+        ]
+    )

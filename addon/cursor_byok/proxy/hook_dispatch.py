@@ -49,6 +49,7 @@ from mitmproxy.log import LegacyLogEvents
 
 from cursor_byok.proxy.mitmproxy_compat import Undo
 from cursor_byok.proxy.mitmproxy_compat import _replace
+from cursor_byok.proxy.mitmproxy_compat import _undo_all
 
 _MARK = "_cursor_byok_direct_hooks"
 _PLANS = "_cursor_byok_hook_plans"  # on the AddonManager: its `_Plans`
@@ -255,9 +256,8 @@ def dispatch_hooks_directly() -> Undo | None:
         _replace(hooks.Hook, "args", _hook_args),
     ]
 
-    def undo() -> None:
-        _Switch.planning = False
-        while undos:
-            undos.pop()()
+    return _undo_all(undos, then=_stop_planning)
 
-    return undo
+
+def _stop_planning() -> None:
+    _Switch.planning = False

@@ -176,6 +176,19 @@ def _replace(owner: Any, name: str, replacement: Any) -> Undo:
     return undo
 
 
+def _undo_all(undos: list[Undo], then: Callable[[], None] | None = None) -> Undo:
+    """One undo for several replacements: each put back, the last first, then `then` (a
+    patch's own state to forget)."""
+
+    def undo() -> None:
+        while undos:
+            undos.pop()()
+        if then is not None:
+            then()
+
+    return undo
+
+
 def install_stream_release() -> Undo | None:
     """Wrap mitmproxy's HTTP/2 server layer so our ended `Run` responses release their stream
     (see the module doc). Returns the function that removes it, or None when it is installed
