@@ -5,13 +5,14 @@ says what each does and why): an ended response's stream that waits for the clie
 (`install_stream_release`), a client's stream past the concurrency limit that ends the whole
 connection (`refuse_streams_over_the_limit`), a closed connection's socket left open
 (`close_sockets_when_told`), every closed upstream connection kept while its client connection
-lives (`forget_closed_upstreams`); and six for CPU: hook events without a coroutine and a
+lives (`forget_closed_upstreams`); and seven for CPU: hook events without a coroutine and a
 context manager per addon (`hook_dispatch.dispatch_hooks_directly`), the type checks of every
 request and response at a set lookup a field (`message_checks.check_messages_quickly`), option
 reads without deep copies of values that cannot change and context forks without a server
 made to be thrown away (`needless_copies`), and header lookups without an exception for a
 missing header (`header_reads.read_headers_quickly`), host and authority checks answered once
-per host (`authority_parses.parse_authorities_once`); and one for Python 3.12.1's asyncio,
+per host (`authority_parses.parse_authorities_once`), the chunks of an HTTP/1 body that one read
+holds handed on as one event (`body_chunks.join_body_chunks`); and one for Python 3.12.1's asyncio,
 whose callback logs a traceback for every connection open when the proxy stops
 (`cancelled_streams.quiet_cancelled_streams`).
 They change mitmproxy's classes, so they are installed while this addon is loaded and removed
@@ -26,6 +27,7 @@ import logging
 from mitmproxy import ctx
 
 from cursor_byok.proxy.authority_parses import parse_authorities_once
+from cursor_byok.proxy.body_chunks import join_body_chunks
 from cursor_byok.proxy.cancelled_streams import quiet_cancelled_streams
 from cursor_byok.proxy.header_reads import read_headers_quickly
 from cursor_byok.proxy.hook_dispatch import dispatch_hooks_directly
@@ -52,6 +54,7 @@ PATCHES = (
     fork_contexts_quickly,  # a layer's context without a server made to be thrown away (CPU)
     read_headers_quickly,  # a header looked up without an exception or a call per field (CPU)
     parse_authorities_once,  # a host's authority and validity checked once, not per request (CPU)
+    join_body_chunks,  # an HTTP/1 body's chunks in one read: one event, one DATA frame (CPU)
     quiet_cancelled_streams,  # no traceback per open connection when the proxy stops (3.12.1)
 )
 
