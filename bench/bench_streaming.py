@@ -34,8 +34,14 @@ BP        (opt-in: --configs) plain mitmdump relaying P's whole HTTP/1.0 turn to
           Cursor's server: the run request and KV acks as BidiAppend, the same deltas coalesced
           by the run core's own Outbox and read back by RunPoll as the addon's RunPoll reads
           them (streamlib._PollRun: 15 ms), so the turn has the addon's frames and polls;
+BR        (opt-in: --configs) plain mitmdump relaying R's whole `Run` turn to the feeder as
+          Cursor's server, on the same HTTP/2 stream: the run request and every KV ack up the
+          open upload (streamed to the feeder as it comes), the same deltas, the recorded close
+          frames and the end down. Plain mitmproxy holds the response's END_STREAM until the
+          upload ends (mitmproxy.md §10.1), so BR's client ends its upload at the end-stream
+          envelope, where R's waits for END_STREAM first: the same frames either way;
           column ×T: each configuration against plain mitmproxy
-          on its own transport (R* ÷ B2, A* ÷ BA, P* ÷ BP);
+          on its own transport (R* ÷ BR, A* ÷ BA, P* ÷ BP);
 F         (opt-in: --configs) the floor under any addon that serves a stream from a provider's
           answer: plain mitmdump with bench/floor_addon.py alone, which reads the feeder's
           OpenAI-Chat stream (aiohttp, our SSE parser, json) and writes each delta's envelope,
@@ -106,14 +112,14 @@ HERE = Path(__file__).resolve().parent
 CONFIGS = ["A15", "R15", "A0", "R0", "B", "C"]  # the default set; --configs picks others
 ALL_CONFIGS = [
     *("A15", "R15", "R15c", "P15", "A0", "R0", "A15t", "R15t"),
-    *("F", "B", "B2", "BA", "BP", "C"),
+    *("F", "B", "B2", "BA", "BP", "BR", "C"),
 ]
 ADDON_CONFIGS = {"A15": 15, "R15": 15, "R15c": 15, "P15": 15, "A0": 0, "R0": 0}  # coalescing, ms
 # the same, with mitmproxy's hop to the loopback server over TCP (cursor_byok_loopback_hop=tcp):
 # what the in-memory hop saves, measured in one run
 ADDON_CONFIGS |= {"A15t": 15, "R15t": 15}
 # the plain relay on each configuration's transport (×T): HTTP/2 for R*, the fallback for A*, P*
-TRANSPORT_BASE = {"R": "B2", "A": "BA", "P": "BP"}
+TRANSPORT_BASE = {"R": "BR", "A": "BA", "P": "BP"}
 LATE_NS = 50_000_000
 # Bytecode for the proxies goes to a cache of our own (outside the tree): the first proxy started
 # compiles everything (a cold start, as after an install), the later ones find it (a warm start,
@@ -222,7 +228,7 @@ class Bench:
         self.tmp = tmp
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
-        self.close_frames = tmp / "close-frames.bin"  # BA's and BP's (record_close)
+        self.close_frames = tmp / "close-frames.bin"  # BA's, BP's and BR's (record_close)
         self.feeder = FeederProcess(args.deltas, args.interval, self.close_frames)
         self.proxies: dict[str, Mitm] = {}
         self.startup: list[str] = []
@@ -239,7 +245,7 @@ class Bench:
                 proxy.port, tls=client_tls_h2(proxy.ca_file), deltas=deltas, stats=stats
             )
             return
-        if config.startswith("R"):
+        if config.startswith("R") or config == "BR":
             await run_turn(
                 proxy.port,
                 tls=client_tls_h2(proxy.ca_file),
@@ -248,6 +254,7 @@ class Bench:
                 workspace=self.workspace,
                 heartbeat=self.args.heartbeat,
                 conn=conn,
+                end_upload_first=config == "BR",
             )
             return
         tls = client_tls(proxy.ca_file)
@@ -294,7 +301,7 @@ class Bench:
         if "B2" in self.args.configs:
             self.proxies["B2"] = start_plain(self.tmp / "B2", self.feeder.port)
             await self.turn("B2", TurnStats(), 1)
-        relays = [name for name in ("BA", "BP") if name in self.args.configs]
+        relays = [name for name in ("BA", "BP", "BR") if name in self.args.configs]
         if relays:
             await self.record_close(addons)
         for name in relays:
@@ -317,16 +324,16 @@ class Bench:
         await self.batch("B", 2)
 
     async def record_close(self, addons: list[str]) -> None:
-        """BA's and BP's close: the frames (all but text deltas) one turn of this run's addon
-        sent, written where the feeder reads them for each BA and BP turn."""
+        """BA's, BP's and BR's close: the frames (all but text deltas) one turn of this run's
+        addon sent, written where the feeder reads them for each of their turns."""
         own = [name for name in addons if not name.endswith("~")]
         if not own:
-            print("BA/BP: no addon configuration in this run, so their turns close with no frames")
+            print("BA/BP/BR: no addon configuration in this run: their turns close with no frames")
             return
         stats = TurnStats(kept=[])
         await self.turn(own[0], stats, 1)
         self.close_frames.write_bytes(b"".join(stats.kept or []))
-        print(f"BA/BP close with the {len(stats.kept or [])} frames a turn of {own[0]} sent")
+        print(f"BA/BP/BR close with the {len(stats.kept or [])} frames a turn of {own[0]} sent")
 
     async def batch(self, config: str, level: int) -> Batch:
         proxy = self.proxies.get(config)
@@ -406,7 +413,7 @@ def report(
                 for b in results.get((base, level), [])
                 if b.proxy_cpu is not None
             ]
-            for base in ("B", "B2", "BA", "BP")
+            for base in ("B", "B2", "BA", "BP", "BR")
         }
         b_cpu = base_cpu["B"]
         for config in configs:
@@ -471,7 +478,7 @@ def report(
         "frames/turn: data frames the client saw (heartbeats excluded), delta-frames: those "
         "carrying text deltas; CPU µs/delta: proxy utime+stime / provider deltas, ×B: against "
         "plain mitmdump, ×T: against "
-        "plain mitmdump on the configuration's own transport (R: B2, A: BA, P: BP); "
+        "plain mitmdump on the configuration's own transport (R: BR, A: BA, P: BP); "
         "peak RSS: max VmHWM of the proxy over the batches at that level; "
         "client/feeder: their CPU as a share of one core over the batch; start spread: time "
         "between the first and the last turn of a batch to get its first delta (median over "

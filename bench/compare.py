@@ -33,7 +33,7 @@ FIGURES = [
     ("streaming", "R15 x20", "cpu_ratio", "Run, 20 streams, CPU ×B"),
     ("streaming", "A15 x20", "cpu_ratio_t", "RunSSE+BidiAppend, 20 streams, CPU ×BA"),
     ("streaming", "P15 x20", "cpu_ratio_t", "RunPoll, 20 streams, CPU ×BP"),
-    ("streaming", "R15 x20", "cpu_ratio_t", "Run, 20 streams, CPU ×B2"),
+    ("streaming", "R15 x20", "cpu_ratio_t", "Run, 20 streams, CPU ×BR"),
     ("streaming", "A15 x20", "p99_ms", "RunSSE+BidiAppend, 20 streams, p99 ms"),
     ("streaming", "B x20", "p99_ms", "plain mitmproxy, 20 streams, p99 ms"),
     ("memory", "tiny", "mb_per_mb", "memory, 20-character deltas, MB per MB"),

@@ -6,12 +6,25 @@ import os
 from mitmproxy import http
 
 PORT = int(os.environ["BENCH_UPSTREAM_PORT"])
+RUN = "/agent.v1.AgentService/Run"
 
 
-def request(flow: http.HTTPFlow) -> None:
+def requestheaders(flow: http.HTTPFlow) -> None:
+    # BR: a `Run` upload stays open for the whole turn (KV acks), so it goes on as it comes,
+    # and the server is chosen now (mitmproxy connects before the `request` hook)
+    if flow.request.path.endswith(RUN):
+        flow.request.stream = True
+        _to_feeder(flow)
+
+
+def _to_feeder(flow: http.HTTPFlow) -> None:
     flow.request.scheme = "http"
     flow.request.host = "127.0.0.1"
     flow.request.port = PORT
+
+
+def request(flow: http.HTTPFlow) -> None:
+    _to_feeder(flow)
     # An HTTP/2 request without content-length reaches an HTTP/1.1 server unframed (see
     # mitmproxy_compat.frame_for_http1_upstream): frame it, as the addon does for its hops.
     if "content-length" not in flow.request.headers and flow.request.raw_content is not None:

@@ -5,7 +5,7 @@ recorded in bench/README.md (issue 38 item 3). CI runs it after the tests.
 
 Runs bench_streaming.py at 20 streams (RunSSE + BidiAppend, RunPoll, Run and plain mitmproxy in
 the same run, so each CPU figure is a ratio to plain mitmproxy's: B, one HTTP/1.1 stream, and on
-each transport's own, B2, BA and BP), then bench_memory.py's three
+each transport's own, BR, BA and BP), then bench_memory.py's three
 cases (1 KiB deltas and the stopped stream at a smaller size), each the median of three runs,
 each writing its figures to the JSON file, then bench/compare.py. An
 alarm, not a gate: it always exits 0; a bench that fails or overruns its share of the budget is
@@ -35,7 +35,7 @@ STREAMING = [
     "--deltas",
     "200",
     "--configs",
-    "A15,P15,R15,B,B2,BA,BP",
+    "A15,P15,R15,B,BR,BA,BP",
     "--timeout",
     "30",
 ]

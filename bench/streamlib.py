@@ -108,6 +108,10 @@ _CHAT_TAIL = (
 _SSE_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 )
+_RUN_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: application/connect+proto\r\n"
+    b"transfer-encoding: chunked\r\n\r\n"
+)
 _POLL_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: application/connect+proto\r\ncontent-length: %d\r\n\r\n"
 )
@@ -275,6 +279,9 @@ class Feeder:
                 while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
                     name, _, value = raw.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
+                if target.endswith(RUN):  # BR: the upload stays open, so no body to read first
+                    await self._serve_run(reader, writer)
+                    break
                 body = await read_body(reader, headers)
                 match = DELTAS_RE.search(body)
                 deltas = int(headers.get("x-bench-deltas") or (match and match.group(1)) or 0)
@@ -321,6 +328,23 @@ class Feeder:
                 if not await stream.done:
                     break
         writer.close()
+
+    async def _serve_run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """BR: a whole `Run` turn as Cursor's server answers it. mitmproxy hands an HTTP/2
+        upload without a length to an HTTP/1.1 server unframed (mitmproxy_compat
+        .frame_for_http1_upstream), so the request body is the client's envelopes as they come:
+        the first is the run request; then the deltas, the recorded close frames and the end go
+        down while the rest (the KV acks) is read and dropped until the proxy closes the hop."""
+        head = await reader.readexactly(connect.HEADER_SIZE)
+        payload = await reader.readexactly(int.from_bytes(head[1:], "big"))
+        match = DELTAS_RE.search(payload)
+        deltas = int(match.group(1)) if match else self.deltas
+        writer.write(_RUN_HEAD)
+        done = asyncio.get_running_loop().create_future()
+        stream = _Stream(writer, deltas, "connect", done)
+        self._start(stream, deltas, tail=b"".join(read_frames(self.close_frames)))
+        while await reader.read(65536):
+            pass
 
     def _start(self, stream: _Stream, deltas: int, tail: bytes = b"") -> None:
         stream.left, stream.tail = deltas, tail
@@ -1202,13 +1226,16 @@ async def run_turn(
     heartbeat: float = 0.0,
     end_wait: float = 5.0,
     conn: Http2 | None = None,
+    end_upload_first: bool = False,
 ) -> None:
     """R: a full Agent turn over Cursor's default transport, one HTTP/2 `Run` stream, on a
     connection of its own (or on `conn`, shared with other turns, as Cursor does): the headers
     and the run request envelope go out together, KV acks and optional client heartbeats follow
     on the open upload; after the end-stream envelope the client waits (at most `end_wait` s)
     for the server's END_STREAM, then ends its upload and closes the connection if it opened
-    it. `tls` must offer ALPN h2 (`client_tls_h2`)."""
+    it. `tls` must offer ALPN h2 (`client_tls_h2`). `end_upload_first` (BR): the upload ends
+    at the end-stream envelope, before END_STREAM, which plain mitmproxy holds until then
+    (mitmproxy.md §10.1); the same frames either way."""
     loop = asyncio.get_running_loop()
     rid = str(uuid.uuid4())
     own = conn is None
@@ -1250,12 +1277,15 @@ async def run_turn(
             stats.ok = False
             stats.error = "stream ended without an end-stream envelope"
             return
+        if end_upload_first:
+            conn.send(stream_id, b"", end=True)
         try:
             await asyncio.wait_for(asyncio.shield(ended), end_wait)
         except TimeoutError:
             stats.ok = False
             stats.error = f"END_STREAM not within {end_wait:g} s of the end-stream envelope"
-        conn.send(stream_id, b"", end=True)
+        if not end_upload_first:
+            conn.send(stream_id, b"", end=True)
     except Exception as exc:
         stats.ok = False
         stats.error = f"{type(exc).__name__}: {exc}"

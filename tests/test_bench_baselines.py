@@ -179,3 +179,36 @@ def test_read_frames_reads_what_record_close_wrote(tmp_path) -> None:
     assert streamlib.read_frames(path) == []  # no recording: the turns close with nothing
     path.write_bytes(b"".join(_close_frames()))
     assert streamlib.read_frames(path) == _close_frames()
+
+
+async def test_a_run_turn_streams_after_its_run_request_and_reads_the_upload_to_its_end(
+    tmp_path,
+) -> None:
+    """BR: the upload comes unframed (as mitmproxy hands an HTTP/2 upload without a length to
+    an HTTP/1.1 server); the deltas, the close frames and the end go down after its first
+    envelope, and the rest of the upload is read until the proxy closes the hop."""
+    async with _feeder(tmp_path) as (feeder, port):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(
+                f"POST {streamlib.RUN} HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+                "content-type: application/connect+proto\r\n\r\n".encode()
+            )
+            writer.write(connect.encode_frame(_run_request(3).SerializeToString()))
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200") and b"chunked" in head
+            body = await asyncio.wait_for(reader.readuntil(b"\r\n0\r\n\r\n"), 5)
+            ack = pb.AgentClientMessage()
+            ack.kv_client_message.id = 7
+            ack.kv_client_message.set_blob_result.SetInParent()
+            writer.write(connect.encode_frame(ack.SerializeToString()))
+            writer.write_eof()
+            assert await asyncio.wait_for(reader.read(), 5) == b""  # closed after the upload
+        finally:
+            writer.close()
+
+    chunks = streamlib._Chunked()
+    frames = list(connect.decode_envelopes(b"".join(chunks.feed(body))))
+    kinds = ["end" if f.is_end_stream else _kind(f.payload) for f in frames]
+    assert kinds == ["delta"] * 3 + CLOSE + ["end"]
+    assert feeder.streams == 1 and feeder.active == []
