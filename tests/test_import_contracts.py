@@ -19,7 +19,7 @@ PACKAGE = REPO / "addon" / "cursor_byok"
 
 SANS_IO = "The protocol core is sans-IO"
 AIOHTTP = "aiohttp only behind the two HTTP faces"
-H2_H11 = "h2 and h11 only in the loopback and the mitmproxy compat module"
+H2_H11 = "h2 and h11 only in the loopback and the mitmproxy compat and patch modules"
 PROVIDERS_FACE = "providers.base only through the providers package's face"
 CURSOR_SIDE = "Providers and outbound HTTP import nothing of Cursor's side"
 LAYERS = "Layers: each room imports only the rooms below it"
