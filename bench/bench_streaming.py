@@ -130,6 +130,9 @@ PROXY_ENV: dict[str, str] = {}
 # plain mitmdump alike; --flow-detail 1 is mitmdump's default (what the figures before issue 38
 # were measured with: one line per BidiAppend and per poll).
 FLOW_DETAIL = [0]
+# More mitmdump arguments for every proxy, addon and plain alike (bench/loop_steps.py loads its
+# probe script with them).
+EXTRA_ARGS: list[str] = []
 
 
 def start_addon(
@@ -150,6 +153,7 @@ def start_addon(
         "--set",
         f"flow_detail={FLOW_DETAIL[0]}",
         *MANY_TURNS,
+        *EXTRA_ARGS,
         agent="provider",
         config=write_config(tmp, feeder, "openai-chat"),
         env={KEY_ENV: "sk-bench-not-a-key", **PROXY_ENV},
@@ -173,6 +177,7 @@ def start_plain(tmp: Path, upstream_port: int, script: str = "passthrough.py") -
         f"flow_detail={FLOW_DETAIL[0]}",
         "-s",
         str(HERE / script),
+        *EXTRA_ARGS,
     ]
     return start_mitmdump(
         tmp,

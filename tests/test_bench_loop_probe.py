@@ -1,0 +1,99 @@
+"""bench/loop_steps.py's probe (streaming round 13): a step of the event loop is timed by the
+CPU it took without the garbage collector's runs inside it, named by the coroutine it resumed;
+the collector is counted apart; readings subtract. Otherwise the next round's figures blame
+whatever allocated when the collector ran, as py-spy and cProfile did."""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.events
+import gc
+import importlib
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _modules():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("loop_probe_script"), importlib.import_module("loop_steps")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _spin(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+async def _long_step() -> None:
+    _spin(0.003)  # one step of at least 3 ms of CPU
+    await asyncio.sleep(0)
+
+
+def _collect() -> None:
+    gc.collect()
+
+
+async def _main(heap: list) -> None:
+    await asyncio.get_running_loop().create_task(_long_step())
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.call_soon(_collect)
+    loop.call_soon(done.set)
+    await done.wait()
+
+
+def test_a_step_is_its_coroutines_cpu_without_the_collector() -> None:
+    probe_script, _ = _modules()
+    original = asyncio.events.Handle._run
+    heap = [[[] for _ in range(8)] for _ in range(40_000)]  # what a full collection walks
+    probe = probe_script.LoopProbe()
+    probe.install()
+    try:
+        asyncio.run(_main(heap))
+    finally:
+        probe.uninstall()
+    assert asyncio.events.Handle._run is original
+    summary = probe.summary()
+    steps = summary["steps"]
+    count, spent, longest = steps["task _long_step"]
+    assert count >= 1 and longest >= 0.0025 and spent >= 0.0025
+    assert summary["long"][summary["long_ms"].index(2)] >= 1  # counted among the ≥ 2 ms
+    runs, collected, _ = summary["gc"][2]
+    assert runs >= 1 and collected > 0
+    # `_collect` did little besides the full collection, which is the collector's, not its
+    assert steps["_collect"][1] < collected / 2
+
+
+def test_two_readings_subtract_and_report_per_turn() -> None:
+    _, loop_steps = _modules()
+    before = {
+        "seq": 1,
+        "steps": {"task warm": [3, 0.010, 0.004]},
+        "long_ms": [1, 2, 5, 10],
+        "long": [1, 1, 0, 0],
+        "gc": [[2, 0.001, 0.0005], [0, 0.0, 0.0], [0, 0.0, 0.0]],
+        "cpu": 1.0,
+    }
+    after = {
+        "seq": 5,
+        "steps": {"task warm": [3, 0.010, 0.004], "task turn": [20, 0.040, 0.003]},
+        "long_ms": [1, 2, 5, 10],
+        "long": [11, 3, 0, 0],
+        "gc": [[12, 0.006, 0.0009], [1, 0.002, 0.002], [0, 0.0, 0.0]],
+        "cpu": 1.1,
+    }
+    figures = loop_steps.difference(before, after)
+    assert set(figures["steps"]) == {"task turn"}  # no call since the first reading: left out
+    assert figures["long"] == [10, 2, 0, 0]
+    assert figures["gc"][0][:2] == [10, 0.005]
+    text = loop_steps.report("R15", 10, 1, 0.1, figures, top=5)
+    assert "R15: 10 turns of 1 delta(s); the proxy's CPU 10.00 ms a turn" in text
+    assert "4.000   2.00    3.0 ms  task turn" in text
+    assert "≥1 ms 1.00, ≥2 ms 0.20" in text
+    assert "(7.0 % of the proxy's CPU)" in text
