@@ -64,7 +64,7 @@ class LoopProbe:
                 spent = time.thread_time() - t0 - (probe._gc_total - gc0)
                 probe._count(step_name(handle), spent)
 
-        asyncio.events.Handle._run = _run  # type: ignore[method-assign]
+        asyncio.events.Handle._run = _run  # type: ignore[method-assign, assignment]
         gc.callbacks.append(self._on_gc)
 
     def uninstall(self) -> None:
