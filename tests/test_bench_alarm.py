@@ -3,19 +3,12 @@ the last recorded ones in bench/README.md, and marks a step; it never fails."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_modules import BENCH
+from bench_modules import bench_modules
 
 
 def _modules():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("results"), importlib.import_module("compare")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_modules("results", "compare")
 
 
 def test_a_run_is_printed_beside_the_readme_and_a_step_is_marked(tmp_path):
@@ -67,11 +60,7 @@ def test_bench_memory_records_the_median_run_and_the_range():
     a small case's growth is a few MiB and moves by one from run to run (bench-quick runs 3)."""
     from types import SimpleNamespace
 
-    sys.path.insert(0, str(BENCH))
-    try:
-        bench_memory = importlib.import_module("bench_memory")
-    finally:
-        sys.path.remove(str(BENCH))
+    (bench_memory,) = bench_modules("bench_memory")
 
     def run(name: str, per_mib: float, end: str = "ok") -> dict:
         return {

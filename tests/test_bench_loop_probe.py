@@ -8,20 +8,13 @@ from __future__ import annotations
 import asyncio
 import asyncio.events
 import gc
-import importlib
-import sys
 import time
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_modules import bench_modules
 
 
 def _modules():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("loop_probe_script"), importlib.import_module("loop_steps")
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_modules("loop_probe_script", "loop_steps")
 
 
 def _spin(seconds: float) -> None:
