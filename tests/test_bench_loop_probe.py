@@ -32,7 +32,7 @@ def _collect() -> None:
     gc.collect()
 
 
-async def _main(heap: list) -> None:
+async def _main() -> None:
     await asyncio.get_running_loop().create_task(_long_step())
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -48,9 +48,10 @@ def test_a_step_is_its_coroutines_cpu_without_the_collector() -> None:
     probe = probe_script.LoopProbe()
     probe.install()
     try:
-        asyncio.run(_main(heap))
+        asyncio.run(_main())
     finally:
         probe.uninstall()
+        del heap  # alive until here, so the full collection had it to walk
     assert asyncio.events.Handle._run is original
     summary = probe.summary()
     steps = summary["steps"]
@@ -75,18 +76,24 @@ def test_two_readings_subtract_and_report_per_turn() -> None:
     }
     after = {
         "seq": 5,
-        "steps": {"task warm": [3, 0.010, 0.004], "task turn": [20, 0.040, 0.003]},
+        "steps": {
+            "task warm": [3, 0.010, 0.004],
+            "task turn": [20, 0.040, 0.003],
+            "_Writer._tick": [9, 0.002, 0.001],
+        },
         "long_ms": [1, 2, 5, 10],
         "long": [11, 3, 0, 0],
         "gc": [[12, 0.006, 0.0009], [1, 0.002, 0.002], [0, 0.0, 0.0]],
         "cpu": 1.1,
     }
     figures = loop_steps.difference(before, after)
-    assert set(figures["steps"]) == {"task turn"}  # no call since the first reading: left out
+    assert set(figures["steps"]) == {"task turn", "_Writer._tick"}  # "task warm": no new call
     assert figures["long"] == [10, 2, 0, 0]
     assert figures["gc"][0][:2] == [10, 0.005]
     text = loop_steps.report("R15", 10, 1, 0.1, figures, top=5)
-    assert "R15: 10 turns of 1 delta(s); the proxy's CPU 10.00 ms a turn" in text
+    # the probe's own 0.2 ms a turn is left out of the CPU (10.0 → 9.8) and of the steps
+    assert "R15: 10 turns of 1 delta(s); the proxy's CPU 9.80 ms a turn" in text
+    assert "own writes, 0.20 ms a turn, left out" in text and "_Writer._tick" not in text
     assert "4.000   2.00    3.0 ms  task turn" in text
     assert "≥1 ms 1.00, ≥2 ms 0.20" in text
-    assert "(7.0 % of the proxy's CPU)" in text
+    assert "(7.1 % of the proxy's CPU)" in text
