@@ -197,6 +197,7 @@ class Batch:
     client_cpu: float
     feeder_cpu: float
     peak_kib: int | None
+    started_ns: int = 0  # monotonic_ns when the batch's turns began (all at once)
 
     @property
     def latencies(self) -> list[int]:
@@ -221,6 +222,13 @@ class Batch:
         """ms between the first and the last turn of the batch to see its first delta."""
         firsts = [s.first_delta_ns for s in self.stats if s.first_delta_ns]
         return (max(firsts) - min(firsts)) / 1e6 if firsts else float("nan")
+
+    def first_delta_ms(self, q: float) -> float:
+        """The q-th percentile over the batch's turns of the time from the turns' start to
+        each turn's first delta: connection, request, the proxy's set-up of the turn and the
+        provider's first write, as a user waits for an answer to begin."""
+        firsts = sorted(s.first_delta_ns - self.started_ns for s in self.stats if s.first_delta_ns)
+        return percentile_ms(firsts, q)
 
     @property
     def ok(self) -> int:
@@ -350,6 +358,7 @@ class Bench:
         feeder0 = cpu_seconds(self.feeder.process.pid)
         client0 = time.process_time()
         t0 = time.monotonic()
+        started_ns = time.monotonic_ns()
         conn = None
         try:
             if config.startswith("R15c") and proxy is not None:  # one connection for the batch
@@ -378,6 +387,7 @@ class Bench:
             time.process_time() - client0,
             cpu_seconds(self.feeder.process.pid) - feeder0,
             status_kib(pid, "VmHWM") if pid else None,
+            started_ns,
         )
 
     def stop(self) -> None:
@@ -490,7 +500,19 @@ def report(
         "rounds): turns that could not start together show here."
     )
     _report_positions(positions, args.deltas)
+    _report_first_deltas(positions)
     return figures
+
+
+def _report_first_deltas(positions: list[tuple[int, str, list[Batch]]]) -> None:
+    """How long the turns of a batch, started together, waited for their first delta."""
+    print()
+    print("ms from the turns' start to their first delta (p50 / p90 / max of a batch's turns):")
+    for level, config, batches in positions:
+        p50, p90, top = (
+            statistics.median(b.first_delta_ms(q) for b in batches) for q in (0.5, 0.9, 1.0)
+        )
+        print(f"{level:>7} {config:<4} {p50:8.1f} {p90:8.1f} {top:8.1f}")
 
 
 def _report_positions(positions: list[tuple[int, str, list[Batch]]], deltas: int) -> None:

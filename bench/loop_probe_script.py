@@ -4,10 +4,13 @@ and what the cyclic garbage collector costs, in the proxy under test.
 Streaming round 13 (bench/README.md) found that a turn's edges are a few long steps of the loop
 (the turn's set-up, the hooks of its request, mitmproxy's open of the loopback hop) and that
 py-spy and cProfile put the collector's time on whatever allocated when it ran. This script
-times every callback the loop runs (`asyncio.Handle._run`) by the main thread's CPU time, takes
-out what the collector spent inside it (`gc.callbacks`), and names it by the coroutine a task
-step resumes or by the callback's own name. The collector is counted per generation, with its
-longest pause.
+times every callback the loop runs (`asyncio.Handle._run`) by the main thread's CPU time and by
+the clock, takes out what the collector spent inside it (`gc.callbacks`), and names it by the
+coroutine a task step resumes or by the callback's own name. The clock's excess over the CPU is
+what the step waited with the loop held: a blocking system call (a file made or removed on a
+busy disk), the GIL held by another thread, or the thread preempted on a loaded machine (the
+figures say how long the thread waited for a CPU, from Linux's schedstat). The collector is
+counted per generation, with its longest pause.
 
 It writes `$BENCH_LOOP_PROBE_DIR/<pid>.json` about every 0.2 s (from the loop, whose thread
 alone changes the figures) with a `seq` that grows with each write, and once more at shutdown.
@@ -43,7 +46,8 @@ class LoopProbe:
     """Times the loop's callbacks (the collector excluded) and the collector, per generation."""
 
     def __init__(self) -> None:
-        self.steps: dict[str, list[float]] = {}  # name -> [count, CPU seconds, longest]
+        # name -> [count, CPU seconds, longest (CPU), wall-clock seconds]
+        self.steps: dict[str, list[float]] = {}
         self.long = [0] * len(LONG_MS)  # steps at least LONG_MS[i] ms
         self.gc: list[list[float]] = [[0, 0.0, 0.0] for _ in range(3)]  # count, seconds, longest
         self._gc_total = 0.0  # seconds of collection so far, on this thread's clock
@@ -57,12 +61,14 @@ class LoopProbe:
         probe = self
 
         def _run(handle: asyncio.Handle) -> None:
-            t0, gc0 = time.thread_time(), probe._gc_total
+            t0, wall0, gc0 = time.thread_time(), time.perf_counter(), probe._gc_total
             try:
                 original(handle)
             finally:
-                spent = time.thread_time() - t0 - (probe._gc_total - gc0)
-                probe._count(step_name(handle), spent)
+                collected = probe._gc_total - gc0
+                spent = time.thread_time() - t0 - collected
+                wall = time.perf_counter() - wall0 - collected
+                probe._count(step_name(handle), spent, wall)
 
         asyncio.events.Handle._run = _run  # type: ignore[method-assign, assignment]
         gc.callbacks.append(self._on_gc)
@@ -75,14 +81,15 @@ class LoopProbe:
         if self._on_gc in gc.callbacks:
             gc.callbacks.remove(self._on_gc)
 
-    def _count(self, name: str, spent: float) -> None:
+    def _count(self, name: str, spent: float, wall: float) -> None:
         entry = self.steps.get(name)
         if entry is None:
-            entry = self.steps[name] = [0, 0.0, 0.0]
+            entry = self.steps[name] = [0, 0.0, 0.0, 0.0]
         entry[0] += 1
         entry[1] += spent
         if spent > entry[2]:
             entry[2] = spent
+        entry[3] += wall
         ms = spent * 1000
         for i, bound in enumerate(LONG_MS):
             if ms >= bound:
@@ -102,13 +109,25 @@ class LoopProbe:
             entry[2] = spent
 
     def summary(self) -> dict[str, Any]:
+        """The figures so far (called on the loop's thread, whose scheduler figures it reads)."""
         return {
             "steps": {name: list(entry) for name, entry in self.steps.items()},
             "long_ms": list(LONG_MS),
             "long": list(self.long),
             "gc": [list(entry) for entry in self.gc],
             "cpu": time.process_time(),
+            "runnable": runnable_seconds(),
         }
+
+
+def runnable_seconds() -> float:
+    """How long this thread has waited for a CPU while it could run (Linux's schedstat: time
+    on a run queue), 0.0 where that is not known. Of a step's wait, this much was the machine
+    busy with other work; the rest the thread slept: on a lock (the GIL) or the disk."""
+    try:
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 class _Writer:

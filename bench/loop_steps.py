@@ -1,7 +1,7 @@
 """What each step of a proxy's event loop costs a turn, and what its garbage collector costs.
 
     uv run python bench/loop_steps.py [--configs R15,BR] [--turns 20] [--deltas 1]
-                                      [--rounds 10] [--top 12]
+                                      [--rounds 10] [--top 12] [--base-tree PATH]
 
 Streaming round 13 (bench/README.md): a turn's first and last deltas arrive late because a few
 long steps of the proxy's loop (the turn's set-up, its request's hooks, mitmproxy's open of the
@@ -13,13 +13,17 @@ the order, and prints, per turn:
 
 - the proxy's CPU (utime + stime) and how much of it the loop's callbacks took;
 - the callbacks that took the most CPU, by the coroutine a task step resumes or by name, with
-  the longest single step;
+  the longest single step and what they waited with the loop held (the clock's excess over the
+  CPU: a blocking system call, or the thread preempted on a loaded machine);
+- the steps that waited the most, when any waited more than it computed;
 - how many steps took 1, 2, 5 and 10 ms or more;
 - the collector per generation: its runs, its CPU and its longest pause.
 
 The warm-up turns (TLS certificates, imports) are left out: the figures are the difference of
 two readings of the probe. `--deltas 1` gives what a turn costs once; the default configurations
-are the addon's `Run` and plain mitmproxy carrying the same turn (BR). Not part of `just bench`.
+are the addon's `Run` and plain mitmproxy carrying the same turn (BR). `--base-tree PATH` runs
+each addon configuration X from PATH's addon too, as `X~` (bench_streaming.py's option: a
+change's tree against the one before it, in the same rounds). Not part of `just bench`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_streaming
+from bench_streaming import ADDON_CONFIGS
 from bench_streaming import ALL_CONFIGS
 from bench_streaming import Batch
 from bench_streaming import Bench
@@ -64,12 +69,13 @@ def difference(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What happened between two readings (the longest step and pause are the later reading's,
     over the proxy's whole life: a maximum does not subtract)."""
     steps = {}
-    for name, (count, spent, longest) in after["steps"].items():
-        count0, spent0, _ = before["steps"].get(name, (0, 0.0, 0.0))
+    for name, (count, spent, longest, wall) in after["steps"].items():
+        count0, spent0, _, wall0 = before["steps"].get(name, (0, 0.0, 0.0, 0.0))
         if count > count0:
-            steps[name] = [count - count0, spent - spent0, longest]
+            steps[name] = [count - count0, spent - spent0, longest, wall - wall0]
     return {
         "steps": steps,
+        "runnable": after.get("runnable", 0.0) - before.get("runnable", 0.0),
         "long_ms": after["long_ms"],
         "long": [a - b for a, b in zip(after["long"], before["long"], strict=True)],
         "gc": [
@@ -84,9 +90,10 @@ def report(
     """The per-turn figures of one configuration, as text (the probe's own writes left out)."""
     per = 1000 / max(turns, 1)  # seconds in all → ms a turn
     steps = dict(figures["steps"])
-    probe = steps.pop(PROBE_STEP, (0, 0.0, 0.0))[1]
+    probe = steps.pop(PROBE_STEP, (0, 0.0, 0.0, 0.0))[1]
     cpu -= probe
-    loop = sum(spent for _, spent, _ in steps.values())
+    loop = sum(spent for _, spent, _, _ in steps.values())
+    waited = sum(max(0.0, wall - spent) for _, spent, _, wall in steps.values())
     gc_cpu = sum(spent for _, spent, _ in figures["gc"])
     long = ", ".join(
         f"≥{bound} ms {count / max(turns, 1):.2f}"
@@ -96,6 +103,9 @@ def report(
         f"{config}: {turns} turns of {deltas} delta(s); the proxy's CPU {cpu * per:.2f} ms a "
         f"turn, the loop's callbacks {loop * per:.2f} (the collector excluded; the probe's "
         f"own writes, {probe * per:.2f} ms a turn, left out of both)",
+        f"  waits: the loop held while a step waited {waited * per:.2f} ms a turn; the loop's "
+        f"thread waited for a CPU {figures['runnable'] * per:.2f} (in a step or not), so it "
+        f"slept (the GIL, the disk) about {max(0.0, waited - figures['runnable']) * per:.2f}",
         f"  steps a turn: {long}",
         "  collector: "
         + "; ".join(
@@ -104,13 +114,22 @@ def report(
             for gen, (count, spent, longest) in enumerate(figures["gc"])
         )
         + (f" ({100 * gc_cpu / cpu:.1f} % of the proxy's CPU)" if cpu > 0 else ""),
-        f"  {'ms a turn':>9} {'calls':>6} {'longest':>8}  step",
+        f"  {'ms a turn':>9} {'calls':>6} {'longest':>8} {'waited':>7}  step",
     ]
-    ranked = sorted(steps.items(), key=lambda item: -item[1][1])[:top]
-    for name, (count, spent, longest) in ranked:
-        lines.append(
-            f"  {spent * per:9.3f} {count / max(turns, 1):6.2f} {longest * 1000:6.1f} ms  {name}"
+
+    def row(name: str, count: float, spent: float, longest: float, wall: float) -> str:
+        return (
+            f"  {spent * per:9.3f} {count / max(turns, 1):6.2f} {longest * 1000:6.1f} ms "
+            f"{max(0.0, wall - spent) * per:7.3f}  {name}"
         )
+
+    ranked = sorted(steps.items(), key=lambda item: -item[1][1])[:top]
+    lines += [row(name, *entry) for name, entry in ranked]
+    waiting = sorted(steps.items(), key=lambda item: item[1][1] - item[1][3])
+    waiting = [(name, entry) for name, entry in waiting if entry[3] > 2 * entry[1]][:top]
+    if waiting:
+        lines.append("  the steps that waited more than they computed:")
+        lines += [row(name, *entry) for name, entry in waiting]
     return "\n".join(lines)
 
 
@@ -161,13 +180,19 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.005, help="seconds between deltas")
     parser.add_argument("--top", type=int, default=12, help="steps listed per configuration")
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
+    parser.add_argument(
+        "--base-tree", type=Path, help="also run each addon configuration from this tree's addon"
+    )
     args = parser.parse_args()
     args.configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in args.configs if c not in ALL_CONFIGS or c == "C"]  # C has no proxy
     if unknown:
         parser.error(f"configs {unknown}: each one of {','.join(ALL_CONFIGS)} but C (a proxy)")
+    if args.base_tree is not None:
+        if not (args.base_tree / "addon" / "main.py").is_file():
+            parser.error(f"--base-tree {args.base_tree}: no addon/main.py there")
+        args.configs += [f"{c}~" for c in args.configs if c in ADDON_CONFIGS]
     args.heartbeat = 0.0
-    args.base_tree = None
     try:
         asyncio.run(run(args))
     except TimeoutError as exc:  # a proxy never wrote its reading: its probe did not load

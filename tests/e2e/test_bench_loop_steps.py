@@ -38,3 +38,4 @@ def test_loop_steps_reports_the_addons_turn_steps_per_turn() -> None:
     steps = out[out.index("R15: 2 turns") :]
     assert "task LiveRun._run" in steps  # the addon's turn, seen by the probe in its proxy
     assert "collector: gen0" in steps
+    assert "waits: the loop held while a step waited" in steps  # the clock beside the CPU
