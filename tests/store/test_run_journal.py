@@ -186,3 +186,40 @@ def test_a_paused_journal_replaced_by_a_newer_one_writes_nothing_into_it(tmp_pat
     old.close()  # and ends: the newer run's file stays
     left = run_journal.read(tmp_path, "run-1")
     assert left is not None and left.start.action == "def" and left.text == "new"
+
+
+def test_a_checkpoint_appends_a_header_and_cuts_the_file_only_once_it_is_long(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A file truncated and written again is flushed by ext4 when it is closed, which made a
+    turn's journal 5-7 times dearer to close and remove (bench/README.md, round 14): a
+    checkpoint appends a header while the file is short, and `read` takes what follows the last
+    one. Past COMPACT_BYTES it is cut back, and stays the journal's own across a pause."""
+    cuts: list[int] = []
+    ftruncate = os.ftruncate
+
+    def counting_ftruncate(fd: int, length: int) -> None:
+        cuts.append(length)
+        ftruncate(fd, length)
+
+    monkeypatch.setattr(run_journal.os, "ftruncate", counting_ftruncate)
+    journal = RunJournal.open(tmp_path, START)
+    assert journal is not None
+    for n in range(3):
+        journal.text(f"part {n} ")
+        journal.checkpoint()
+        journal.checkpoint()  # nothing since: no second header
+    journal.text("after the third")
+    assert cuts == []
+    size = journal.path.stat().st_size
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.text == "after the third" and left.start.after_checkpoint
+    monkeypatch.setattr(run_journal, "COMPACT_BYTES", size)
+    journal.checkpoint()  # past the bound now: cut back to one header
+    assert cuts == [0] and journal.path.stat().st_size < size
+    journal.text("after the cut")
+    journal.pause()
+    left = run_journal.read(tmp_path, "run-1")
+    assert left is not None and left.text == "after the cut" and left.start.after_checkpoint
+    journal.close()  # recognised as its own by its new first header: removed
+    assert not journal.path.exists()

@@ -11,12 +11,16 @@ path). Records are length-prefixed (`kind`, 4-byte big-endian length, UTF-8 byte
 `os.write` on an O_APPEND descriptor: a process killed at any point leaves every record it wrote
 with the kernel, and at worst a torn last record, which `read` ignores. No fsync: the journal
 only has to outlive the process, not the machine. Per delta that is one small write (no JSON);
-the header is the one JSON record.
+the headers are the JSON records.
 
-A checkpoint sent empties the journal (the retry starts from that checkpoint); the run's end,
-any normal one, deletes it. Past `MAX_BYTES` a run stops being journaled (its file goes: a
-retry then starts again, as it did before the journal). Files older than `MAX_AGE` are pruned
-at start (a proxy killed and never restarted for that run).
+A checkpoint sent empties the journal (the retry starts from that checkpoint): it appends a new
+header, and `read` takes what follows the last one. The file is cut back to one header only
+once it has grown past `COMPACT_BYTES`: on ext4 a file truncated and written again is flushed
+when it is closed (`auto_da_alloc`), which made closing and removing a turn's journal 5 to 7
+times dearer (bench/README.md, round 14). The run's end, any normal one, deletes it. Past
+`MAX_BYTES` a run stops being journaled (its file goes: a retry then starts again, as it did
+before the journal). Files older than `MAX_AGE` are pruned at start (a proxy killed and never
+restarted for that run).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from cursor_byok.store.files import private_dir
 log = logging.getLogger(__name__)
 
 MAX_BYTES = 8 * MiB  # one run's journal; past it the run is not journaled any more
+COMPACT_BYTES = 256 * 1024  # a checkpoint past this cuts the file back to its header
 MAX_AGE = 24 * 3600.0  # seconds; older journals are pruned at start
 DIRNAME = "runs"
 SUFFIX = ".journal"
@@ -115,7 +120,7 @@ class RunJournal:
     waits on the client (a tool, a question), and the next record opens the file again, so
     runs waiting on a client that went away (a reset storm, a closed laptop) hold no file."""
 
-    __slots__ = ("_dropped", "_fd", "_nonce", "path", "size", "start")
+    __slots__ = ("_checkpointed", "_dropped", "_fd", "_first", "_nonce", "path", "size", "start")
 
     def __init__(self, path: Path, fd: int, start: RunStart) -> None:
         self.path = path
@@ -124,6 +129,8 @@ class RunJournal:
         self._dropped = False
         self.start = start
         self.size = 0
+        self._first = self._header()  # the file's first record: whose file it is (`_mine`)
+        self._checkpointed = 0  # the file's size after its last header
 
     @classmethod
     def open(cls, data_dir: Path, start: RunStart) -> RunJournal | None:
@@ -137,7 +144,8 @@ class RunJournal:
             log.warning("run %s: no journal (%s)", start.run_id, exc)
             return None
         journal = cls(path, fd, start)
-        journal._write(journal._header())
+        journal._write(journal._first)
+        journal._checkpointed = journal.size
         return journal
 
     @property
@@ -186,22 +194,27 @@ class RunJournal:
 
     def checkpoint(self) -> None:
         """A checkpoint went out: what was streamed before it is in it, and a retry resumes
-        from it (`after_checkpoint`)."""
+        from it (`after_checkpoint`). A header appended says so; past `COMPACT_BYTES` the file
+        is cut back to that header instead (see the module's doc)."""
         if self._fd < 0 and not self._reopen():
             return
         if not self.start.after_checkpoint:
             self.start = RunStart(
                 self.start.run_id, self.start.conversation_id, self.start.action, True
             )
-        elif self.size == len(self._header()):
+        elif self.size == self._checkpointed:
             return  # nothing since the last checkpoint
-        try:
-            os.ftruncate(self._fd, 0)
-        except OSError as exc:
-            self._drop(str(exc))
-            return
-        self.size = 0
-        self._write(self._header())
+        header = self._header()
+        if self.size + len(header) > COMPACT_BYTES:
+            try:
+                os.ftruncate(self._fd, 0)
+            except OSError as exc:
+                self._drop(str(exc))
+                return
+            self.size = 0
+            self._first = header
+        self._write(header)
+        self._checkpointed = self.size
 
     def close(self, *, keep: bool = False) -> None:
         """The run ended: the journal goes (`keep`: it stays for a retry to continue from)."""
@@ -231,9 +244,10 @@ class RunJournal:
         return _record(HEADER, self.start.encode(self._nonce))
 
     def _mine(self, fd: int) -> bool:
-        """Whether the file just opened at `fd` is this journal's (its header, nonce included;
-        once our descriptor was closed, an inode number is no proof: a newer file may get it)."""
-        header = self._header()
+        """Whether the file just opened at `fd` is this journal's (its first header, nonce
+        included; once our descriptor was closed, an inode number is no proof: a newer file may
+        get it)."""
+        header = self._first
         try:
             return os.pread(fd, len(header), 0) == header
         except OSError:
@@ -283,7 +297,7 @@ def _create(path: Path) -> int:
 
 
 def read(data_dir: Path, run_id: str) -> Leftover | None:
-    """The journal a dead process left for `run_id`, if any: its header and the text and
+    """The journal a dead process left for `run_id`, if any: its last header and the text and
     thinking after it (a torn last record is ignored)."""
     path = journal_path(data_dir, run_id)
     try:
@@ -293,11 +307,13 @@ def read(data_dir: Path, run_id: str) -> Leftover | None:
     records = list(_records(data))
     if not records or records[0][0] != HEADER:
         return None
-    start = RunStart.decode(records[0][1])
+    last = max(i for i, (kind, _) in enumerate(records) if kind == HEADER)
+    start = RunStart.decode(records[last][1])
     if start is None or start.run_id != run_id:
         return None
-    text = b"".join(body for kind, body in records if kind == TEXT)
-    thinking = b"".join(body for kind, body in records if kind == THINKING)
+    after = records[last + 1 :]
+    text = b"".join(body for kind, body in after if kind == TEXT)
+    thinking = b"".join(body for kind, body in after if kind == THINKING)
     return Leftover(start, text.decode(errors="replace"), thinking.decode(errors="replace"))
 
 
