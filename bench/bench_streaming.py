@@ -357,7 +357,6 @@ class Bench:
         cpu0 = cpu_seconds(pid) if pid else 0.0
         feeder0 = cpu_seconds(self.feeder.process.pid)
         client0 = time.process_time()
-        t0 = time.monotonic()
         started_ns = time.monotonic_ns()
         conn = None
         try:
@@ -377,7 +376,7 @@ class Bench:
         finally:
             if conn is not None:
                 conn.close()
-        wall = time.monotonic() - t0
+        wall = (time.monotonic_ns() - started_ns) / 1e9
         return Batch(
             config,
             level,
@@ -590,13 +589,7 @@ def main() -> None:
         default=",".join(CONFIGS),
         help=f"comma-separated, of {','.join(ALL_CONFIGS)} (R15c: R15 on one connection a batch)",
     )
-    parser.add_argument(
-        "--base-tree",
-        type=Path,
-        default=None,
-        help="another checkout (the tree before a change): each addon configuration also runs "
-        "from its addon/main.py, as <config>~, in the same rounds (before and after at once)",
-    )
+    add_base_tree_option(parser)
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
     parser.add_argument(
         "--flow-detail",
@@ -617,12 +610,29 @@ def main() -> None:
     unknown = set(args.configs) - set(ALL_CONFIGS)
     if unknown:
         parser.error(f"unknown configs {sorted(unknown)}; known: {','.join(ALL_CONFIGS)}")
-    if args.base_tree is not None:
-        if not (args.base_tree / "addon" / "main.py").is_file():
-            parser.error(f"--base-tree {args.base_tree}: no addon/main.py there")
-        base = [f"{c}~" for c in args.configs if c in ADDON_CONFIGS and not c.endswith("t")]
-        args.configs += base
+    add_base_configs(parser, args)
     asyncio.run(run(args))
+
+
+def add_base_tree_option(parser: argparse.ArgumentParser) -> None:
+    """`--base-tree PATH` (this script's and loop_steps.py's)."""
+    parser.add_argument(
+        "--base-tree",
+        type=Path,
+        default=None,
+        help="another checkout (the tree before a change): each addon configuration also runs "
+        "from its addon/main.py, as <config>~, in the same rounds (before and after at once)",
+    )
+
+
+def add_base_configs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """With `--base-tree`, each addon configuration X also as `X~`, from that tree's addon
+    with its defaults (so not the `t` ones, which set an option it may not have)."""
+    if args.base_tree is None:
+        return
+    if not (args.base_tree / "addon" / "main.py").is_file():
+        parser.error(f"--base-tree {args.base_tree}: no addon/main.py there")
+    args.configs += [f"{c}~" for c in args.configs if c in ADDON_CONFIGS and not c.endswith("t")]
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ the order, and prints, per turn:
 - the proxy's CPU (utime + stime) and how much of it the loop's callbacks took;
 - the callbacks that took the most CPU, by the coroutine a task step resumes or by name, with
   the longest single step and what they waited with the loop held (the clock's excess over the
-  CPU: a blocking system call, or the thread preempted on a loaded machine);
+  CPU: a blocking system call, the GIL held by a worker thread, or the thread preempted on a
+  loaded machine), and how much of the loop's waiting was for a CPU;
 - the steps that waited the most, when any waited more than it computed;
 - how many steps took 1, 2, 5 and 10 ms or more;
 - the collector per generation: its runs, its CPU and its longest pause.
@@ -40,7 +41,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_streaming
-from bench_streaming import ADDON_CONFIGS
 from bench_streaming import ALL_CONFIGS
 from bench_streaming import Batch
 from bench_streaming import Bench
@@ -180,18 +180,13 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.005, help="seconds between deltas")
     parser.add_argument("--top", type=int, default=12, help="steps listed per configuration")
     parser.add_argument("--timeout", type=float, default=120.0, help="per batch, seconds")
-    parser.add_argument(
-        "--base-tree", type=Path, help="also run each addon configuration from this tree's addon"
-    )
+    bench_streaming.add_base_tree_option(parser)
     args = parser.parse_args()
     args.configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in args.configs if c not in ALL_CONFIGS or c == "C"]  # C has no proxy
     if unknown:
         parser.error(f"configs {unknown}: each one of {','.join(ALL_CONFIGS)} but C (a proxy)")
-    if args.base_tree is not None:
-        if not (args.base_tree / "addon" / "main.py").is_file():
-            parser.error(f"--base-tree {args.base_tree}: no addon/main.py there")
-        args.configs += [f"{c}~" for c in args.configs if c in ADDON_CONFIGS]
+    bench_streaming.add_base_configs(parser, args)
     args.heartbeat = 0.0
     try:
         asyncio.run(run(args))

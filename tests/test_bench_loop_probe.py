@@ -67,7 +67,6 @@ def test_a_step_is_its_coroutines_cpu_without_the_collector() -> None:
     # the blocked step computed little and waited its 4 ms: the clock has it, the CPU not
     _, spent, _, wall = steps["task _blocking_step"]
     assert wall >= 0.0035 and spent < 0.002
-    assert summary["runnable"] >= 0.0  # Linux's schedstat read
     assert summary["long"][summary["long_ms"].index(2)] >= 1  # counted among the ≥ 2 ms
     runs, collected, _ = summary["gc"][2]
     assert runs >= 1 and collected > 0
@@ -116,3 +115,16 @@ def test_two_readings_subtract_and_report_per_turn() -> None:
     assert "open_file" in waited and "task turn" not in waited
     assert "≥1 ms 1.00, ≥2 ms 0.20" in text
     assert "(7.1 % of the proxy's CPU)" in text
+
+
+def test_the_run_queue_time_is_schedstats_second_field(tmp_path, monkeypatch) -> None:
+    """How long the loop's thread waited for a CPU: the second of schedstat's three figures
+    (ns on the CPU, ns waiting on a run queue, timeslices); 0.0 where there is no such file."""
+    probe_script, _ = _modules()
+    stat = tmp_path / "schedstat"
+    stat.write_text("123456789 4500000000 77\n")
+    monkeypatch.setattr(probe_script, "Path", lambda _: stat)
+    assert probe_script.runnable_seconds() == 4.5
+    assert probe_script.LoopProbe().summary()["runnable"] == 4.5
+    stat.unlink()
+    assert probe_script.runnable_seconds() == 0.0
