@@ -12,6 +12,7 @@ import pytest
 
 from cursor_byok.agent.scripted import ScriptedAgent
 from cursor_byok.agent.turn import TurnCancelled
+from cursor_byok.agent.turn import TurnOptions
 from cursor_byok.agent.turn import run_turn
 from cursor_byok.core.runs import RunConfig
 from cursor_byok.pb import agent_v1_pb2 as pb
@@ -19,6 +20,7 @@ from cursor_byok.proxy.loopback.server import Streamer
 from cursor_byok.proxy.loopback.spec import STREAM_HEADER
 from cursor_byok.proxy.loopback.spec import StreamSpec
 from cursor_byok.proxy.run_registry import RunRegistry
+from cursor_byok.proxy.turn_pacing import Pacer
 from cursor_byok.store.blobs import BlobStore
 from cursor_byok.wire import connect
 from cursor_byok.wire.connect import EndStreamError
@@ -463,4 +465,34 @@ async def test_a_turn_streaming_past_the_backlog_bound_ends_with_resource_exhaus
     assert "cursor_byok_max_turn_output_mb" in end.error.message
     streamed = sum(len(e.payload) for e in envelopes[:-1])
     assert limit < streamed < limit + 16 * len(chunk)  # a frame or so beyond the bound
+    await registry.stop()
+
+
+async def test_run_turn_waits_for_a_slot_before_its_set_up_and_before_its_close(tmp_path) -> None:
+    blobs = BlobStore(tmp_path / "blobs")
+    pacer = Pacer()
+    seen: list[tuple[int, int]] = []  # (slots given, KV frames the client had) at each wait
+    client: InProcessClient | None = None
+
+    async def pace() -> None:
+        assert client is not None
+        kv = sum(m.HasField("kv_server_message") for m in client.messages)
+        seen.append((pacer.given, kv))
+        await pacer.slot()
+
+    async def runner(live, request) -> None:
+        await run_turn(
+            live, request, blobs=blobs, agent=ScriptedAgent(), options=TurnOptions(pace=pace)
+        )
+
+    registry = RunRegistry(runner, config=RunConfig())
+    registry.start()
+    client = InProcessClient(registry, "r1", {"notes.txt": "alpha\n"})
+    await asyncio.wait_for(client.run(run_request("read notes.txt")), 10)
+    assert client.end is not None and client.end.ok
+    assert len(seen) == 2 and pacer.given == 2
+    # the first before anything was sent; the second before the close's blob SETs
+    assert seen[0] == (0, 0)
+    assert seen[1][0] == 1
+    assert sum(m.HasField("kv_server_message") for m in client.messages) > seen[1][1]
     await registry.stop()

@@ -85,6 +85,9 @@ class TurnOptions:
     parent_tool_call_id: str = ""  # a subagent's Task call in its parent (from headers)
     route: str = ""  # how the turn's calls reached the proxy, for its usage row
     journal: bool = False  # journal what it streams, to continue after a crash (continuation)
+    # waited on before the turn's set-up and before its close, each a few ms in one step of the
+    # loop: the proxy gives one such step per pass, so the streams' deltas go between them
+    pace: Callable[[], Awaitable[None]] | None = None
 
 
 class RunChannel(Protocol):
@@ -215,6 +218,11 @@ class Turn:
     @property
     def request_id(self) -> str:
         return self.live.request_id
+
+    async def pace(self) -> None:
+        """Wait for the proxy's go-ahead before a step of a few ms (`TurnOptions.pace`)."""
+        if self.options.pace is not None:
+            await self.options.pace()
 
     async def load_history(self) -> None:
         """The conversation the run continues, from its checkpoint (blobs read as needed)."""
@@ -397,6 +405,7 @@ async def run_turn(
     turn = Turn(live, run_request, blobs, transcript, client_blobs, options, messages)
     outcome = "ok"
     try:
+        await turn.pace()
         await turn.load_history()
         if turn.options.journal:
             data_dir = blobs.root.parent
@@ -421,6 +430,7 @@ async def _close(turn: Turn) -> None:
     """The close sequence of a turn the agent finished: the last blobs stored, `turn_ended`,
     the staged and settled checkpoints, then the end of the stream."""
     turn.messages.close()  # what still waits is the next turn's (the client re-sends it)
+    await turn.pace()
     await turn.store_on_client(turn.checkpoint()[1])
     turn.update(turn_ended=turn.usage.turn_ended())
     new = turn.transcript.new_messages

@@ -48,6 +48,7 @@ from cursor_byok.proxy import options
 from cursor_byok.proxy.housekeeping import Housekeeping
 from cursor_byok.proxy.recording import Recording
 from cursor_byok.proxy.run_registry import LiveRun
+from cursor_byok.proxy.turn_pacing import Pacer
 from cursor_byok.store import run_journal
 from cursor_byok.store import usage
 from cursor_byok.store.activity import route_label
@@ -137,6 +138,7 @@ class Turns:
         # conversation id → user messages queued while no turn of it ran (given to the next)
         self.queued: OrderedDict[str, MessageQueue] = OrderedDict()
         self.housekeeping = Housekeeping()  # the blob store's size cap
+        self.pacer = Pacer()  # turns' set-ups and closes, one per pass of the loop
 
     def load(self, loader) -> None:
         options.declare(loader, *_OPTIONS)
@@ -284,6 +286,7 @@ class Turns:
                     parent_tool_call_id=live.parent[1] if live.parent else "",
                     route=route_of(live),
                     journal=True,  # a run retried after a crash continues (issue 37)
+                    pace=self.pacer.slot,  # set-ups and closes one per pass (turn_pacing.py)
                 ),
                 messages=messages,
             )
