@@ -427,8 +427,9 @@ async def run_turn(
 
 
 async def _close(turn: Turn) -> None:
-    """The close sequence of a turn the agent finished: the last blobs stored, `turn_ended`,
-    the staged and settled checkpoints, then the end of the stream."""
+    """The close sequence of a turn the agent finished, in a pass of the loop of its own
+    (`Turn.pace`): the last blobs stored, `turn_ended`, the staged and settled checkpoints,
+    then the end of the stream."""
     turn.messages.close()  # what still waits is the next turn's (the client re-sends it)
     await turn.pace()
     await turn.store_on_client(turn.checkpoint()[1])
