@@ -388,6 +388,9 @@ class CursorTurn:
                 else:
                     await self._run_sse(first, limit, resend=attempt == 0 or new_id, new_id=new_id)
                 attempt += 1
+            # no heartbeat after the last stream: one spawned while the answers below finish
+            # would be cancelled on its way, sent and maybe never seen by the proxy
+            heartbeat.cancel()
             await asyncio.gather(*list(self.tasks))
         finally:
             heartbeat.cancel()
