@@ -23,7 +23,7 @@ class Pacer:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.given = 0  # slots given so far (tests, the bench)
+        self.given = 0  # slots given so far (the tests read it)
 
     async def slot(self) -> None:
         """Return in a pass of the loop no other waiter of this pacer returns in."""
