@@ -4,6 +4,7 @@ Cursor's API that answers the catalog calls with real protobuf bodies."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -213,17 +214,17 @@ async def test_unreachable_cursor_then_local_answers_with_the_last_list(tmp_path
     assert "answering model-picker calls locally" in proxy.log()
 
 
-async def test_cursor_unreachable_from_the_start_is_answered_locally_at_once(
-    tmp_path, stub
-) -> None:
-    port = stub.port
-    await stub.stop()  # nothing listens on Cursor's port
-    proxy = start(tmp_path, port)
-    try:
-        available = await call(proxy, AVAILABLE)
-        usable = await call(proxy, USABLE_AGENT)
-    finally:
-        proxy.stop()
+async def test_cursor_unreachable_from_the_start_is_answered_locally_at_once(tmp_path) -> None:
+    # Cursor's port is bound and never listens: every connection to it is refused, and no other
+    # test's server can be given it (a port a stopped server freed could be, and answer 404)
+    with socket.socket() as refusing:
+        refusing.bind(("127.0.0.1", 0))
+        proxy = start(tmp_path, refusing.getsockname()[1])
+        try:
+            available = await call(proxy, AVAILABLE)
+            usable = await call(proxy, USABLE_AGENT)
+        finally:
+            proxy.stop()
     assert available.status_code == usable.status_code == 200
     catalog = aipb.AvailableModelsResponse.FromString(available.content)
     assert [m.name for m in catalog.models] == [our_id(tmp_path)]
